@@ -1,0 +1,188 @@
+#' Create a device mesh
+#'
+#' A device mesh arranges devices in a grid whose axes have names, such as
+#' `"data"` for data parallelism and `"model"` for model parallelism.
+#' `device_mesh()` checks everything Keras would accept and fail on later
+#' (sizes, the device count, axis names, unknown or repeated devices), then
+#' builds a `keras.distribution.DeviceMesh`.
+#'
+#' @param shape Sizes of the mesh's axes: a numeric vector (whole doubles
+#'   are fine), a named vector such as `c(data = 2, model = 4)` whose names
+#'   become the axis names, or a keras3 `shape()`. One size may be `NA` (or
+#'   `-1`); it is inferred from the number of devices.
+#' @param axis_names One unique, non-empty name per axis.
+#' @param devices `NULL` for all devices of the default type, a count `n`
+#'   for the first `n` devices, or a character vector of device names as
+#'   [list_devices()] gives them.
+#' @return A `kerasmesh_device_mesh` object. [reticulate::r_to_py()] gives
+#'   the Keras `DeviceMesh`, so the object can be passed to any
+#'   `keras$distribution` function.
+#' @seealso [mesh_shape()], [mesh_axis_names()] and [mesh_devices()] to read
+#'   a mesh; [layout_map()] to give variables layouts on it.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' mesh
+#' mesh_devices(mesh)
+#' device_mesh(c(2, NA), axis_names = c("data", "model"))
+device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
+  force(axis_names)
+  shape <- as_shape_sizes(shape)
+  if (!is.null(axis_names)) {
+    if (!is.character(axis_names)) {
+      kerasmesh_abort(
+        c("{.arg axis_names} must be a character vector.",
+          x = "Received {.obj_type_friendly {axis_names}}."),
+        kind = "axis_names"
+      )
+    }
+    axis_names <- na_to_null(axis_names)
+  }
+  devices <- as_devices_arg(devices)
+  new_device_mesh(shim_call("mesh.device_mesh", shape, axis_names, devices))
+}
+
+#' Read a device mesh
+#'
+#' @param mesh A [device_mesh()].
+#' @return `mesh_shape()`: the sizes, an integer vector named by axis.
+#'   `mesh_axis_names()`: the axis names. `mesh_devices()`: the device names
+#'   as an array of the mesh's shape, its dimnames named by axis.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' mesh_shape(mesh)
+#' mesh_axis_names(mesh)
+#' mesh_devices(mesh)["1", ]
+mesh_shape <- function(mesh) {
+  .subset2(as_device_mesh(mesh), "shape")
+}
+
+#' @rdname mesh_shape
+#' @export
+mesh_axis_names <- function(mesh) {
+  names(.subset2(as_device_mesh(mesh), "shape"))
+}
+
+#' @rdname mesh_shape
+#' @export
+mesh_devices <- function(mesh) {
+  .subset2(as_device_mesh(mesh), "devices")
+}
+
+#' @export
+format.kerasmesh_device_mesh <- function(x, ...) {
+  c(mesh_header(x), format_device_grid(.subset2(x, "devices")))
+}
+
+#' @export
+print.kerasmesh_device_mesh <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+# A kerasmesh mesh from one, or from a Keras DeviceMesh.
+as_device_mesh <- function(x, arg = rlang::caller_arg(x),
+                           call = rlang::caller_env()) {
+  if (inherits(x, "kerasmesh_device_mesh")) {
+    return(x)
+  }
+  if (inherits(x, "keras.src.distribution.distribution_lib.DeviceMesh")) {
+    return(new_device_mesh(shim_call("mesh.describe_mesh", x, call = call)))
+  }
+  kerasmesh_abort(
+    c("{.arg {arg}} must be a device mesh.",
+      x = "Received {.obj_type_friendly {x}}.",
+      i = "Create one with {.fn device_mesh}."),
+    kind = "device_mesh", call = call
+  )
+}
+
+new_device_mesh <- function(desc) {
+  axis_names <- as.character(unlist(desc$axis_names))
+  shape <- stats::setNames(as.integer(unlist(desc$shape)), axis_names)
+  structure(
+    list(
+      py = desc$mesh,
+      shape = shape,
+      devices = device_array(as.character(unlist(desc$devices)), shape),
+      device_type = desc$device_type
+    ),
+    class = c("kerasmesh_device_mesh", "kerasmesh_object")
+  )
+}
+
+# Python lists devices in row-major order; R arrays fill column-major.
+device_array <- function(devices, shape) {
+  rank <- length(shape)
+  grid <- array(devices, dim = rev(shape))
+  if (rank > 1) {
+    grid <- aperm(grid, rev(seq_len(rank)))
+  }
+  dim(grid) <- unname(shape)
+  dimnames(grid) <- stats::setNames(
+    lapply(shape, function(n) as.character(seq_len(n) - 1L)),
+    names(shape)
+  )
+  grid
+}
+
+mesh_summary <- function(mesh) {
+  shape <- .subset2(mesh, "shape")
+  x <- times_symbol()
+  n <- prod(shape)
+  sprintf(
+    "%s (%s), %d %s device%s",
+    paste(shape, collapse = paste0(" ", x, " ")),
+    paste(names(shape), collapse = paste0(" ", x, " ")),
+    n, .subset2(mesh, "device_type"), if (n == 1) "" else "s"
+  )
+}
+
+mesh_header <- function(mesh) {
+  paste("<kerasmesh_device_mesh>", mesh_summary(mesh))
+}
+
+as_shape_sizes <- function(shape, call = rlang::caller_env()) {
+  if (inherits(shape, "keras_shape")) {
+    shape <- lapply(unclass(shape), function(s) if (is.null(s)) NA else s)
+    shape <- unlist(shape)
+  }
+  if (is.logical(shape) && length(shape) > 0 && all(is.na(shape))) {
+    shape <- as.numeric(shape)
+  }
+  if (!is.numeric(shape) || length(shape) == 0) {
+    kerasmesh_abort(
+      c("{.arg shape} must be a non-empty numeric vector of sizes.",
+        x = "Received {.obj_type_friendly {shape}}."),
+      kind = "mesh_shape", call = call
+    )
+  }
+  na_to_null(unname(shape))
+}
+
+as_devices_arg <- function(devices, call = rlang::caller_env()) {
+  if (is.null(devices)) {
+    return(NULL)
+  }
+  if (is.numeric(devices) && length(devices) == 1) {
+    return(devices)
+  }
+  if (!is.character(devices) || anyNA(devices) || length(devices) == 0) {
+    kerasmesh_abort(
+      c("{.arg devices} must be device names or a single count.",
+        x = "Received {.obj_type_friendly {devices}}."),
+      kind = "devices", call = call
+    )
+  }
+  as.list(devices)
+}
+
+# An R vector as a list for Python, with NA as None.
+na_to_null <- function(x) {
+  out <- as.list(x)
+  out[is.na(x)] <- list(NULL)
+  out
+}

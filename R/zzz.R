@@ -1,0 +1,5 @@
+.onLoad <- function(libname, pkgname) {
+  if (!nzchar(Sys.getenv("KERAS_BACKEND"))) {
+    Sys.setenv(KERAS_BACKEND = "jax")
+  }
+}

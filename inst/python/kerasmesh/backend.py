@@ -1,0 +1,45 @@
+"""Which Keras backend runs, and the checks that need a particular one."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .errors import KerasmeshError
+
+MESH_BACKENDS = ("jax", "tensorflow")
+
+
+def keras_backend() -> str:
+    """The name of the Keras backend (imports keras)."""
+    import keras
+
+    return keras.backend.backend()
+
+
+def require_backend(allowed: tuple[str, ...] = ("jax",),
+                    what: str = "This function") -> None:
+    """Raise a `backend` error unless Keras runs on one of `allowed`."""
+    backend = keras_backend()
+    if backend not in allowed:
+        names = " or ".join(repr(a) for a in allowed)
+        raise KerasmeshError(
+            "backend",
+            f"{what} needs the Keras {names} backend.",
+            [("x", f"Keras is running on the {backend!r} backend."),
+             ("i", "Keras 3's distribution API is implemented for JAX; set "
+                   "`KERAS_BACKEND=jax` before Keras is first imported "
+                   "(restart R).")])
+
+
+def jax_backend_started() -> bool:
+    """Whether JAX has created its device backends in this process."""
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return False
+    return bool(getattr(bridge, "_backends", None))
+
+
+def set_environ(name: str, value: str) -> None:
+    """Set an environment variable for this process (Python and C)."""
+    os.environ[name] = value

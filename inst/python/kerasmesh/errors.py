@@ -1,0 +1,52 @@
+"""Errors the shim raises on purpose, and the envelope R calls through."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any, Callable, Iterable
+
+
+class KerasmeshError(ValueError):
+    """A validation error meant for the R user.
+
+    Args:
+        kind: short name of the problem; R raises `kerasmesh_error_<kind>`.
+        message: the problem statement ("`shape` must ...").
+        bullets: extra lines as `(name, text)` pairs, where name is `"x"`
+            (what was received), `"i"` (a way out) or `"*"`.
+    """
+
+    def __init__(self, kind: str, message: str,
+                 bullets: Iterable[tuple[str, str]] = ()):
+        super().__init__(
+            message + "".join(f"\n{name} {text}" for name, text in bullets))
+        self.kind = kind
+        self.message = message
+        self.bullets = [(str(n), str(t)) for n, t in bullets]
+
+
+def describe_value(value: Any) -> str:
+    """A short description of a value for error messages."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def envelope(fn: Callable, args: tuple, kwargs: dict) -> dict:
+    """Call `fn`, returning its value or the error as plain values.
+
+    R reads errors from the returned dict, so they arrive the same way on
+    every reticulate version (1.28 gives `Rcpp::exception`, newer ones
+    `python.builtin.*` conditions).
+    """
+    try:
+        return {"ok": True, "value": fn(*args, **kwargs)}
+    except KerasmeshError as e:
+        return {"ok": False, "kind": e.kind, "python_type": type(e).__name__,
+                "message": e.message, "bullets": [list(b) for b in e.bullets],
+                "traceback": traceback.format_exc()}
+    except Exception as e:  # noqa: BLE001 - every error goes back to R
+        return {"ok": False, "kind": "python", "python_type": type(e).__name__,
+                "message": str(e), "bullets": [],
+                "traceback": traceback.format_exc()}

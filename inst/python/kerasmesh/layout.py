@@ -1,0 +1,177 @@
+"""Layout maps: rules from variable-path regexes to mesh axes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Sequence
+
+from .errors import KerasmeshError, describe_value
+from .mesh import describe_mesh
+
+
+def format_axes(axes: Sequence[str | None] | None) -> str:
+    """Axes as R writes them: (NA, "model")."""
+    if axes is None:
+        return "NULL"
+    return "(" + ", ".join("NA" if a is None else f'"{a}"' for a in axes) + ")"
+
+
+def rule_keys(layout_map: Any) -> list[str]:
+    """The keys of a LayoutMap.
+
+    Not `key in layout_map`: Mapping's `__contains__` calls `__getitem__`,
+    which in LayoutMap returns None instead of raising, so it is always true.
+    """
+    return list(iter(layout_map))
+
+
+def check_key(key: Any) -> re.Pattern:
+    """A rule key must be a string that compiles as a regular expression."""
+    if not isinstance(key, str) or key == "":
+        raise KerasmeshError(
+            "layout_key", "A layout rule's key must be a non-empty string.",
+            [("x", f"Received {describe_value(key)}.")])
+    try:
+        return re.compile(key)
+    except re.error as e:
+        raise KerasmeshError(
+            "layout_key",
+            f"Layout key \"{key}\" must be a valid regular expression.",
+            [("x", f"{e.msg} at position {e.pos}."),
+             ("i", "Escape literal brackets and dots with a backslash.")]
+        ) from e
+
+
+def check_axes(axes: Any, mesh_axes: Sequence[str], key: str
+               ) -> tuple[str | None, ...]:
+    """Axes for a layout: mesh axis names or None, each axis at most once.
+
+    Raises:
+        KerasmeshError: kind `layout_axes`.
+    """
+    if isinstance(axes, str) or axes is None:
+        axes = [axes]
+    if not isinstance(axes, (list, tuple)):
+        raise KerasmeshError(
+            "layout_axes",
+            f"The layout for \"{key}\" must be axis names or NA.",
+            [("x", f"Received {describe_value(axes)}.")])
+    bad = [a for a in axes if a is not None and not isinstance(a, str)]
+    if bad:
+        raise KerasmeshError(
+            "layout_axes",
+            f"The layout for \"{key}\" must be axis names or NA.",
+            [("x", f"Received {describe_value(bad[0])}.")])
+    unknown = [a for a in axes if a is not None and a not in mesh_axes]
+    if unknown:
+        raise KerasmeshError(
+            "layout_axes",
+            f"The layout for \"{key}\" must use axes of the mesh.",
+            [("x", f"Unknown axis: {', '.join(repr(a) for a in unknown)}."),
+             ("i", f"The mesh's axes are "
+                   f"{', '.join(repr(a) for a in mesh_axes)}.")])
+    used = [a for a in axes if a is not None]
+    repeated = sorted({a for a in used if used.count(a) > 1})
+    if repeated:
+        raise KerasmeshError(
+            "layout_axes",
+            f"The layout for \"{key}\" can't use a mesh axis twice.",
+            [("x", f"{', '.join(repr(a) for a in repeated)} appears "
+                   f"{max(used.count(a) for a in repeated)} times in "
+                   f"{format_axes(axes)}.")])
+    return tuple(axes)
+
+
+def new_layout_map(mesh: Any, keys: Iterable[Any] = (),
+                   layouts: Iterable[Any] = ()) -> dict:
+    """A validated `keras.distribution.LayoutMap` with the given rules."""
+    import keras
+
+    describe_mesh(mesh)
+    layout_map = keras.distribution.LayoutMap(mesh)
+    for key, axes in zip(list(keys), list(layouts)):
+        _add_rule(layout_map, key, axes)
+    return describe_layout_map(layout_map)
+
+
+def _add_rule(layout_map: Any, key: Any, axes: Any) -> None:
+    check_key(key)
+    if key in rule_keys(layout_map):
+        raise KerasmeshError(
+            "layout_key_exists",
+            f"Layout key \"{key}\" already exists.",
+            [("x", f"Its layout is {format_axes(layout_map[key].axes)}."),
+             ("i", "Remove it first (assign NULL), then assign the new "
+                   "layout.")])
+    layout_map[key] = check_axes(axes, layout_map.device_mesh.axis_names,
+                                 key)
+
+
+def _copy(layout_map: Any) -> Any:
+    import keras
+
+    new = keras.distribution.LayoutMap(layout_map.device_mesh)
+    for key in layout_map:
+        new[key] = tuple(layout_map[key].axes)
+    return new
+
+
+def set_rule(layout_map: Any, key: Any, axes: Any) -> dict:
+    """A copy of `layout_map` with one more rule; the input is unchanged."""
+    new = _copy(layout_map)
+    _add_rule(new, key, axes)
+    return describe_layout_map(new)
+
+
+def remove_rule(layout_map: Any, key: Any) -> dict:
+    """A copy of `layout_map` without `key` (no error if it is absent)."""
+    check_key(key)
+    new = _copy(layout_map)
+    if key in rule_keys(new):
+        del new[key]
+    return describe_layout_map(new)
+
+
+def lookup(layout_map: Any, path: Any) -> dict:
+    """Resolve a path as Keras does: exact key, else one fullmatch.
+
+    Returns:
+        {"key": the rule that matched or None, "axes": list or None}.
+
+    Raises:
+        KerasmeshError: kind `layout_ambiguous` when several keys match.
+    """
+    if not isinstance(path, str):
+        raise KerasmeshError(
+            "layout_key", "A variable path must be a string.",
+            [("x", f"Received {describe_value(path)}.")])
+    keys = rule_keys(layout_map)
+    if path in keys:
+        return {"key": path, "axes": list(layout_map[path].axes)}
+    matches = [k for k in keys if re.fullmatch(k, path)]
+    if len(matches) > 1:
+        raise KerasmeshError(
+            "layout_ambiguous",
+            f"Path \"{path}\" must match at most one layout rule.",
+            [("x", "It matches " + ", ".join(f'"{k}"' for k in matches)
+                   + ".")])
+    if not matches:
+        return {"key": None, "axes": None}
+    return {"key": matches[0], "axes": list(layout_map[matches[0]].axes)}
+
+
+def describe_layout_map(layout_map: Any) -> dict:
+    """Plain description of a Keras LayoutMap, with the map and its mesh."""
+    from keras.distribution import LayoutMap
+
+    if not isinstance(layout_map, LayoutMap):
+        raise KerasmeshError(
+            "layout_map", "Expected a Keras `LayoutMap`.",
+            [("x", f"Received {describe_value(layout_map)}.")])
+    keys = rule_keys(layout_map)
+    return {
+        "layout_map": layout_map,
+        "mesh": describe_mesh(layout_map.device_mesh),
+        "keys": keys,
+        "axes": [list(layout_map[k].axes) for k in keys],
+    }

@@ -1,0 +1,249 @@
+"""Device meshes: validation before Keras, then `keras.distribution.DeviceMesh`."""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any, Sequence
+
+from .backend import MESH_BACKENDS, require_backend
+from .devices import device_type_of, list_devices
+from .errors import KerasmeshError, describe_value
+
+TIMES = "\u00d7"
+MAX_LISTED_SHAPES = 12
+
+
+def format_shape(shape: Sequence[Any]) -> str:
+    """Shape as "2×4"; unknown sizes as "?"."""
+    return TIMES.join("?" if s is None else str(s) for s in shape)
+
+
+def factorizations(n: int, rank: int) -> list[tuple[int, ...]]:
+    """All shapes of `rank` positive integers whose product is `n`."""
+    if rank == 1:
+        return [(n,)]
+    out = []
+    for first in range(1, n + 1):
+        if n % first == 0:
+            out.extend((first,) + rest
+                       for rest in factorizations(n // first, rank - 1))
+    return out
+
+
+def describe_factorizations(n: int, rank: int) -> str:
+    """ "8 devices can form 1×8, 2×4, 4×2 or 8×1." """
+    shapes = [format_shape(s) for s in factorizations(n, rank)]
+    more = len(shapes) - MAX_LISTED_SHAPES
+    if more > 0:
+        shapes = shapes[:MAX_LISTED_SHAPES] + [f"{more} more"]
+    listed = shapes[0] if len(shapes) == 1 else \
+        ", ".join(shapes[:-1]) + " or " + shapes[-1]
+    noun = "device" if n == 1 else "devices"
+    return f"{n} {noun} can form {listed}."
+
+
+def _size(value: Any, position: int) -> int | None:
+    """One mesh dimension: a positive whole number, or None to infer."""
+    if value is None or (isinstance(value, Real) and not isinstance(value, bool)
+                         and value == -1):
+        return None
+    ok = isinstance(value, Real) and not isinstance(value, bool) \
+        and math.isfinite(value) and float(value).is_integer() and value >= 1
+    if not ok:
+        raise KerasmeshError(
+            "mesh_shape",
+            "`shape` must hold positive whole numbers (NA or -1 to infer "
+            "one size).",
+            [("x", f"Dimension {position} is {_number(value)}.")])
+    return int(value)
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, Real) and not isinstance(value, bool) and \
+            float(value).is_integer():
+        return str(int(value))
+    return describe_value(value) if not isinstance(value, Real) \
+        else repr(value)
+
+
+def resolve_devices(devices: Any) -> list[str]:
+    """Device names for a mesh from None, a count, or a list of names.
+
+    Raises:
+        KerasmeshError: unknown, repeated or mixed-type devices, or a bad
+            count.
+    """
+    if devices is None:
+        return list_devices()
+    if isinstance(devices, Real) and not isinstance(devices, bool):
+        available = list_devices()
+        if not (float(devices).is_integer() and
+                1 <= devices <= len(available)):
+            raise KerasmeshError(
+                "devices",
+                "`devices` as a count must be a whole number from 1 to the "
+                "number of devices.",
+                [("x", f"Received {_number(devices)}; "
+                       f"{len(available)} devices are available.")])
+        return available[: int(devices)]
+    if isinstance(devices, str):
+        devices = [devices]
+    if not isinstance(devices, (list, tuple)) or not devices or \
+            not all(isinstance(d, str) for d in devices):
+        raise KerasmeshError(
+            "devices",
+            "`devices` must be device names or a single count.",
+            [("x", f"Received {describe_value(devices)}.")])
+    names = [d.lower() for d in devices]
+    types = sorted({device_type_of(d) for d in names})
+    if len(types) > 1:
+        raise KerasmeshError(
+            "devices", "`devices` must all be of one type.",
+            [("x", f"Received types {', '.join(types)}.")])
+    try:
+        available = list_devices(types[0])
+    except KerasmeshError:
+        available = []
+    unknown = [d for d in names if d not in available]
+    if unknown:
+        shown = ", ".join(available[:8]) + (", ..." if len(available) > 8
+                                             else "")
+        raise KerasmeshError(
+            "devices", "`devices` must name existing devices.",
+            [("x", f"Unknown device{'s' if len(unknown) > 1 else ''}: "
+                   f"{', '.join(unknown)}."),
+             ("i", f"Available: {shown or 'none of that type'}.")])
+    repeated = sorted({d for d in names if names.count(d) > 1},
+                      key=names.index)
+    if repeated:
+        raise KerasmeshError(
+            "devices", "`devices` must not repeat a device.",
+            [("x", f"Repeated: {', '.join(repeated)}.")])
+    return names
+
+
+def check_axis_names(axis_names: Any, rank: int) -> list[str]:
+    """Non-empty, unique strings, one per mesh dimension."""
+    if axis_names is None:
+        raise KerasmeshError(
+            "axis_names", "`axis_names` must be given when `shape` has no "
+            "names.", [("i", 'Name the sizes, as in c(data = 2, model = 4), '
+                             'or pass `axis_names`.')])
+    if isinstance(axis_names, str):
+        axis_names = [axis_names]
+    if not isinstance(axis_names, (list, tuple)) or len(axis_names) != rank:
+        got = len(axis_names) if isinstance(axis_names, (list, tuple)) else 1
+        raise KerasmeshError(
+            "axis_names",
+            f"`axis_names` must have one name per dimension of `shape` "
+            f"({rank}).",
+            [("x", f"Received {got} name{'s' if got != 1 else ''}.")])
+    bad = [i + 1 for i, a in enumerate(axis_names)
+           if not isinstance(a, str) or a == ""]
+    if bad:
+        value = axis_names[bad[0] - 1]
+        shown = "empty" if value in ("", None) else describe_value(value)
+        raise KerasmeshError(
+            "axis_names", "`axis_names` must be non-empty strings.",
+            [("x", f"Name {bad[0]} is {shown}.")])
+    repeated = sorted({a for a in axis_names if axis_names.count(a) > 1})
+    if repeated:
+        raise KerasmeshError(
+            "axis_names", "`axis_names` must be unique.",
+            [("x", f"Repeated: {', '.join(repeated)}.")])
+    return list(axis_names)
+
+
+def resolve_shape(shape: Any, n_devices: int, device_type: str
+                  ) -> list[int]:
+    """Check sizes, infer at most one unknown, match the device count."""
+    if isinstance(shape, (Real, type(None))) and not isinstance(shape, bool):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)) or not shape:
+        raise KerasmeshError(
+            "mesh_shape", "`shape` must be a non-empty vector of sizes.",
+            [("x", f"Received {describe_value(shape)}.")])
+    sizes = [_size(s, i + 1) for i, s in enumerate(shape)]
+    unknown = [i for i, s in enumerate(sizes) if s is None]
+    rank = len(sizes)
+    if len(unknown) > 1:
+        raise KerasmeshError(
+            "mesh_shape", "`shape` can't infer more than one size.",
+            [("x", f"Dimensions {', '.join(str(i + 1) for i in unknown)} "
+                   "are NA or -1."),
+             ("i", describe_factorizations(n_devices, rank))])
+    known = math.prod(s for s in sizes if s is not None)
+    if unknown:
+        if n_devices % known:
+            raise KerasmeshError(
+                "mesh_shape",
+                "`shape` must divide the number of devices to infer a size.",
+                [("x", f"The known sizes multiply to {known}, which does not "
+                       f"divide {n_devices} {device_type} devices."),
+                 ("i", describe_factorizations(n_devices, rank))])
+        sizes[unknown[0]] = n_devices // known
+    elif known != n_devices:
+        raise KerasmeshError(
+            "mesh_shape",
+            "`shape` must multiply to the number of devices.",
+            [("x", f"Shape {format_shape(sizes)} needs {known} devices; "
+                   f"the mesh has {n_devices} {device_type} "
+                   f"device{'s' if n_devices != 1 else ''}."),
+             ("i", describe_factorizations(n_devices, rank))])
+    return sizes
+
+
+def device_mesh(shape: Any, axis_names: Any = None,
+                devices: Any = None) -> dict:
+    """Build a validated `keras.distribution.DeviceMesh`.
+
+    Args:
+        shape: sizes per axis; None or -1 marks one size to infer.
+        axis_names: one unique non-empty name per axis.
+        devices: None (all devices of the default type), a count n (the
+            first n devices), or a list of device names.
+
+    Returns:
+        `describe_mesh()` of the new mesh.
+
+    Raises:
+        KerasmeshError: kinds `mesh_shape`, `axis_names`, `devices`.
+    """
+    require_backend(MESH_BACKENDS, "A device mesh")
+    import keras
+
+    names = resolve_devices(devices)
+    rank = len(shape) if isinstance(shape, (list, tuple)) else 1
+    if isinstance(shape, (list, tuple)) and shape:
+        check_axis_names(axis_names, rank)
+    sizes = resolve_shape(shape, len(names), device_type_of(names[0]))
+    axis_names = check_axis_names(axis_names, len(sizes))
+    mesh = keras.distribution.DeviceMesh(
+        shape=tuple(sizes), axis_names=axis_names, devices=names)
+    return describe_mesh(mesh)
+
+
+def device_name(device: Any) -> str:
+    """Keras's name for a device given as a name or a JAX device."""
+    if hasattr(device, "platform") and hasattr(device, "id"):
+        return f"{device.platform}:{device.id}"
+    return str(device)
+
+
+def describe_mesh(mesh: Any) -> dict:
+    """Plain description of a Keras DeviceMesh, with the mesh itself."""
+    from keras.distribution import DeviceMesh
+
+    if not isinstance(mesh, DeviceMesh):
+        raise KerasmeshError(
+            "device_mesh", "Expected a Keras `DeviceMesh`.",
+            [("x", f"Received {describe_value(mesh)}.")])
+    devices = [device_name(d) for d in mesh.devices.flatten().tolist()]
+    return {
+        "mesh": mesh,
+        "shape": [int(s) for s in mesh.shape],
+        "axis_names": [str(a) for a in mesh.axis_names],
+        "devices": devices,
+        "device_type": device_type_of(devices[0]),
+    }

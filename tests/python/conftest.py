@@ -1,0 +1,13 @@
+"""Eight simulated CPU devices on the JAX backend, before JAX starts."""
+
+import os
+import sys
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "")
+    + " --xla_force_host_platform_device_count=8").strip()
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "inst", "python"))
