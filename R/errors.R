@@ -42,32 +42,45 @@ abort_from_python <- function(result, call) {
 }
 
 # Runs `expr`, turning a Python exception raised by a direct reticulate call
-# into a `kerasmesh_error_python` condition. reticulate 1.28 signals
-# `Rcpp::exception`, newer versions `python.builtin.*` conditions.
+# into a kerasmesh condition: `kerasmesh_error_<kind>` for the shim's own
+# errors (raised, say, inside a guarded `fit()`), `kerasmesh_error_python`
+# otherwise. reticulate 1.28 signals `Rcpp::exception`, newer versions
+# `python.builtin.*` conditions; both leave the exception in py_last_error().
 with_python_errors <- function(expr, call = rlang::caller_env()) {
   withCallingHandlers(
     expr,
     error = function(e) {
-      if (!is_python_error(e)) {
-        return()
+      if (is_python_error(e)) {
+        abort_from_python(python_error_description(e), call)
       }
-      last <- reticulate::py_last_error()
-      python_type <- if (is.null(last$type)) "Exception" else last$type
-      python_message <- if (is.null(last$value)) {
-        conditionMessage(e)
-      } else {
-        last$value
-      }
-      kerasmesh_abort(
-        c("Python raised {.cls {python_type}}.",
-          x = cli_escape(first_lines(python_message))),
-        kind = "python",
-        python_type = python_type,
-        python_message = python_message,
-        python_traceback = last$traceback,
-        call = call
-      )
     }
+  )
+}
+
+python_error_description <- function(e) {
+  last <- tryCatch(reticulate::py_last_error(), error = function(err) NULL)
+  exception <- attr(last, "exception")
+  kind <- if (!is.null(exception) &&
+              reticulate::py_has_attr(exception, "kind")) {
+    reticulate::py_to_r(reticulate::py_get_attr(exception, "kind"))
+  }
+  if (is.character(kind)) {
+    return(list(
+      kind = kind,
+      python_type = last$type,
+      message = reticulate::py_to_r(reticulate::py_get_attr(exception,
+                                                             "message")),
+      bullets = reticulate::py_to_r(reticulate::py_get_attr(exception,
+                                                             "bullets")),
+      traceback = last$traceback
+    ))
+  }
+  list(
+    kind = "python",
+    python_type = last$type %||% "Exception",
+    message = first_lines(last$value %||% conditionMessage(e)),
+    bullets = list(),
+    traceback = last$traceback
   )
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .errors import KerasmeshError
+from .errors import KerasmeshError, quoted
 
 MESH_BACKENDS = ("jax", "tensorflow")
 
@@ -22,11 +22,11 @@ def require_backend(allowed: tuple[str, ...] = ("jax",),
     """Raise a `backend` error unless Keras runs on one of `allowed`."""
     backend = keras_backend()
     if backend not in allowed:
-        names = " or ".join(repr(a) for a in allowed)
+        names = " or ".join(quoted(allowed))
         raise KerasmeshError(
             "backend",
             f"{what} needs the Keras {names} backend.",
-            [("x", f"Keras is running on the {backend!r} backend."),
+            [("x", f"Keras is running on the \"{backend}\" backend."),
              ("i", "Keras 3's distribution API is implemented for JAX; set "
                    "`KERAS_BACKEND=jax` before Keras is first imported "
                    "(restart R).")])

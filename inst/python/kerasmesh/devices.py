@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .backend import MESH_BACKENDS, jax_backend_started, require_backend
-from .errors import KerasmeshError
+from .errors import KerasmeshError, describe_value
 
 DEVICE_TYPES = ("cpu", "gpu", "tpu")
 
@@ -29,7 +29,7 @@ def list_devices(device_type: str | None = None) -> list[str]:
             raise KerasmeshError(
                 "device_type",
                 "`device_type` must be one of \"cpu\", \"gpu\" or \"tpu\".",
-                [("x", f"Received {device_type!r}.")])
+                [("x", f"Received {describe_value(device_type)}.")])
         device_type = device_type.lower()
     try:
         return [str(d) for d in keras.distribution.list_devices(device_type)]

@@ -25,12 +25,25 @@ class KerasmeshError(ValueError):
         self.bullets = [(str(n), str(t)) for n, t in bullets]
 
 
+def quoted(names) -> list[str]:
+    """Names in double quotes, as R prints strings."""
+    return [f'"{n}"' for n in names]
+
+
 def describe_value(value: Any) -> str:
-    """A short description of a value for error messages."""
+    """A short description of a value for error messages, in R's terms."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        return f'the string "{value}"'
+    if isinstance(value, (int, float)):
+        return f"the number {value:g}"
     text = repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
-    return f"{type(value).__name__} {text}"
+    return f"a Python {type(value).__name__} {text}"
 
 
 def envelope(fn: Callable, args: tuple, kwargs: dict) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Sequence
 
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError, describe_value, quoted
 from .mesh import describe_mesh
 
 
@@ -67,16 +67,16 @@ def check_axes(axes: Any, mesh_axes: Sequence[str], key: str
         raise KerasmeshError(
             "layout_axes",
             f"The layout for \"{key}\" must use axes of the mesh.",
-            [("x", f"Unknown axis: {', '.join(repr(a) for a in unknown)}."),
+            [("x", f"Unknown axis: {', '.join(quoted(unknown))}."),
              ("i", f"The mesh's axes are "
-                   f"{', '.join(repr(a) for a in mesh_axes)}.")])
+                   f"{', '.join(quoted(mesh_axes))}.")])
     used = [a for a in axes if a is not None]
     repeated = sorted({a for a in used if used.count(a) > 1})
     if repeated:
         raise KerasmeshError(
             "layout_axes",
             f"The layout for \"{key}\" can't use a mesh axis twice.",
-            [("x", f"{', '.join(repr(a) for a in repeated)} appears "
+            [("x", f"{', '.join(quoted(repeated))} appears "
                    f"{max(used.count(a) for a in repeated)} times in "
                    f"{format_axes(axes)}.")])
     return tuple(axes)

@@ -1,0 +1,47 @@
+# kerasmesh: `make demo` runs the book's 2x4 mesh, `make check` the tests.
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -eu -o pipefail -c
+
+export KERASMESH_VENV ?= $(HOME)/.virtualenvs/r-keras
+export NOT_CRAN := true
+export KERASMESH_REQUIRE_PYTHON := true
+export LANG := C.UTF-8
+export LC_ALL := C.UTF-8
+export PYTHONDONTWRITEBYTECODE := 1
+export _R_CHECK_CRAN_INCOMING_ := false
+export _R_CHECK_CRAN_INCOMING_REMOTE_ := false
+export _R_CHECK_SYSTEM_CLOCK_ := FALSE
+PYTHON := $(KERASMESH_VENV)/bin/python
+
+.PHONY: setup demo check pytest rcheck bench document
+
+setup:
+	bash tools/setup.sh
+
+demo: setup
+	Rscript demo/book-mesh.R
+
+pytest: setup
+	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider
+
+document: setup
+	Rscript -e 'roxygen2::roxygenise()'
+
+rcheck: setup
+	rm -rf check && mkdir -p check
+	cd check && R CMD build .. >build.log 2>&1 || { cat build.log; exit 1; }
+	cd check && R CMD check --as-cran --no-manual kerasmesh_*.tar.gz \
+	  2>&1 | tee check.log
+	if ! grep -q "^Status: OK" check/check.log; then
+	  for f in check/kerasmesh.Rcheck/tests/*.Rout.fail; do
+	    [ -f "$$f" ] && tail -n 60 "$$f"
+	  done
+	  echo "R CMD check did not end with 'Status: OK'" >&2
+	  exit 1
+	fi
+
+check: pytest rcheck
+
+bench: setup
+	bash bench/run.sh

@@ -1,0 +1,217 @@
+#' Distributions: data parallel and model parallel
+#'
+#' `data_parallel()` keeps a full copy of the model on every device and
+#' splits each batch across them. `model_parallel()` splits variables as a
+#' [layout_map()] says and splits each batch along the mesh's
+#' `batch_dim_name` axis. Both are checked before Keras sees them.
+#'
+#' Unlike Keras 3.15's `DataParallel`, `data_parallel()` accepts a mesh of
+#' rank 2 or more (Keras raises a `TypeError` there): the batch is split
+#' over the mesh's first axis and the other axes hold further copies, with a
+#' warning of class `kerasmesh_warning_mesh_rank`. Giving both `mesh` and
+#' `devices` is an error rather than one of them being ignored.
+#'
+#' @param mesh A [device_mesh()]; `NULL` for a one-axis mesh (named
+#'   `"batch"`) over `devices`.
+#' @param devices `NULL` for all devices, a count, or device names.
+#' @param layout_map A [layout_map()].
+#' @param batch_dim_name The mesh axis the batch is split along; `NULL` for
+#'   the mesh's first axis, as in Keras.
+#' @param auto_shard_dataset Whether Keras shards datasets across processes.
+#'   Set it to `FALSE` when each process feeds its own part of every batch.
+#' @return A `kerasmesh_distribution` object; [reticulate::r_to_py()] gives
+#'   the Keras distribution.
+#' @seealso [with_distribution()] to train under one.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' data_parallel()
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
+#' model_parallel(lm, batch_dim_name = "data")
+data_parallel <- function(mesh = NULL, devices = NULL,
+                          auto_shard_dataset = TRUE) {
+  check_flag(auto_shard_dataset)
+  if (!is.null(mesh)) {
+    mesh <- as_device_mesh(mesh)
+    shape <- mesh_shape(mesh)
+    if (length(shape) > 1) {
+      kerasmesh_warn(
+        c("{.fn data_parallel} splits the batch over the mesh's first axis
+           only.",
+          i = "Axis {.val {names(shape)[1]}} ({shape[1]}) splits the batch;
+               {.val {names(shape)[-1]}} hold{?s/} copies.",
+          i = "For data parallelism over all {prod(shape)} devices, pass a
+               one-axis mesh or {.arg devices}."),
+        kind = "mesh_rank"
+      )
+    }
+    mesh <- r_to_py(mesh)
+  }
+  devices <- as_devices_arg(devices)
+  new_distribution(shim_call(
+    "distribution.data_parallel", mesh, devices, auto_shard_dataset
+  ))
+}
+
+#' @rdname data_parallel
+#' @export
+model_parallel <- function(layout_map, batch_dim_name = NULL,
+                           auto_shard_dataset = TRUE) {
+  layout_map <- as_layout_map(layout_map)
+  if (!is.null(batch_dim_name)) {
+    check_string(batch_dim_name)
+  }
+  check_flag(auto_shard_dataset)
+  new_distribution(shim_call(
+    "distribution.model_parallel", r_to_py(layout_map), batch_dim_name,
+    auto_shard_dataset
+  ))
+}
+
+#' Set, get and scope the Keras distribution
+#'
+#' Keras creates variables, and splits batches, according to the current
+#' global distribution. Create a model *after* setting the distribution:
+#' once one is set, kerasmesh makes Keras's `fit()`, `evaluate()`,
+#' `predict()` and `*_on_batch()` check first that the model's variables
+#' live on the distribution's mesh, and signal an error of class
+#' `kerasmesh_error_model_placement` instead of a late device error from
+#' JAX.
+#'
+#' `with_distribution()` and `local_distribution()` follow withr: they set
+#' the distribution for the duration of `code` or of the calling function,
+#' and restore the previous one afterwards, also when an error occurs.
+#' Inside `with_distribution()`, Python errors become R conditions of the
+#' kerasmesh classes.
+#'
+#' @param x A distribution from [data_parallel()] or [model_parallel()] (or
+#'   a Keras one), or `NULL` for none.
+#' @param code Code to run with the distribution set.
+#' @param .local_envir The environment whose exit restores the previous
+#'   distribution.
+#' @return `set_distribution()`: the previous distribution, invisibly.
+#'   `get_distribution()`: the current one or `NULL`. `with_distribution()`:
+#'   the value of `code`. `local_distribution()`: the previous distribution,
+#'   invisibly.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' dist <- data_parallel()
+#' with_distribution(dist, {
+#'   keras <- reticulate::import("keras")
+#'   model <- keras$Sequential(list(
+#'     keras$Input(shape = list(4L)),
+#'     keras$layers$Dense(2L)
+#'   ))
+#' })
+#' variable_sharding(model)
+#' get_distribution()
+set_distribution <- function(x) {
+  previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
+  invisible(wrap_distribution(previous))
+}
+
+#' @rdname set_distribution
+#' @export
+get_distribution <- function() {
+  wrap_distribution(shim_call("distribution.get_distribution"))
+}
+
+#' @rdname set_distribution
+#' @export
+with_distribution <- function(x, code) {
+  previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
+  on.exit(shim_call("distribution.set_distribution", previous), add = TRUE)
+  with_python_errors(code)
+}
+
+#' @rdname set_distribution
+#' @export
+local_distribution <- function(x, .local_envir = parent.frame()) {
+  previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
+  defer(shim_call("distribution.set_distribution", previous), .local_envir)
+  invisible(wrap_distribution(previous))
+}
+
+#' @export
+format.kerasmesh_distribution <- function(x, ...) {
+  kind <- .subset2(x, "kind")
+  title <- switch(kind,
+    data_parallel = "data parallel",
+    model_parallel = "model parallel",
+    .subset2(x, "class")
+  )
+  mesh <- .subset2(x, "mesh")
+  out <- c(
+    sprintf("<kerasmesh_distribution> %s", title),
+    sprintf("Mesh: %s", mesh_summary(mesh)),
+    sprintf("Batch split along: %s (%d ways)", .subset2(x, "batch_dim_name"),
+            mesh_shape(mesh)[[.subset2(x, "batch_dim_name")]])
+  )
+  if (!.subset2(x, "auto_shard_dataset")) {
+    out <- c(out, "Datasets: fed per process (auto_shard_dataset = FALSE)")
+  }
+  lm <- .subset2(x, "layout_map")
+  if (!is.null(lm)) {
+    out <- c(out, if (length(lm)) "Rules:" else "Rules: none",
+             utils::tail(format(lm), -1))
+  }
+  out
+}
+
+#' @export
+print.kerasmesh_distribution <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+new_distribution <- function(desc) {
+  structure(
+    list(
+      py = desc$distribution,
+      kind = desc$kind,
+      class = desc$class,
+      mesh = new_device_mesh(desc$mesh),
+      batch_dim_name = desc$batch_dim_name,
+      auto_shard_dataset = desc$auto_shard_dataset,
+      layout_map = if (!is.null(desc$layout_map)) {
+        new_layout_map(desc$layout_map)
+      }
+    ),
+    class = c(paste0("kerasmesh_", desc$kind), "kerasmesh_distribution",
+              "kerasmesh_object")
+  )
+}
+
+wrap_distribution <- function(py) {
+  if (is.null(py)) {
+    return(NULL)
+  }
+  new_distribution(shim_call("distribution.describe_distribution", py))
+}
+
+as_py_distribution <- function(x, arg = rlang::caller_arg(x),
+                               call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  if (inherits(x, "kerasmesh_distribution")) {
+    return(.subset2(x, "py"))
+  }
+  if (inherits(x, "keras.src.distribution.distribution_lib.Distribution")) {
+    return(x)
+  }
+  kerasmesh_abort(
+    c("{.arg {arg}} must be a distribution or `NULL`.",
+      x = "Received {.obj_type_friendly {x}}.",
+      i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
+    kind = "distribution", call = call
+  )
+}
+
+# Runs `expr` when `envir` exits, like withr::defer().
+defer <- function(expr, envir = parent.frame()) {
+  thunk <- as.call(list(function() expr))
+  do.call(base::on.exit, list(thunk, TRUE, FALSE), envir = envir)
+}

@@ -1,0 +1,164 @@
+#' Where does each variable live?
+#'
+#' Reads the placement of every variable of a model — and, once it is
+#' built, of its optimizer — from the placed JAX arrays (their
+#' `NamedSharding`), not from the layout map. One row per variable.
+#'
+#' @param model A Keras model.
+#' @return A `kerasmesh_sharding` data frame with columns `path`, `source`
+#'   (`"model"` or `"optimizer"`), `shape` (list of integer vectors),
+#'   `dtype`, `axes` (list: the mesh axis each dimension is split over, `NA`
+#'   when not split), `spec` (JAX's `PartitionSpec`), `shard_shape` (list),
+#'   `copies` (devices holding each block), `bytes` (the whole variable) and
+#'   `device_bytes` (what one device holds). Attribute `"per_device"`: a
+#'   data frame of the bytes each device holds in all.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
+#' keras <- reticulate::import("keras")
+#' model <- with_distribution(model_parallel(lm), {
+#'   keras$Sequential(list(keras$Input(shape = list(16L)),
+#'                         keras$layers$Dense(8L)))
+#' })
+#' variable_sharding(model)
+variable_sharding <- function(model) {
+  columns <- shim_call("sharding.variable_sharding", model)
+  per_device <- columns$per_device
+  columns$per_device <- NULL
+  n <- length(columns$path)
+  as_int_list <- function(x) lapply(x, function(s) as.integer(unlist(s)))
+  df <- data.frame(
+    path = as.character(unlist(columns$path)),
+    source = as.character(unlist(columns$source)),
+    stringsAsFactors = FALSE
+  )
+  df$shape <- as_int_list(columns$shape)
+  df$dtype <- as.character(unlist(columns$dtype))
+  df$axes <- lapply(columns$axes, null_to_na)
+  df$spec <- vapply(columns$spec, function(s) s %||% NA_character_, "")
+  df$shard_shape <- as_int_list(columns$shard_shape)
+  df$copies <- as.integer(unlist(columns$copies))
+  df$bytes <- as.numeric(unlist(columns$bytes))
+  df$device_bytes <- as.numeric(unlist(columns$device_bytes))
+  if (n == 0) {
+    df <- df[0, ]
+  }
+  attr(df, "per_device") <- data.frame(
+    device = as.character(unlist(per_device$device)),
+    bytes = as.numeric(unlist(per_device$bytes)),
+    stringsAsFactors = FALSE
+  )
+  class(df) <- c("kerasmesh_sharding", "data.frame")
+  df
+}
+
+#' @export
+format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
+  x <- as.data.frame(unclass_sharding(x))
+  n <- nrow(x)
+  header <- sprintf("<kerasmesh_sharding> %d variable%s", n,
+                    if (n == 1) "" else "s")
+  if (n == 0) {
+    return(header)
+  }
+  cols <- data.frame(
+    shape = vapply(x$shape, format_dims, ""),
+    axes = vapply(x$axes, format_axes_short, ""),
+    shard = vapply(x$shard_shape, format_dims, ""),
+    copies = as.character(x$copies),
+    per_device = format_bytes(x$device_bytes),
+    stringsAsFactors = FALSE
+  )
+  fixed <- sum(pmax(nchar(names(cols)), vapply(cols, function(c) {
+    max(nchar(c))
+  }, 1))) + 2 * ncol(cols) + 2
+  path_width <- max(12, min(max(nchar(x$path)), width - fixed))
+  table <- cbind(path = truncate_left(x$path, path_width), cols)
+  per_device <- attr(x, "per_device")
+  c(header, format_table(table, right = c("copies", "per_device")),
+    if (!is.null(per_device) && nrow(per_device) > 0) {
+      sprintf("Per device: %s", summarize_device_bytes(per_device))
+    })
+}
+
+#' @export
+print.kerasmesh_sharding <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+unclass_sharding <- function(x) {
+  per_device <- attr(x, "per_device")
+  class(x) <- "data.frame"
+  attr(x, "per_device") <- per_device
+  x
+}
+
+summarize_device_bytes <- function(per_device) {
+  range <- unique(format_bytes(range(per_device$bytes)))
+  sprintf("%s on each of %d devices", paste(range, collapse = " to "),
+          nrow(per_device))
+}
+
+format_dims <- function(shape) {
+  if (length(shape) == 0) "()" else paste(shape, collapse = times_symbol())
+}
+
+format_axes_short <- function(axes) {
+  if (length(axes) == 0) {
+    return("()")
+  }
+  paste0("(", paste(ifelse(is.na(axes), "NA", axes), collapse = ", "), ")")
+}
+
+truncate_left <- function(x, width) {
+  long <- nchar(x) > width
+  x[long] <- paste0("...", substring(x[long], nchar(x[long]) - width + 4))
+  x
+}
+
+# A data frame of strings as aligned lines with a header.
+format_table <- function(table, right = character()) {
+  lines <- NULL
+  for (name in names(table)) {
+    values <- c(name, table[[name]])
+    w <- max(nchar(values))
+    padded <- if (name %in% right) {
+      paste0(strrep(" ", w - nchar(values)), values)
+    } else {
+      pad_right(values, w)
+    }
+    lines <- if (is.null(lines)) padded else paste(lines, padded, sep = "  ")
+  }
+  paste0("  ", sub("\\s+$", "", lines))
+}
+
+#' Format byte counts
+#'
+#' @param bytes Numbers of bytes.
+#' @return A character vector such as `"1.5 GB"` (powers of 1000).
+#' @export
+#' @examples
+#' format_bytes(c(512, 2048, 6.2e9))
+format_bytes <- function(bytes) {
+  units <- c("B", "kB", "MB", "GB", "TB", "PB")
+  out <- character(length(bytes))
+  for (i in seq_along(bytes)) {
+    b <- bytes[[i]]
+    if (is.na(b)) {
+      out[i] <- NA_character_
+      next
+    }
+    power <- if (b < 1000) 0 else min(floor(log(b, 1000)), length(units) - 1)
+    value <- b / 1000^power
+    out[i] <- if (power == 0) {
+      sprintf("%d B", as.integer(round(b)))
+    } else {
+      sprintf("%s %s", trimws(formatC(value, digits = 3, format = "fg")),
+              units[power + 1])
+    }
+  }
+  out
+}

@@ -1,0 +1,204 @@
+"""Distributions: DataParallel and ModelParallel, checked before Keras."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .backend import require_backend
+from .errors import KerasmeshError, describe_value, quoted
+from .layout import describe_layout_map
+from .mesh import describe_mesh, resolve_devices
+
+GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
+                   "test_on_batch", "predict_on_batch")
+
+
+def _mesh_data_parallel_class():
+    """DataParallel that accepts a mesh of any rank.
+
+    Keras 3.15's DataParallel raises `TypeError: category must be a Warning
+    subclass` on a mesh of rank > 1 (an int is passed as the warning
+    category). The intended behaviour, per its docstring: the batch is split
+    over the mesh's first axis and variables are replicated. R warns.
+    """
+    from keras.distribution import DataParallel
+    from keras.src.distribution.distribution_lib import Distribution
+
+    class MeshDataParallel(DataParallel):
+        def _initialize_with_device_mesh(self, device_mesh,
+                                         auto_shard_dataset):
+            Distribution.__init__(self, device_mesh,
+                                  device_mesh.axis_names[0],
+                                  auto_shard_dataset)
+
+        @property
+        def num_model_replicas(self):
+            return int(self.device_mesh.shape[0])
+
+    return MeshDataParallel
+
+
+def data_parallel(mesh: Any = None, devices: Any = None,
+                  auto_shard_dataset: bool = True) -> dict:
+    """A DataParallel distribution over a mesh, devices, or all devices.
+
+    Raises:
+        KerasmeshError: kind `distribution_argument` when both `mesh` and
+            `devices` are given.
+    """
+    require_backend(("jax",), "A distribution")
+    import keras
+
+    if mesh is not None and devices is not None:
+        raise KerasmeshError(
+            "distribution_argument",
+            "`mesh` and `devices` can't both be given.",
+            [("i", "Keras would silently ignore `devices`; pass one of "
+                   "them.")])
+    auto_shard_dataset = bool(auto_shard_dataset)
+    if mesh is not None:
+        describe_mesh(mesh)
+        if len(mesh.shape) > 1:
+            cls = _mesh_data_parallel_class()
+        else:
+            cls = keras.distribution.DataParallel
+        dist = cls(device_mesh=mesh, auto_shard_dataset=auto_shard_dataset)
+    else:
+        names = resolve_devices(devices)
+        dist = keras.distribution.DataParallel(
+            devices=names, auto_shard_dataset=auto_shard_dataset)
+    return describe_distribution(dist)
+
+
+def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
+                   auto_shard_dataset: bool = True) -> dict:
+    """A ModelParallel distribution whose batch axis is a mesh axis.
+
+    Raises:
+        KerasmeshError: kind `batch_dim_name` for an axis not in the mesh.
+    """
+    require_backend(("jax",), "A distribution")
+    import keras
+
+    described = describe_layout_map(layout_map)
+    axes = described["mesh"]["axis_names"]
+    if batch_dim_name is None:
+        batch_dim_name = axes[0]
+    if not isinstance(batch_dim_name, str) or batch_dim_name not in axes:
+        raise KerasmeshError(
+            "batch_dim_name", "`batch_dim_name` must be an axis of the mesh.",
+            [("x", f"Received {describe_value(batch_dim_name)}."),
+             ("i", f"The mesh's axes are {', '.join(quoted(axes))}.")])
+    dist = keras.distribution.ModelParallel(
+        layout_map=layout_map, batch_dim_name=batch_dim_name,
+        auto_shard_dataset=bool(auto_shard_dataset))
+    return describe_distribution(dist)
+
+
+def describe_distribution(dist: Any) -> dict | None:
+    """Plain description of a Keras distribution (None for None)."""
+    if dist is None:
+        return None
+    from keras.distribution import DataParallel, ModelParallel
+
+    if isinstance(dist, ModelParallel):
+        kind = "model_parallel"
+        layout = describe_layout_map(dist._layout_map)
+    elif isinstance(dist, DataParallel):
+        kind, layout = "data_parallel", None
+    else:
+        kind, layout = "other", None
+    return {
+        "distribution": dist,
+        "kind": kind,
+        "class": type(dist).__name__,
+        "mesh": describe_mesh(dist.device_mesh),
+        "batch_dim_name": dist.batch_dim_name,
+        "auto_shard_dataset": bool(dist.auto_shard_dataset),
+        "layout_map": layout,
+    }
+
+
+def get_distribution() -> Any:
+    """The current global Keras distribution, or None."""
+    import keras
+
+    return keras.distribution.distribution()
+
+
+def set_distribution(dist: Any) -> Any:
+    """Set the global distribution; return the previous one (or None)."""
+    require_backend(("jax",), "A distribution")
+    import keras
+
+    previous = keras.distribution.distribution()
+    install_placement_guard()
+    keras.distribution.set_distribution(dist)
+    return previous
+
+
+def misplaced_variables(model: Any, dist: Any) -> list[str]:
+    """Paths of the model's variables that are not on `dist`'s devices."""
+    mesh_devices = set(dist.device_mesh.backend_mesh.devices.flat)
+    out = []
+    for v in getattr(model, "variables", []):
+        value = getattr(v, "_value", None)
+        sharding = getattr(value, "sharding", None)
+        if sharding is None:
+            continue
+        if set(sharding.device_set) != mesh_devices:
+            out.append(v.path)
+    return out
+
+
+def check_placement(model: Any, dist: Any = None) -> None:
+    """Raise when a model's variables live outside the distribution's mesh.
+
+    Keras fails late, at the first jitted step, with "Received incompatible
+    devices for jitted computation"; this names the cause.
+
+    Raises:
+        KerasmeshError: kind `model_placement`.
+    """
+    import keras
+
+    dist = dist if dist is not None else keras.distribution.distribution()
+    if dist is None:
+        return
+    misplaced = misplaced_variables(model, dist)
+    if misplaced:
+        n = len(misplaced)
+        raise KerasmeshError(
+            "model_placement",
+            f"The model's variables must live on the distribution's mesh.",
+            [("x", f"{n} variable{'s' if n > 1 else ''}, such as "
+                   f"\"{misplaced[0]}\", {'were' if n > 1 else 'was'} "
+                   "created before the distribution was set."),
+             ("i", "Create the model after `set_distribution()`, or inside "
+                   "`with_distribution()`.")])
+
+
+def install_placement_guard() -> None:
+    """Make Keras's training and inference methods check placement first.
+
+    Installed once, when kerasmesh first sets a distribution; a no-op while
+    no distribution is set.
+    """
+    import keras
+
+    for name in GUARDED_METHODS:
+        method = getattr(keras.Model, name)
+        if getattr(method, "_kerasmesh_guard", False):
+            continue
+        setattr(keras.Model, name, _guarded(method))
+
+
+def _guarded(method):
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        check_placement(self)
+        return method(self, *args, **kwargs)
+
+    wrapper._kerasmesh_guard = True
+    return wrapper

@@ -1,0 +1,4 @@
+library(testthat)
+library(kerasmesh)
+
+test_check("kerasmesh")

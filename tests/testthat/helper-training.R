@@ -1,0 +1,41 @@
+# A small MLP, 32 -> 64 -> 16, with fixed initial weights, and fixed data.
+build_mlp <- function() {
+  keras <- keras()
+  keras$utils$set_random_seed(7L)
+  # Fixed names keep variable paths stable across the models tests build.
+  model <- keras$Sequential(list(
+    keras$Input(shape = list(32L)),
+    keras$layers$Dense(64L, activation = "relu", name = "dense"),
+    keras$layers$Dense(16L, name = "dense_1")
+  ), name = "sequential")
+  model$compile(
+    optimizer = keras$optimizers$Adam(learning_rate = 0.01, name = "adam"),
+    loss = "mse"
+  )
+  model
+}
+
+mlp_data <- function(n = 64) {
+  set.seed(11)
+  list(
+    x = kerasmesh::np_array(matrix(rnorm(n * 32), n)),
+    y = kerasmesh::np_array(matrix(rnorm(n * 16), n))
+  )
+}
+
+train_mlp <- function(model, data, epochs = 3L) {
+  model$fit(data$x, data$y, epochs = epochs, batch_size = 16L,
+            shuffle = FALSE, verbose = 0L)
+  model
+}
+
+max_abs_diff <- function(a, b) {
+  stopifnot(identical(lengths(a), lengths(b)))
+  max(mapply(function(p, q) max(abs(p - q)), a, b))
+}
+
+book_layout <- function(mesh = book_mesh()) {
+  kerasmesh::layout_map(mesh,
+                        ".*dense.*kernel" = c(NA, "model"),
+                        ".*dense.*bias" = "model")
+}

@@ -1,0 +1,122 @@
+test_that("device_mesh() builds the book's 2 x 4 mesh from a named shape", {
+  skip_if_no_keras()
+  mesh <- book_mesh()
+  expect_s3_class(mesh, "kerasmesh_device_mesh")
+  expect_identical(mesh_shape(mesh), c(data = 2L, model = 4L))
+  expect_identical(mesh_axis_names(mesh), c("data", "model"))
+  expect_identical(dim(mesh_devices(mesh)), c(2L, 4L))
+  expect_identical(mesh_devices(mesh)["1", "2"], "cpu:6")
+  expect_identical(names(dimnames(mesh_devices(mesh))), c("data", "model"))
+})
+
+test_that("device_mesh() accepts doubles, axis_names and a keras3 shape", {
+  skip_if_no_keras()
+  expect_identical(
+    mesh_shape(device_mesh(c(4, 2), axis_names = c("a", "b"))),
+    c(a = 4L, b = 2L)
+  )
+  keras_shape <- structure(list(2L, 4L), class = "keras_shape")
+  expect_identical(
+    mesh_shape(device_mesh(keras_shape, c("data", "model"))),
+    c(data = 2L, model = 4L)
+  )
+})
+
+test_that("one size given as NA or -1 is inferred from the device count", {
+  skip_if_no_keras()
+  expect_identical(mesh_shape(device_mesh(c(data = 2, model = NA))),
+                   c(data = 2L, model = 4L))
+  expect_identical(mesh_shape(device_mesh(c(data = -1, model = 2))),
+                   c(data = 4L, model = 2L))
+  unknown <- structure(list(NULL, 2L), class = "keras_shape")
+  expect_identical(mesh_shape(device_mesh(unknown, c("a", "b"))),
+                   c(a = 4L, b = 2L))
+})
+
+test_that("devices can be a count or device names", {
+  skip_if_no_keras()
+  four <- device_mesh(c(data = 2, model = 2), devices = 4)
+  expect_identical(as.vector(t(mesh_devices(four))), paste0("cpu:", 0:3))
+  named <- device_mesh(c(model = 2), devices = c("cpu:7", "cpu:3"))
+  expect_identical(as.vector(mesh_devices(named)), c("cpu:7", "cpu:3"))
+})
+
+test_that("a mesh prints its shape, axis names and labelled device grid", {
+  skip_if_no_keras()
+  expect_snapshot(print(book_mesh()))
+  expect_snapshot(print(device_mesh(c(batch = 8))))
+  expect_snapshot(print(device_mesh(c(a = 2, b = 2, c = 2))))
+})
+
+test_that("format() returns lines within 80 columns", {
+  skip_if_no_keras()
+  lines <- format(device_mesh(c(batch = 8)))
+  expect_type(lines, "character")
+  expect_true(all(nchar(lines) <= 80))
+})
+
+test_that("r_to_py() gives the Keras DeviceMesh, usable by Keras", {
+  skip_if_no_keras()
+  mesh <- book_mesh()
+  py <- reticulate::r_to_py(mesh)
+  expect_s3_class(py, "keras.src.distribution.distribution_lib.DeviceMesh")
+  lm <- keras()$distribution$LayoutMap(mesh)
+  expect_identical(
+    lm$device_mesh$axis_names,
+    c("data", "model")
+  )
+})
+
+test_that("bad meshes give classed errors that name the problem", {
+  skip_if_no_keras()
+  expect_snapshot(error = TRUE, {
+    device_mesh(c(3, 4), axis_names = c("data", "model"))
+    device_mesh(c(2, 4), axis_names = c("data", "data"))
+    device_mesh(c(0, 8), axis_names = c("data", "model"))
+    device_mesh(c(2.5, 3.2), axis_names = c("data", "model"))
+    device_mesh(c(NA, NA), axis_names = c("data", "model"))
+    device_mesh(c(2, 4), axis_names = "data")
+    device_mesh(c(2, 4), axis_names = c("data", ""))
+    device_mesh(c(data = 1), devices = "cpu:99")
+    device_mesh(c(data = 2), devices = c("cpu:1", "cpu:1"))
+    device_mesh(c(data = 3, model = NA))
+    device_mesh(c(2, 4))
+    device_mesh("big")
+  })
+})
+
+test_that("each bad mesh has its own error class", {
+  skip_if_no_keras()
+  expect_error(device_mesh(c(3, 4), c("data", "model")),
+               class = "kerasmesh_error_mesh_shape")
+  expect_error(device_mesh(c(2, 4), c("data", "data")),
+               class = "kerasmesh_error_axis_names")
+  expect_error(device_mesh(c(0, 8), c("data", "model")),
+               class = "kerasmesh_error_mesh_shape")
+  expect_error(device_mesh(c(2.5, 3.2), c("data", "model")),
+               class = "kerasmesh_error_mesh_shape")
+  expect_error(device_mesh(c(NA, NA), c("data", "model")),
+               class = "kerasmesh_error_mesh_shape")
+  expect_error(device_mesh(c(2, 4), "data"),
+               class = "kerasmesh_error_axis_names")
+  expect_error(device_mesh(c(2, 4), c("data", "")),
+               class = "kerasmesh_error_axis_names")
+  expect_error(device_mesh(c(data = 1), devices = "cpu:99"),
+               class = "kerasmesh_error_devices")
+  expect_error(device_mesh(c(data = 2), devices = c("cpu:1", "cpu:1")),
+               class = "kerasmesh_error_devices")
+  expect_error(device_mesh(c(data = 2), devices = 9),
+               class = "kerasmesh_error_devices")
+  # The session is still usable.
+  expect_s3_class(book_mesh(), "kerasmesh_device_mesh")
+})
+
+test_that("the error for a wrong product lists the valid shapes", {
+  skip_if_no_keras()
+  err <- expect_error(device_mesh(c(3, 4), c("data", "model")),
+                      class = "kerasmesh_error")
+  message <- conditionMessage(err)
+  expect_match(message, "needs 12 devices")
+  expect_match(message, "8 cpu devices")
+  expect_match(message, "8 devices can form 1.8, 2.4, 4.2 or 8.1")
+})

@@ -1,0 +1,131 @@
+test_that("model_parallel() defaults the batch axis to the mesh's first", {
+  skip_if_no_keras()
+  dist <- model_parallel(book_layout())
+  expect_s3_class(dist, "kerasmesh_model_parallel")
+  expect_identical(dist$batch_dim_name, "data")
+  py <- reticulate::r_to_py(dist)
+  expect_s3_class(py, "keras.src.distribution.distribution_lib.ModelParallel")
+  expect_identical(py$batch_dim_name, "data")
+})
+
+test_that("model_parallel() rejects a batch axis that is not in the mesh", {
+  skip_if_no_keras()
+  expect_error(model_parallel(book_layout(), batch_dim_name = "batch"),
+               class = "kerasmesh_error_batch_dim_name")
+  expect_snapshot(model_parallel(book_layout(), batch_dim_name = "batch"),
+                  error = TRUE)
+})
+
+test_that("data_parallel() with both mesh and devices is an error", {
+  skip_if_no_keras()
+  expect_error(data_parallel(device_mesh(c(batch = 8)), devices = 4),
+               class = "kerasmesh_error_distribution_argument")
+})
+
+test_that("data_parallel() works on a 2-D mesh instead of Keras's TypeError", {
+  skip_if_no_keras()
+  expect_warning(dist <- data_parallel(book_mesh()),
+                 class = "kerasmesh_warning_mesh_rank")
+  expect_s3_class(dist, "kerasmesh_data_parallel")
+  expect_identical(dist$batch_dim_name, "data")
+  expect_identical(reticulate::r_to_py(dist)$num_model_replicas, 2L)
+  model <- suppressWarnings(with_distribution(dist, build_mlp()))
+  sharding <- variable_sharding(model)
+  expect_identical(sharding$copies[sharding$source == "model"], rep(8L, 4))
+})
+
+test_that("data_parallel() takes devices or all devices", {
+  skip_if_no_keras()
+  expect_identical(mesh_shape(data_parallel()$mesh), c(batch = 8L))
+  expect_identical(mesh_shape(data_parallel(devices = 4)$mesh), c(batch = 4L))
+})
+
+test_that("distributions print their kind, mesh and rules", {
+  skip_if_no_keras()
+  expect_snapshot(print(model_parallel(book_layout())))
+  expect_snapshot(print(data_parallel(devices = 4)))
+})
+
+test_that("set_distribution() sets, returns the previous one, and clears", {
+  skip_if_no_keras()
+  expect_null(get_distribution())
+  dist <- data_parallel()
+  expect_null(set_distribution(dist))
+  expect_s3_class(get_distribution(), "kerasmesh_data_parallel")
+  previous <- set_distribution(NULL)
+  expect_s3_class(previous, "kerasmesh_data_parallel")
+  expect_null(get_distribution())
+  expect_error(set_distribution("dp"), class = "kerasmesh_error_distribution")
+})
+
+test_that("with_distribution() restores the previous one, even on error", {
+  skip_if_no_keras()
+  outer <- data_parallel(devices = 4)
+  set_distribution(outer)
+  on.exit(set_distribution(NULL))
+  inner <- model_parallel(book_layout())
+  inside <- with_distribution(inner, get_distribution()$kind)
+  expect_identical(inside, "model_parallel")
+  expect_identical(get_distribution()$kind, "data_parallel")
+  expect_error(with_distribution(inner, stop("boom")), "boom")
+  expect_identical(get_distribution()$kind, "data_parallel")
+  expect_error(with_distribution(inner, reticulate::py_eval("1/0")),
+               class = "kerasmesh_error_python")
+  expect_identical(mesh_shape(get_distribution()$mesh), c(batch = 4L))
+})
+
+test_that("local_distribution() lasts until the calling function exits", {
+  skip_if_no_keras()
+  f <- function(fail) {
+    local_distribution(model_parallel(book_layout()))
+    if (fail) stop("inner failure")
+    get_distribution()$kind
+  }
+  expect_identical(f(FALSE), "model_parallel")
+  expect_null(get_distribution())
+  expect_error(f(TRUE), "inner failure")
+  expect_null(get_distribution())
+})
+
+test_that("a model built before the distribution is caught before training", {
+  skip_if_no_keras()
+  data <- mlp_data()
+  model <- build_mlp()
+  expect_error(
+    with_distribution(model_parallel(book_layout()), train_mlp(model, data)),
+    class = "kerasmesh_error_model_placement"
+  )
+  expect_snapshot(
+    with_distribution(model_parallel(book_layout()), train_mlp(model, data)),
+    error = TRUE
+  )
+  expect_null(get_distribution())
+  # Outside any distribution the same model trains.
+  expect_no_error(train_mlp(model, data, epochs = 1L))
+})
+
+test_that("model-parallel training on 2 x 4 equals single-device training", {
+  skip_if_no_keras()
+  data <- mlp_data()
+  sharded <- with_distribution(model_parallel(book_layout()), {
+    train_mlp(build_mlp(), data)
+  })
+  kernel <- variable_sharding(sharded)
+  expect_identical(kernel$spec[1], "PartitionSpec(None, 'model')")
+  reference <- train_mlp(build_mlp(), data)
+  expect_identical(variable_sharding(reference)$copies[1], 1L)
+  expect_lte(max_abs_diff(variable_values(sharded),
+                          variable_values(reference)), 1e-5)
+})
+
+test_that("data-parallel training on 8 devices equals single-device training", {
+  skip_if_no_keras()
+  data <- mlp_data()
+  replicated <- with_distribution(data_parallel(), {
+    train_mlp(build_mlp(), data)
+  })
+  expect_identical(variable_sharding(replicated)$copies[1], 8L)
+  reference <- train_mlp(build_mlp(), data)
+  expect_lte(max_abs_diff(variable_values(replicated),
+                          variable_values(reference)), 1e-5)
+})

@@ -1,0 +1,105 @@
+test_that("layout_map() takes rules as named arguments", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(),
+                   "dense.*kernel" = c(NA, "model"),
+                   "dense.*bias" = "model")
+  expect_s3_class(lm, "kerasmesh_layout_map")
+  expect_identical(names(lm), c("dense.*kernel", "dense.*bias"))
+  expect_identical(length(lm), 2L)
+  expect_identical(as.list(lm)[["dense.*kernel"]], c(NA, "model"))
+})
+
+test_that("rules can be added with [[<- and [<- and removed with NULL", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh())
+  lm[["dense.*kernel"]] <- c(NA, "model")
+  lm["dense.*bias"] <- list("model")
+  lm["conv.*kernel"] <- list(NULL, NULL, NULL, "model")
+  expect_identical(names(lm), c("dense.*kernel", "dense.*bias",
+                                "conv.*kernel"))
+  expect_identical(as.list(lm)[["conv.*kernel"]], c(NA, NA, NA, "model"))
+  lm[["dense.*bias"]] <- NULL
+  expect_identical(names(lm), c("dense.*kernel", "conv.*kernel"))
+  lm[c("a", "b")] <- list("data", c(NA, "model"))
+  expect_identical(names(lm)[3:4], c("a", "b"))
+})
+
+test_that("layout maps have value semantics", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(), "dense.*kernel" = c(NA, "model"))
+  copy <- lm
+  copy[["dense.*bias"]] <- "model"
+  expect_identical(length(lm), 1L)
+  expect_identical(length(copy), 2L)
+  expect_identical(length(reticulate::r_to_py(lm)), 1L)
+})
+
+test_that("[[ resolves a path as Keras does", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(),
+                   "dense.*kernel" = c(NA, "model"),
+                   "dense/bias" = "model")
+  expect_identical(lm[["dense_1/kernel"]], c(NA, "model"))
+  expect_identical(lm[["dense/bias"]], "model")
+  # fullmatch: a rule must match the whole path
+  expect_null(lm[["sequential/dense/kernel"]])
+  expect_null(lm[["conv2d/kernel"]])
+  py <- reticulate::r_to_py(lm)
+  expect_identical(
+    py$`__getitem__`("dense_1/kernel")$axes,
+    list(NULL, "model")
+  )
+})
+
+test_that("a path matching several rules is an error, as in Keras", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(), ".*kernel" = c(NA, "model"),
+                   "dense.*" = c("model", NA))
+  expect_error(lm[["dense/kernel"]], class = "kerasmesh_error_layout_ambiguous")
+  expect_snapshot(lm[["dense/kernel"]], error = TRUE)
+})
+
+test_that("a layout map prints its rules under the mesh", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(),
+                   "dense.*kernel" = c(NA, "model"),
+                   "dense.*bias" = "model")
+  expect_snapshot(print(lm))
+  expect_snapshot(print(layout_map(book_mesh())))
+})
+
+test_that("r_to_py() gives a Keras LayoutMap that ModelParallel accepts", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(), "dense.*kernel" = c(NA, "model"))
+  dist <- keras()$distribution$ModelParallel(layout_map = lm,
+                                             batch_dim_name = "data")
+  expect_s3_class(dist, "keras.src.distribution.distribution_lib.ModelParallel")
+})
+
+test_that("bad rules give classed errors when they are added", {
+  skip_if_no_keras()
+  mesh <- book_mesh()
+  lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
+  expect_error(layout_map(mesh, k = c(NA, "modle")),
+               class = "kerasmesh_error_layout_axes")
+  expect_error(layout_map(mesh, k = c("model", "model")),
+               class = "kerasmesh_error_layout_axes")
+  expect_error(layout_map(mesh, "dense[" = "model"),
+               class = "kerasmesh_error_layout_key")
+  expect_error(lm[[1]] <- "model", class = "kerasmesh_error_layout_key")
+  expect_error(lm[["dense.*kernel"]] <- "model",
+               class = "kerasmesh_error_layout_key_exists")
+  expect_error(lm[["k"]] <- 3, class = "kerasmesh_error_layout_axes")
+  expect_error(layout_map(mesh, c(NA, "model")),
+               class = "kerasmesh_error_layout_key")
+  expect_error(layout_map("mesh"), class = "kerasmesh_error_device_mesh")
+  expect_snapshot(error = TRUE, {
+    layout_map(mesh, k = c(NA, "modle"))
+    layout_map(mesh, k = c("model", "model"))
+    layout_map(mesh, "dense[" = "model")
+    lm[[1]] <- "model"
+    lm[["dense.*kernel"]] <- "model"
+  })
+  # The failed assignments left the map as it was.
+  expect_identical(names(lm), "dense.*kernel")
+})

@@ -1,0 +1,64 @@
+test_that("library(kerasmesh) does not start Python", {
+  skip_if_not_installed("callr")
+  started <- callr::r(function() {
+    library(kerasmesh)
+    reticulate::py_available(initialize = FALSE)
+  })
+  expect_false(started)
+})
+
+test_that("loading sets KERAS_BACKEND=jax unless a backend was chosen", {
+  skip_if_not_installed("callr")
+  backends <- callr::r(function() {
+    Sys.unsetenv("KERAS_BACKEND")
+    loadNamespace("kerasmesh")
+    Sys.getenv("KERAS_BACKEND")
+  })
+  expect_identical(backends, "jax")
+  chosen <- callr::r(function() {
+    Sys.setenv(KERAS_BACKEND = "torch")
+    loadNamespace("kerasmesh")
+    Sys.getenv("KERAS_BACKEND")
+  })
+  expect_identical(chosen, "torch")
+})
+
+test_that("Python errors become R conditions with the Python type", {
+  skip_if_no_keras()
+  err <- expect_error(
+    kerasmesh:::shim_call("errors.describe_value"),
+    class = "kerasmesh_error_python"
+  )
+  expect_identical(err$python_type, "TypeError")
+  err <- expect_error(
+    kerasmesh:::with_python_errors(reticulate::py_eval("1/0")),
+    class = "kerasmesh_error_python"
+  )
+  expect_identical(err$python_type, "ZeroDivisionError")
+  expect_match(err$python_message, "division by zero")
+  expect_snapshot(
+    kerasmesh:::with_python_errors(reticulate::py_eval("1/0")),
+    error = TRUE
+  )
+  # The session stays usable.
+  expect_identical(reticulate::py_eval("1 + 1"), 2L)
+})
+
+test_that("another Keras backend gives a classed error", {
+  skip_if_not_installed("callr")
+  skip_if_no_keras()
+  classes <- callr::r(function() {
+    Sys.setenv(KERAS_BACKEND = "numpy")
+    err <- tryCatch(kerasmesh::data_parallel(), error = identity)
+    mesh <- tryCatch(kerasmesh::device_mesh(c(a = 1)), error = identity)
+    c(class(err)[1], conditionMessage(err), class(mesh)[1])
+  })
+  expect_identical(classes[1], "kerasmesh_error_backend")
+  expect_match(classes[2], "numpy")
+  expect_identical(classes[3], "kerasmesh_error_backend")
+})
+
+test_that("keras_available() finds the virtualenv", {
+  skip_if_no_keras()
+  expect_true(keras_available())
+})

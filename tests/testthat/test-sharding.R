@@ -1,0 +1,59 @@
+test_that("a (NA, 'model') kernel on 2 x 4 holds a quarter per device", {
+  skip_if_no_keras()
+  model <- with_distribution(model_parallel(book_layout()), {
+    train_mlp(build_mlp(), mlp_data(), epochs = 1L)
+  })
+  sharding <- variable_sharding(model)
+  expect_s3_class(sharding, "kerasmesh_sharding")
+  kernel <- sharding[sharding$path == "sequential/dense/kernel", ]
+  expect_identical(kernel$shape[[1]], c(32L, 64L))
+  expect_identical(kernel$axes[[1]], c(NA, "model"))
+  expect_identical(kernel$shard_shape[[1]], c(32L, 16L))
+  expect_identical(kernel$copies, 2L)
+  expect_identical(kernel$bytes, 32 * 64 * 4)
+  expect_identical(kernel$device_bytes, kernel$bytes / 4)
+})
+
+test_that("the optimizer's slots are sharded like their variables", {
+  skip_if_no_keras()
+  model <- with_distribution(model_parallel(book_layout()), {
+    train_mlp(build_mlp(), mlp_data(), epochs = 1L)
+  })
+  sharding <- variable_sharding(model)
+  slots <- sharding[grepl("sequential_dense_kernel_(momentum|velocity)$",
+                          sharding$path), ]
+  expect_identical(nrow(slots), 2L)
+  expect_identical(unique(slots$source), "optimizer")
+  expect_identical(slots$axes, rep(list(c(NA, "model")), 2))
+  expect_identical(slots$device_bytes, rep(32 * 64 * 4 / 4, 2))
+})
+
+test_that("per-device totals come from the placed shards", {
+  skip_if_no_keras()
+  model <- with_distribution(model_parallel(book_layout()), build_mlp())
+  sharding <- variable_sharding(model)
+  per_device <- attr(sharding, "per_device")
+  expect_identical(per_device$device, paste0("cpu:", 0:7))
+  expect_identical(per_device$bytes[1], sum(sharding$device_bytes))
+})
+
+test_that("a sharding report prints within 80 columns", {
+  skip_if_no_keras()
+  model <- with_distribution(model_parallel(book_layout()), {
+    train_mlp(build_mlp(), mlp_data(), epochs = 1L)
+  })
+  sharding <- variable_sharding(model)
+  lines <- format(sharding, width = 80)
+  expect_true(all(nchar(lines) <= 80))
+  expect_snapshot(print(sharding))
+})
+
+test_that("variable_sharding() rejects what is not a model", {
+  skip_if_no_keras()
+  expect_error(variable_sharding("model"), class = "kerasmesh_error_model")
+})
+
+test_that("format_bytes() uses powers of 1000", {
+  expect_identical(format_bytes(c(512, 2048, 6.2e9)),
+                   c("512 B", "2.05 kB", "6.2 GB"))
+})

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Installs what kerasmesh needs; a second run only checks and takes seconds.
+#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf
+#   - a Python (>= 3.11) virtualenv at $KERASMESH_VENV with keras and jax
+#   - the kerasmesh R package itself
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${KERASMESH_VENV:-$HOME/.virtualenvs/r-keras}"
+DEBIAN_PACKAGES=(
+  r-base-core r-base-dev r-cran-reticulate r-cran-cli r-cran-rlang
+  r-cran-testthat r-cran-withr r-cran-callr r-cran-processx r-cran-knitr
+  r-cran-rmarkdown r-cran-roxygen2 pandoc qpdf
+  r-cran-ggplot2 r-cran-png
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  [ "$status" = "install ok installed" ] || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  as_root apt-get update -q
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
+fi
+
+pick_python() {
+  for candidate in "${KERASMESH_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$candidate" ] || continue
+    command -v "$candidate" >/dev/null 2>&1 || continue
+    if "$candidate" -c 'import sys, sysconfig, venv
+ok = sys.version_info >= (3, 11) and sysconfig.get_config_var("Py_ENABLE_SHARED")
+sys.exit(0 if ok else 1)' 2>/dev/null; then
+      echo "$candidate"; return 0
+    fi
+  done
+  return 1
+}
+
+if [ ! -x "$VENV/bin/python" ]; then
+  python="$(pick_python)" || {
+    echo "setup: no Python >= 3.11 with a shared libpython found;" \
+         "set KERASMESH_PYTHON" >&2
+    exit 1
+  }
+  echo "setup: creating virtualenv $VENV with $python"
+  "$python" -m venv "$VENV"
+fi
+
+if ! "$VENV/bin/python" - <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+from packaging.requirements import Requirement
+for line in open("tools/requirements.txt"):
+    line = line.split("#")[0].strip()
+    if line:
+        req = Requirement(line)
+        if not req.specifier.contains(version(req.name), prereleases=True):
+            sys.exit(1)
+PY
+then
+  echo "setup: installing Python packages into $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    -r tools/requirements.txt
+fi
+
+stamp=".setup-stamp"
+digest="$(find DESCRIPTION NAMESPACE R inst man -type f \
+  -not -path '*__pycache__*' -print0 | sort -z | xargs -0 md5sum | md5sum)"
+installed="$(Rscript -e 'cat(nzchar(system.file(package = "kerasmesh")))')"
+if [ "$installed" != "TRUE" ] || [ ! -f "$stamp" ] || \
+   [ "$(cat "$stamp")" != "$digest" ]; then
+  echo "setup: installing the kerasmesh R package"
+  R CMD INSTALL --no-test-load . >/dev/null
+  echo "$digest" > "$stamp"
+fi
+echo "setup: ready (virtualenv $VENV)"
