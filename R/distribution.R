@@ -79,6 +79,12 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' `kerasmesh_error_model_placement` instead of a late device error from
 #' JAX.
 #'
+#' Under a [model_parallel()] distribution these methods also check the
+#' model's layout and the batch first (see [check_layout()]): a batch size
+#' the batch axis can't divide, or any other layout problem that would
+#' crash, is an error naming the variable and the rule. Turn this off with
+#' `options(kerasmesh.check_layout = FALSE)`.
+#'
 #' `with_distribution()` and `local_distribution()` follow withr: they set
 #' the distribution for the duration of `code` or of the calling function,
 #' and restore the previous one afterwards, also when an error occurs.
@@ -108,6 +114,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' variable_sharding(model)
 #' get_distribution()
 set_distribution <- function(x) {
+  sync_layout_checks()
   previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
   invisible(wrap_distribution(previous))
 }
@@ -121,6 +128,7 @@ get_distribution <- function() {
 #' @rdname set_distribution
 #' @export
 with_distribution <- function(x, code) {
+  sync_layout_checks()
   previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
   on.exit(shim_call("distribution.set_distribution", previous), add = TRUE)
   with_python_errors(code)
@@ -129,6 +137,7 @@ with_distribution <- function(x, code) {
 #' @rdname set_distribution
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame()) {
+  sync_layout_checks()
   previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
   defer(shim_call("distribution.set_distribution", previous), .local_envir)
   invisible(wrap_distribution(previous))

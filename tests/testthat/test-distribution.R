@@ -129,3 +129,32 @@ test_that("data-parallel training on 8 devices equals single-device training", {
   expect_lte(max_abs_diff(variable_values(replicated),
                           variable_values(reference)), 1e-5)
 })
+
+test_that("training under model_parallel() checks the batch size first", {
+  skip_if_no_keras()
+  data <- mlp_data(n = 30)
+  expect_error(
+    with_distribution(model_parallel(book_layout()), {
+      model <- build_mlp()
+      model$fit(data$x, data$y, batch_size = 15L, epochs = 1L, verbose = 0L)
+    }),
+    class = "kerasmesh_error_batch_size"
+  )
+  expect_null(get_distribution())
+})
+
+test_that("options(kerasmesh.check_layout = FALSE) turns the check off", {
+  skip_if_no_keras()
+  withr::local_options(kerasmesh.check_layout = FALSE)
+  data <- mlp_data(n = 30)
+  # Keras itself then fails, later and without naming the batch axis.
+  err <- expect_error(
+    with_distribution(model_parallel(book_layout()), {
+      model <- build_mlp()
+      model$fit(data$x, data$y, batch_size = 15L, epochs = 1L, verbose = 0L)
+    }),
+    class = "kerasmesh_error_python"
+  )
+  expect_false(inherits(err, "kerasmesh_error_batch_size"))
+  expect_false(kerasmesh:::shim_call("plan.set_auto_check", TRUE))
+})

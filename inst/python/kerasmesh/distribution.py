@@ -9,6 +9,7 @@ from .backend import require_backend
 from .errors import KerasmeshError, describe_value, quoted
 from .layout import describe_layout_map
 from .mesh import describe_mesh, resolve_devices
+from .plan import checked_model_parallel
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
                    "test_on_batch", "predict_on_batch")
@@ -75,6 +76,9 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
                    auto_shard_dataset: bool = True) -> dict:
     """A ModelParallel distribution whose batch axis is a mesh axis.
 
+    Its variables' layouts are checked as they are created, so a layout
+    that can't apply names the variable and the rule.
+
     Raises:
         KerasmeshError: kind `batch_dim_name` for an axis not in the mesh.
     """
@@ -90,9 +94,8 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
             "batch_dim_name", "`batch_dim_name` must be an axis of the mesh.",
             [("x", f"Received {describe_value(batch_dim_name)}."),
              ("i", f"The mesh's axes are {', '.join(quoted(axes))}.")])
-    dist = keras.distribution.ModelParallel(
-        layout_map=layout_map, batch_dim_name=batch_dim_name,
-        auto_shard_dataset=bool(auto_shard_dataset))
+    dist = checked_model_parallel(layout_map, batch_dim_name,
+                                  auto_shard_dataset)
     return describe_distribution(dist)
 
 
@@ -182,6 +185,9 @@ def check_placement(model: Any, dist: Any = None) -> None:
 def install_placement_guard() -> None:
     """Make Keras's training and inference methods check placement first.
 
+    They also check the batch and the layout against a ModelParallel
+    distribution (`plan.check_before_training()`).
+
     Installed once, when kerasmesh first sets a distribution; a no-op while
     no distribution is set.
     """
@@ -197,7 +203,10 @@ def install_placement_guard() -> None:
 def _guarded(method):
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        from .plan import check_before_training
+
         check_placement(self)
+        check_before_training(self, method.__name__, args, kwargs)
         return method(self, *args, **kwargs)
 
     wrapper._kerasmesh_guard = True

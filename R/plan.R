@@ -1,0 +1,595 @@
+#' Plan a layout before Keras allocates anything
+#'
+#' Works out, from shapes alone, how a [layout_map()] (or a
+#' [model_parallel()] distribution) would place each variable of a model
+#' on the mesh: the rule that matches it, how it is split, what one device
+#' holds, and what would go wrong. Keras only applies a layout map when it
+#' creates variables, and fails late or silently; `layout_plan()` finds
+#' these problems first:
+#'
+#' * a rule that matches no variable, which leaves the variables it was
+#'   meant for fully replicated (with a hint when a leading `.*` or the
+#'   model's name as a prefix would make it match; functional models' paths
+#'   look like `dense/kernel`, Sequential ones' like
+#'   `sequential/dense/kernel`);
+#' * a variable matched by several rules (Keras raises when it creates it);
+#' * a layout shorter than the variable's rank, which Keras pads with `NA`
+#'   without a word, so `"model"` alone on a kernel splits its first
+#'   dimension; and one longer than the rank, which JAX refuses;
+#' * a dimension that its mesh axes can't divide evenly;
+#' * a mesh axis that the mesh doesn't have (in a rule, or as the batch
+#'   axis);
+#' * a `batch_size` that the batch axis can't divide.
+#'
+#' No weights are allocated. When `model` is a function, it is called with
+#' Keras variables created shape-only (inside Keras's `StatelessScope`, with
+#' initialization deferred and then dropped, and with no distribution set),
+#' so a model of billions of parameters plans in a second on a laptop. The
+#' model returned by the function is not kept: build the real one later,
+#' under the distribution.
+#'
+#' @param model A built Keras model, or a function of no arguments that
+#'   builds and returns one (preferred: nothing is allocated).
+#' @param layout A [layout_map()] or a [model_parallel()] distribution (or
+#'   the Keras `LayoutMap` or `ModelParallel` they wrap). With a layout map,
+#'   the batch axis is the mesh's first axis, as in Keras.
+#' @param batch_size The global batch size to check against the batch axis,
+#'   or `NULL`.
+#' @param optimizer An optimizer name such as `"adam"` or a Keras optimizer,
+#'   whose slot variables are counted (a copy is built shape-only; yours is
+#'   not touched). `NULL` counts the model's compiled optimizer if it has
+#'   one, and otherwise no slots.
+#' @return A `kerasmesh_layout_plan`: a data frame with one row per model
+#'   variable and columns
+#'   * `path`, `shape` (list of integer vectors), `dtype`, `trainable`;
+#'   * `rule`: the key of the rule that decides the layout, `NA` if none;
+#'   * `axes` (list): the mesh axis each dimension is split over, `NA` when
+#'     not split, after Keras's padding;
+#'   * `shard_shape` (list): the block one device holds; `copies`: how many
+#'     devices hold each block;
+#'   * `bytes`: the whole variable; `device_bytes`: what one device holds;
+#'   * `problem`: a short description of what is wrong, `NA` if nothing.
+#'
+#'   Variables whose layout would fail are counted as replicated. Subsets
+#'   and `as.data.frame()` are plain data frames.
+#'
+#'   [summary()] gives a list of totals: `parameters`, `bytes` (all
+#'   weights); per device, `device_weights`, `device_gradients` (trainable
+#'   variables), `device_optimizer` (slots, laid out like their variables,
+#'   and counters) and their sum `device_total`; the same for a fully
+#'   replicated model as `replicated_weights`, `replicated_gradients`,
+#'   `replicated_optimizer`, `replicated_total`; `optimizer` (its class, or
+#'   `NULL`) and `slots` (per trainable variable: 2 for Adam); the batch
+#'   axis `batch_dim_name`, its size `batch_ways`, `batch_size` and
+#'   `device_batch`; and `unmatched`, the keys of rules that match nothing.
+#' @seealso [check_layout()] to turn the problems into errors and warnings;
+#'   [variable_sharding()] for where a built model's variables really are.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
+#'                  "dense/bias" = "model")
+#' keras <- reticulate::import("keras")
+#' build <- function() {
+#'   keras$Sequential(list(
+#'     keras$Input(shape = list(16L)),
+#'     keras$layers$Dense(64L, activation = "relu"),
+#'     keras$layers$Dense(8L)
+#'   ))
+#' }
+#' plan <- layout_plan(build, lm, batch_size = 32, optimizer = "adam")
+#' plan
+#' summary(plan)
+layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL) {
+  call <- rlang::current_env()
+  source <- plan_layout_source(layout, call = call)
+  if (!is.null(batch_size)) {
+    batch_size <- check_count(batch_size)
+  }
+  optimizer <- plan_optimizer_arg(optimizer, call = call)
+  model <- plan_model(model, call = call)
+  new_layout_plan(shim_call(
+    "plan.plan_layout", model, source$layout, batch_size, optimizer,
+    source$batch_dim_name, call = call
+  ))
+}
+
+#' Check a layout before training
+#'
+#' Runs [layout_plan()] and turns its problems into conditions: an error
+#' for anything that would crash when Keras creates the variables or splits
+#' a batch, and warnings for what would silently replicate or mis-shard
+#' variables. Messages name the variable and the rule.
+#'
+#' | Problem | Class |
+#' |---|---|
+#' | several rules match a variable | `kerasmesh_error_layout_ambiguous` |
+#' | layout longer than the rank | `kerasmesh_error_layout_rank` |
+#' | indivisible dimension | `kerasmesh_error_layout_divisibility` |
+#' | axis not in the mesh | `kerasmesh_error_layout_axes` |
+#' | batch size the axis can't divide | `kerasmesh_error_batch_size` |
+#' | rule that matches nothing | `kerasmesh_warning_unmatched_rule` |
+#' | layout shorter than the rank | `kerasmesh_warning_layout_rank` |
+#'
+#' One error is signalled for all the problems that would crash: its class
+#' holds the class of each kind of problem found, then
+#' `kerasmesh_error_layout_plan` and `kerasmesh_error`; the first problem is
+#' spelled out and the others listed. Warnings come first, one per kind of
+#' problem, with classes `kerasmesh_warning_<kind>`,
+#' `kerasmesh_warning_layout_plan` and `kerasmesh_warning`. Both carry the
+#' plan (field `plan`) and their problems (field `problems`, a data frame).
+#'
+#' @section Checking automatically:
+#' `check_layout()` is most useful before the model exists, with a builder
+#' function: a layout that can't work then fails in a second, not after
+#' minutes of allocation. kerasmesh also checks on its own when a model
+#' trains under a [model_parallel()] distribution set with
+#' [set_distribution()] or [with_distribution()]: `fit()`, `evaluate()` and
+#' `predict()` first plan the model against the distribution's layout map,
+#' with the call's batch size (32 when not given) and sample count, so a
+#' batch size or a last batch that the batch axis can't divide is an error
+#' of class `kerasmesh_error_batch_size` before the first step, and rules
+#' that match nothing are reported once per model. Turn this off with
+#' `options(kerasmesh.check_layout = FALSE)`.
+#'
+#' @inheritParams layout_plan
+#' @param ... Passed to [layout_plan()]: `batch_size`, `optimizer`.
+#' @return The plan, invisibly, when nothing would crash.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' keras <- reticulate::import("keras")
+#' build <- function() {
+#'   keras$Sequential(list(keras$Input(shape = list(16L)),
+#'                         keras$layers$Dense(6L, name = "dense")))
+#' }
+#' # "dense/kernel" misses "sequential/dense/kernel": a warning.
+#' lm <- layout_map(mesh, "dense/kernel" = c(NA, "model"))
+#' try(check_layout(build, lm))
+#' # 6 units can't be split 4 ways: an error.
+#' lm <- layout_map(mesh, ".*kernel" = c(NA, "model"))
+#' try(check_layout(build, lm))
+check_layout <- function(model, layout, ...) {
+  plan <- layout_plan(model, layout, ...)
+  signal_plan_problems(plan, call = rlang::current_env())
+  invisible(plan)
+}
+
+#' @export
+format.kerasmesh_layout_plan <- function(x, ..., n = 20,
+                                         width = cli::console_width()) {
+  summary <- attr(x, "summary")
+  if (is.null(summary)) {
+    return(utils::capture.output(print(as.data.frame(x))))
+  }
+  rows <- nrow(x)
+  header <- sprintf(
+    "<kerasmesh_layout_plan> %d variable%s on a %s", rows,
+    if (rows == 1) "" else "s", mesh_summary(attr(x, "mesh"))
+  )
+  out <- header
+  if (rows > 0) {
+    shown <- x[seq_len(min(rows, n)), , drop = FALSE]
+    out <- c(out, format_plan_table(shown, attr(x, "problems"), width))
+    if (rows > n) {
+      out <- c(out, sprintf("  ... and %d more variable%s", rows - n,
+                            if (rows - n == 1) "" else "s"))
+    }
+  }
+  c(out, format_plan_totals(summary), format_plan_problems(x, width))
+}
+
+#' @export
+print.kerasmesh_layout_plan <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+# Subsets are plain data frames: the plan's totals describe all its rows.
+#' @export
+`[.kerasmesh_layout_plan` <- function(x, ...) {
+  out <- NextMethod()
+  if (is.data.frame(out)) as.data.frame.kerasmesh_layout_plan(out) else out
+}
+
+#' @export
+as.data.frame.kerasmesh_layout_plan <- function(x, ...) {
+  for (a in c("summary", "problems", "rules", "mesh")) {
+    attr(x, a) <- NULL
+  }
+  class(x) <- "data.frame"
+  x
+}
+
+#' @export
+summary.kerasmesh_layout_plan <- function(object, ...) {
+  s <- attr(object, "summary")
+  problems <- attr(object, "problems")
+  structure(
+    c(s, list(
+      mesh = attr(object, "mesh"),
+      rules = attr(object, "rules"),
+      errors = sum(problems$severity == "error"),
+      warnings = sum(problems$severity == "warning")
+    )),
+    class = "kerasmesh_layout_plan_summary"
+  )
+}
+
+#' @export
+format.kerasmesh_layout_plan_summary <- function(x, ...) {
+  rules <- x$rules
+  unmatched <- x$unmatched
+  c(
+    sprintf("<kerasmesh_layout_plan_summary> model \"%s\"", x$model),
+    sprintf("Mesh:        %s", mesh_summary(x$mesh)),
+    sprintf("Variables:   %s (%s trainable), %s",
+            plan_count(x$variables), plan_count(x$trainable),
+            plan_plural(nrow(rules), "rule")),
+    sprintf("Parameters:  %s (%s in %s)", plan_count(x$parameters),
+            format_bytes(x$bytes), paste(x$dtypes, collapse = ", ")),
+    "Memory:",
+    format_plan_memory(x),
+    if (is.null(x$optimizer)) {
+      "  No optimizer given: pass `optimizer` to count its slots."
+    },
+    sprintf("Batch:       %s", format_plan_batch(x)),
+    sprintf("Unmatched:   %s", if (length(unmatched)) {
+      paste0('"', unmatched, '"', collapse = ", ")
+    } else {
+      "none"
+    }),
+    sprintf("Problems:    %s, %s", plan_plural(x$errors, "error"),
+            plan_plural(x$warnings, "warning"))
+  )
+}
+
+#' @export
+print.kerasmesh_layout_plan_summary <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+# Runs check_layout() when a model is about to train under a model-parallel
+# distribution, unless `options(kerasmesh.check_layout = FALSE)`. For R code
+# that trains a model on the user's behalf; returns the plan or NULL.
+maybe_check_layout <- function(model, distribution, batch_size = NULL,
+                               optimizer = NULL) {
+  if (!layout_checks_enabled()) {
+    return(invisible(NULL))
+  }
+  if (!inherits(distribution, "kerasmesh_model_parallel") &&
+      !inherits(distribution,
+                "keras.src.distribution.distribution_lib.ModelParallel")) {
+    return(invisible(NULL))
+  }
+  check_layout(model, distribution, batch_size = batch_size,
+               optimizer = optimizer)
+}
+
+layout_checks_enabled <- function() {
+  isTRUE(getOption("kerasmesh.check_layout", TRUE))
+}
+
+# Tells the shim whether Keras's fit()/evaluate()/predict() check the layout
+# first (plan.check_before_training); call before setting a distribution.
+sync_layout_checks <- function() {
+  shim_call("plan.set_auto_check", layout_checks_enabled())
+}
+
+# -- arguments --------------------------------------------------------------
+
+plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
+                               call = rlang::caller_env()) {
+  if (inherits(layout, "kerasmesh_model_parallel")) {
+    return(list(
+      layout = .subset2(.subset2(layout, "layout_map"), "py"),
+      batch_dim_name = .subset2(layout, "batch_dim_name")
+    ))
+  }
+  if (inherits(layout, "kerasmesh_layout_map")) {
+    return(list(layout = .subset2(layout, "py"), batch_dim_name = NULL))
+  }
+  keras_classes <- paste0("keras.src.distribution.distribution_lib.",
+                          c("LayoutMap", "ModelParallel"))
+  if (inherits(layout, keras_classes)) {
+    return(list(layout = layout, batch_dim_name = NULL))
+  }
+  kerasmesh_abort(
+    c("{.arg {arg}} must be a layout map or a model-parallel distribution.",
+      x = "Received {.obj_type_friendly {layout}}.",
+      i = if (inherits(layout, "kerasmesh_distribution")) {
+        "A data-parallel distribution replicates every variable: there is
+         no layout to plan."
+      } else {
+        "Create one with {.fn layout_map} or {.fn model_parallel}."
+      }),
+    kind = "layout_map", call = call
+  )
+}
+
+plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
+  if (is.null(optimizer) || inherits(optimizer, "python.builtin.object")) {
+    return(optimizer)
+  }
+  if (is.character(optimizer) && length(optimizer) == 1 &&
+      !is.na(optimizer) && nzchar(optimizer)) {
+    return(optimizer)
+  }
+  kerasmesh_abort(
+    c("{.arg optimizer} must be an optimizer name or a Keras optimizer.",
+      x = "Received {.obj_type_friendly {optimizer}}.",
+      i = 'For example {.code "adam"}.'),
+    kind = "optimizer", call = call
+  )
+}
+
+# A Keras model, or the model an R builder function returns, built
+# shape-only. Python callables are called by the shim in the same scope.
+plan_model <- function(model, arg = rlang::caller_arg(model),
+                       call = rlang::caller_env()) {
+  if (inherits(model, "python.builtin.object")) {
+    return(model)
+  }
+  if (!is.function(model)) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be a Keras model or a function that builds one.",
+        x = "Received {.obj_type_friendly {model}}."),
+      kind = "model", call = call
+    )
+  }
+  scope <- shim_call("plan.shape_only", call = call)
+  with_python_errors(scope$`__enter__`(), call = call)
+  on.exit(with_python_errors(scope$`__exit__`(NULL, NULL, NULL),
+                             call = call), add = TRUE)
+  model()
+}
+
+# -- the plan object --------------------------------------------------------
+
+new_layout_plan <- function(desc) {
+  cols <- desc$variables
+  df <- data.frame(path = plan_chr(cols$path), stringsAsFactors = FALSE)
+  df$shape <- lapply(cols$shape, plan_dims)
+  df$dtype <- plan_chr(cols$dtype)
+  df$trainable <- as.logical(unlist(cols$trainable))
+  df$rule <- plan_chr(cols$rule)
+  df$axes <- lapply(cols$axes, plan_axes)
+  df$shard_shape <- lapply(cols$shard_shape, plan_dims)
+  df$copies <- as.integer(unlist(cols$copies))
+  df$bytes <- as.numeric(unlist(cols$bytes))
+  df$device_bytes <- as.numeric(unlist(cols$device_bytes))
+  df$problem <- plan_chr(cols$problem)
+  if (length(cols$path) == 0) {
+    df <- df[0, , drop = FALSE]
+  }
+  summary <- desc$summary
+  summary$unmatched <- as.character(unlist(summary$unmatched))
+  summary$dtypes <- as.character(unlist(summary$dtypes))
+  rules <- data.frame(key = plan_chr(desc$rules$key), stringsAsFactors = FALSE)
+  rules$axes <- lapply(desc$rules$axes, plan_axes)
+  rules$variables <- as.integer(unlist(desc$rules$variables))
+  if (length(desc$rules$key) == 0) {
+    rules <- rules[0, , drop = FALSE]
+  }
+  attr(df, "summary") <- summary
+  attr(df, "problems") <- new_plan_problems(desc$problems)
+  attr(df, "rules") <- rules
+  attr(df, "mesh") <- new_device_mesh(desc$mesh)
+  class(df) <- c("kerasmesh_layout_plan", "data.frame")
+  df
+}
+
+new_plan_problems <- function(problems) {
+  field <- function(name) {
+    vapply(problems, function(p) p[[name]] %||% NA_character_, character(1))
+  }
+  out <- data.frame(
+    severity = field("severity"), kind = field("kind"), path = field("path"),
+    rule = field("rule"), message = field("message"),
+    stringsAsFactors = FALSE
+  )
+  out$bullets <- lapply(problems, function(p) {
+    stats::setNames(
+      vapply(p$bullets, function(b) b[[2]], character(1)),
+      vapply(p$bullets, function(b) b[[1]], character(1))
+    )
+  })
+  out
+}
+
+plan_chr <- function(x) {
+  if (is.character(x)) {
+    return(x)
+  }
+  vapply(x, function(e) if (is.null(e)) NA_character_ else as.character(e),
+         character(1), USE.NAMES = FALSE)
+}
+
+# Whole numbers as integers, unless one is too large for R's integers.
+plan_dims <- function(x) {
+  x <- as.numeric(unlist(x))
+  if (all(x <= .Machine$integer.max)) as.integer(x) else x
+}
+
+plan_axes <- function(x) {
+  vapply(x, function(a) {
+    if (is.null(a)) NA_character_ else paste(unlist(a), collapse = "+")
+  }, character(1), USE.NAMES = FALSE)
+}
+
+# -- conditions -------------------------------------------------------------
+
+signal_plan_problems <- function(plan, call = rlang::caller_env()) {
+  problems <- attr(plan, "problems")
+  warnings <- problems[problems$severity == "warning", , drop = FALSE]
+  for (kind in unique(warnings$kind)) {
+    these <- warnings[warnings$kind == kind, , drop = FALSE]
+    cli::cli_warn(
+      plan_condition_message(these),
+      class = c(paste0("kerasmesh_warning_", kind),
+                "kerasmesh_warning_layout_plan", "kerasmesh_warning"),
+      plan = plan, problems = these
+    )
+  }
+  errors <- problems[problems$severity == "error", , drop = FALSE]
+  if (nrow(errors) > 0) {
+    cli::cli_abort(
+      plan_condition_message(errors),
+      class = c(paste0("kerasmesh_error_", unique(errors$kind)),
+                "kerasmesh_error_layout_plan", "kerasmesh_error"),
+      plan = plan, problems = errors, call = call
+    )
+  }
+  invisible(plan)
+}
+
+# The first problem in full, the others by their first line.
+plan_condition_message <- function(problems, max_listed = 5) {
+  first <- c(cli_escape(problems$message[[1]]),
+             cli_escape(problems$bullets[[1]]))
+  rest <- problems$message[-1]
+  if (length(rest) == 0) {
+    return(first)
+  }
+  listed <- utils::head(rest, max_listed)
+  more <- length(rest) - length(listed)
+  c(first,
+    i = sprintf("%d more problem%s:", length(rest),
+                if (length(rest) == 1) "" else "s"),
+    stats::setNames(cli_escape(listed), rep("*", length(listed))),
+    if (more > 0) c("*" = sprintf("... and %d more.", more)))
+}
+
+# -- formatting -------------------------------------------------------------
+
+format_plan_table <- function(x, problems, width) {
+  marked <- function(severity) {
+    problems$path[!is.na(problems$path) & problems$severity == severity]
+  }
+  status <- ifelse(x$path %in% marked("error"), "x",
+                   ifelse(x$path %in% marked("warning"), "!", " "))
+  rule <- ifelse(is.na(x$rule), "-", x$rule)
+  cols <- data.frame(
+    shape = vapply(x$shape, format_dims, ""),
+    axes = vapply(x$axes, format_axes_short, ""),
+    shard = vapply(x$shard_shape, format_dims, ""),
+    per_device = format_bytes(x$device_bytes),
+    stringsAsFactors = FALSE
+  )
+  path_width <- max(nchar(c("path", x$path)))
+  rule_width <- max(nchar(c("rule", rule)))
+  # Two spaces of margin, and two between columns (status, path, rule and
+  # `cols`). The axes column goes first (the shard shape shows the split),
+  # then paths shrink, then rules.
+  excess <- function(cols) {
+    widths <- pmax(vapply(cols, function(c) max(nchar(c)), 1),
+                   nchar(names(cols)))
+    2 + 1 + path_width + rule_width + sum(widths) + 2 * (ncol(cols) + 2) -
+      width
+  }
+  if (excess(cols) > 0) {
+    cols$axes <- NULL
+  }
+  over <- excess(cols)
+  if (over > 0) {
+    cut <- min(over, max(0, path_width - 16))
+    path_width <- path_width - cut
+    rule_width <- max(10, rule_width - (over - cut))
+  }
+  table <- cbind(
+    data.frame(" " = status, path = truncate_left(x$path, path_width),
+               rule = plan_truncate_right(rule, rule_width),
+               check.names = FALSE, stringsAsFactors = FALSE),
+    cols
+  )
+  format_table(table, right = "per_device")
+}
+
+plan_truncate_right <- function(x, width) {
+  long <- nchar(x) > width
+  x[long] <- paste0(substring(x[long], 1, width - 3), "...")
+  x
+}
+
+format_plan_totals <- function(s) {
+  with <- if (is.null(s$optimizer)) {
+    "with gradients (no optimizer given)"
+  } else {
+    sprintf("with gradients and %s slots", s$optimizer)
+  }
+  c(
+    sprintf("Parameters: %s (%s)", plan_count(s$parameters),
+            format_bytes(s$bytes)),
+    sprintf("Per device: %s of weights, %s %s",
+            format_bytes(s$device_weights), format_bytes(s$device_total),
+            with),
+    sprintf("Replicated: %s of weights, %s %s",
+            format_bytes(s$replicated_weights),
+            format_bytes(s$replicated_total), with)
+  )
+}
+
+format_plan_problems <- function(x, width) {
+  problems <- attr(x, "problems")
+  if (is.null(problems) || nrow(problems) == 0) {
+    return("Problems: none")
+  }
+  n_err <- sum(problems$severity == "error")
+  n_warn <- sum(problems$severity == "warning")
+  marks <- ifelse(problems$severity == "error", "x", "!")
+  shown <- utils::head(seq_len(nrow(problems)), 10)
+  c(
+    sprintf("Problems: %s, %s (details: check_layout())",
+            plan_plural(n_err, "error"), plan_plural(n_warn, "warning")),
+    unlist(lapply(shown, function(i) {
+      strwrap(paste(marks[i], times_to_ascii(problems$message[i])),
+              width = width, exdent = 2)
+    })),
+    if (nrow(problems) > 10) {
+      sprintf("... and %d more", nrow(problems) - 10)
+    }
+  )
+}
+
+format_plan_memory <- function(x) {
+  slots <- if (is.null(x$optimizer)) {
+    NULL
+  } else {
+    sprintf("+ %s slots (%s per variable)", x$optimizer,
+            format(x$slots, digits = 3))
+  }
+  labels <- c("weights", "+ gradients", slots)
+  device <- c(x$device_weights, x$device_weights + x$device_gradients,
+              if (!is.null(slots)) x$device_total)
+  replicated <- c(x$replicated_weights,
+                  x$replicated_weights + x$replicated_gradients,
+                  if (!is.null(slots)) x$replicated_total)
+  table <- data.frame(
+    " " = labels, "per device" = format_bytes(device),
+    "fully replicated" = format_bytes(replicated),
+    check.names = FALSE, stringsAsFactors = FALSE
+  )
+  format_table(table, right = c("per device", "fully replicated"))
+}
+
+format_plan_batch <- function(x) {
+  if (is.null(x$batch_size)) {
+    return(sprintf('split over "%s" (%s ways); no batch size given',
+                   x$batch_dim_name,
+                   if (is.null(x$batch_ways)) "?" else x$batch_ways))
+  }
+  sprintf('%d split over "%s" (%s ways): %s per device', x$batch_size,
+          x$batch_dim_name, x$batch_ways %||% "?",
+          if (is.null(x$device_batch)) "?" else format(x$device_batch))
+}
+
+plan_count <- function(x) {
+  format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
+}
+
+plan_plural <- function(n, word) {
+  sprintf("%s %s%s", plan_count(n), word, if (n == 1) "" else "s")
+}

@@ -1,0 +1,72 @@
+# Benchmark: plan the book's model on the 2 x 4 mesh without allocating it.
+#
+# Input 16000 -> Dense 64000 relu -> Dense 8000 sigmoid: 1,536,072,000
+# parameters, 6.1 GB in float32. With kernels and biases split over "model"
+# (4 ways), each device holds a quarter of the weights. Allocating the model
+# under ModelParallel on 8 simulated CPU devices takes over 24 GB;
+# layout_plan() builds it shape-only.
+#
+# Run from the repository root, in a fresh R process:
+#
+#   Rscript bench/book_plan.R
+#
+# Prints the wall time of layout_plan() (the first call, which also builds
+# the model; Python and Keras are started beforehand and timed apart) and
+# the R process's peak resident memory (VmHWM), which includes the embedded
+# Python. Fails unless the plan takes under 5 s and the peak stays under
+# 1.5 GiB.
+
+in_repo <- file.exists("DESCRIPTION")
+if (in_repo && requireNamespace("pkgload", quietly = TRUE)) {
+  pkgload::load_all(".", quiet = TRUE)
+} else {
+  library(kerasmesh)
+}
+
+peak_rss <- function() {
+  line <- grep("^VmHWM:", readLines("/proc/self/status"), value = TRUE)
+  as.numeric(gsub("[^0-9]", "", line)) * 1024
+}
+
+simulate_devices(8)
+start <- Sys.time()
+mesh <- device_mesh(c(data = 2, model = 4))
+keras <- reticulate::import("keras")
+startup <- as.numeric(Sys.time() - start, units = "secs")
+
+book <- function() {
+  inputs <- keras$Input(shape = list(16000L))
+  hidden <- keras$layers$Dense(64000L, activation = "relu")(inputs)
+  outputs <- keras$layers$Dense(8000L, activation = "sigmoid")(hidden)
+  keras$Model(inputs, outputs)
+}
+lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
+                 ".*dense.*bias" = "model")
+
+start <- Sys.time()
+plan <- layout_plan(book, lm, batch_size = 64, optimizer = "adam")
+elapsed <- as.numeric(Sys.time() - start, units = "secs")
+peak <- peak_rss()
+
+print(plan)
+s <- summary(plan)
+cat("\n")
+cat(sprintf("Python, Keras and the mesh started in %.2f s\n", startup))
+cat(sprintf("layout_plan() took %.2f s (limit 5 s)\n", elapsed))
+cat(sprintf("Peak RSS of the R process: %s (%.2f GiB; limit 1.5 GiB)\n",
+            format_bytes(peak), peak / 2^30))
+cat(sprintf("Parameters: %s; per-device weights %s of %s (%.4f)\n",
+            format(s$parameters, big.mark = ",", scientific = FALSE),
+            format_bytes(s$device_weights), format_bytes(s$bytes),
+            s$device_weights / s$bytes))
+
+# Machine-readable lines for bench/run.R.
+cat(sprintf("seconds %.4f\npeak_rss_gib %.4f\n", elapsed, peak / 2^30))
+
+ok <- elapsed < 5 && peak < 1.5 * 2^30 && s$parameters == 1536072000 &&
+  s$device_weights == s$bytes / 4
+if (!ok) {
+  cat("FAIL\n")
+  quit(status = 1)
+}
+cat("OK\n")

@@ -1,0 +1,114 @@
+# `make bench`: kerasmesh beside plain Keras in Python, measured in the same
+# run, each benchmark in fresh processes, reported as ratios.
+# Writes bench/results.csv and prints the table.
+bench_dir <- dirname(normalizePath(sub("^--file=", "", grep(
+  "^--file=", commandArgs(), value = TRUE
+))))
+python <- file.path(Sys.getenv("KERASMESH_VENV",
+                               path.expand("~/.virtualenvs/r-keras")),
+                    "bin", "python")
+reps <- as.integer(Sys.getenv("KERASMESH_BENCH_REPS", "3"))
+Sys.setenv(KERAS_BACKEND = "jax", JAX_PLATFORMS = "cpu",
+           XLA_FLAGS = "--xla_force_host_platform_device_count=8")
+
+# Runs a command; returns its wall time and the "name value" lines it printed.
+run <- function(command, args, timeout = 600) {
+  start <- Sys.time()
+  out <- processx::run(command, args, wd = bench_dir, timeout = timeout,
+                       error_on_status = TRUE, stderr_to_stdout = TRUE)
+  wall <- as.numeric(difftime(Sys.time(), start, units = "secs"))
+  lines <- strsplit(out$stdout, "\n", fixed = TRUE)[[1]]
+  fields <- strsplit(trimws(grep("^[a-z_]+ [-0-9.eE+]+\\s*$", lines,
+                                 value = TRUE)), " +")
+  values <- vapply(fields, function(f) as.numeric(f[[2]]), 1)
+  names(values) <- vapply(fields, function(f) f[[1]], "")
+  list(wall = wall, values = values)
+}
+
+rscript <- file.path(R.home("bin"), "Rscript")
+results <- list()
+add_row <- function(benchmark, metric, unit, better, ours, theirs, note = "") {
+  ratio <- stats::median(ours) / stats::median(theirs)
+  results[[length(results) + 1]] <<- data.frame(
+    benchmark = benchmark, metric = metric, unit = unit, better = better,
+    reps = length(ours),
+    kerasmesh_min = min(ours), kerasmesh_median = stats::median(ours),
+    baseline_min = min(theirs), baseline_median = stats::median(theirs),
+    ratio = ratio, note = note, stringsAsFactors = FALSE
+  )
+  message(sprintf("%-22s %-18s ratio %.3f", benchmark, metric, ratio))
+}
+
+# 1. Training throughput: R drives the same training loop as Python.
+ours <- theirs <- numeric()
+for (i in seq_len(2)) {
+  ours <- c(ours, run(rscript, c("throughput.R", reps))$values)
+  theirs <- c(theirs, run(python, c("throughput.py", reps))$values)
+}
+add_row("training_throughput", "steps per second", "steps/s", "higher",
+        ours, theirs, "2x4 mesh, model parallel, MLP 512-2048-2048-512")
+
+# 2. Start-up, whole fresh processes.
+library_time <- bare_time <- numeric()
+for (i in seq_len(reps + 2)) {
+  library_time <- c(library_time, run(rscript, c("-e", paste(
+    "library(kerasmesh);",
+    "stopifnot(!reticulate::py_available(initialize = FALSE))"
+  )))$wall)
+  bare_time <- c(bare_time, run(rscript, c("-e", "invisible(NULL)"))$wall)
+}
+add_row("startup_library", "library(kerasmesh)", "s", "lower",
+        library_time, bare_time, "baseline: Rscript alone; Python not started")
+mesh_time <- keras_time <- numeric()
+for (i in seq_len(reps)) {
+  mesh_time <- c(mesh_time, run(rscript, c("-e", paste(
+    "library(kerasmesh); simulate_devices(8);",
+    "invisible(device_mesh(c(data = 2, model = 4)))"
+  )))$wall)
+  keras_time <- c(keras_time, run(python, c("-c", paste(
+    "import keras;",
+    "m = keras.distribution.DeviceMesh((2, 4), ['data', 'model']);",
+    "m.backend_mesh"
+  )))$wall)
+}
+add_row("startup_first_mesh", "first device_mesh()", "s", "lower",
+        mesh_time, keras_time, "baseline: python -c import keras + DeviceMesh")
+
+# 3. Layout resolution: 10,000 paths x 100 rules.
+res <- lapply(seq_len(reps), function(i) {
+  run(python, "layout_resolution.py")$values
+})
+add_row("layout_resolution", "10k paths x 100 rules", "s", "lower",
+        vapply(res, function(v) v[["kerasmesh_seconds"]], 1),
+        vapply(res, function(v) v[["keras_seconds"]], 1),
+        "baseline: Keras LayoutMap lookups; results agree rule for rule")
+
+# 4. Planning the book's 1.54-billion-parameter model.
+plan <- lapply(seq_len(reps), function(i) {
+  run(rscript, "book_plan.R")$values
+})
+keras_build <- run(python, c("book_build.py"))$values
+add_row("book_plan_time", "plan 1.54e9 params", "s", "lower",
+        vapply(plan, function(v) v[["seconds"]], 1),
+        keras_build[["seconds"]],
+        "baseline: Keras builds the model to read its variables")
+add_row("book_plan_memory", "peak RSS", "GiB", "lower",
+        vapply(plan, function(v) v[["peak_rss_gib"]], 1),
+        keras_build[["peak_rss_gib"]],
+        "R process with layout_plan() vs Python process building the model")
+
+table <- do.call(rbind, results)
+utils::write.csv(table, file.path(bench_dir, "results.csv"), row.names = FALSE)
+shown <- table
+num <- vapply(shown, is.numeric, TRUE) & names(shown) != "reps"
+shown[num] <- lapply(shown[num], function(x) signif(x, 3))
+cores <- parallel::detectCores()
+mem <- round(as.numeric(sub("\\D+(\\d+).*", "\\1", grep(
+  "MemTotal", readLines("/proc/meminfo"), value = TRUE
+))) / 1024^2, 1)
+cat(sprintf("\nkerasmesh benchmarks: %d cores, %s GiB, %s\n", cores, mem,
+            format(Sys.time(), "%Y-%m-%d")))
+cat("ratio = kerasmesh median / baseline median\n\n")
+print(shown[, c("benchmark", "metric", "better", "reps", "kerasmesh_min",
+                "kerasmesh_median", "baseline_min", "baseline_median",
+                "ratio")], row.names = FALSE)

@@ -1,0 +1,109 @@
+"""Resolve many variable paths against a layout map's rules at once.
+
+Keras's `LayoutMap.__getitem__` looks a path up as an exact key first, then
+calls `re.fullmatch(key, path)` for every key, and fails when more than one
+key matches. Doing that for every variable of a large model against every
+rule costs one Python call per (path, rule) pair. `RuleResolver` gives the
+same answers with each rule compiled once and the rules joined into one
+pattern, so a path costs one regular-expression call in C.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+_PLAIN_FLAGS = re.compile("").flags
+
+
+def _combinable(pattern: re.Pattern) -> bool:
+    """Whether a rule can be joined into an alternation unchanged.
+
+    Rules with capturing groups (group numbers and backreferences would
+    shift) or global inline flags such as `(?i)` (only valid at the start of
+    a pattern) are matched one by one instead.
+    """
+    return pattern.groups == 0 and pattern.flags == _PLAIN_FLAGS
+
+
+class RuleResolver:
+    """Rules compiled once; resolves paths exactly as Keras does.
+
+    The joinable rules become one pattern of optional lookaheads,
+    `(?:(?=(?:rule)\\Z)())?` per rule, so a single `match()` call tests
+    every rule against a path and its groups say which rules matched: no
+    Python loop over rules, and no early stop that would hide a second match.
+
+    Args:
+        keys: the layout map's keys, in insertion order.
+
+    Raises:
+        re.error: when a key does not compile.
+    """
+
+    def __init__(self, keys: Sequence[str]):
+        self.keys = list(keys)
+        self.exact = {k: i for i, k in enumerate(self.keys)}
+        self.patterns = [re.compile(k) for k in self.keys]
+        self.joined = [i for i, p in enumerate(self.patterns)
+                       if _combinable(p)]
+        self.single = [i for i, p in enumerate(self.patterns)
+                       if not _combinable(p)]
+        self._all = None
+        if self.joined:
+            self._all = re.compile("".join(
+                f"(?:(?=(?:{self.keys[i]})\\Z)())?" for i in self.joined))
+
+    def matching(self, path: str) -> list[int]:
+        """Indices of every rule whose key fully matches `path`."""
+        return [i for i, p in enumerate(self.patterns) if p.fullmatch(path)]
+
+    def resolve(self, path: str) -> tuple[int | None, list[int]]:
+        """The rule Keras would use for `path`, and the rules in conflict.
+
+        Returns:
+            `(index, [])` for the rule Keras uses (an exact key wins over
+            patterns), `(None, [])` when no rule matches, and
+            `(None, indices)` when several keys match and Keras would raise.
+        """
+        if path in self.exact:
+            return self.exact[path], []
+        first = None
+        found = 0
+        if self._all is not None:
+            groups = self._all.match(path).groups()
+            found = len(groups) - groups.count(None)
+            if found:
+                first = self.joined[groups.index("")]
+        for i in self.single:
+            if found > 1:
+                break
+            if self.patterns[i].fullmatch(path):
+                first = i if first is None else first
+                found += 1
+        if found == 0:
+            return None, []
+        if found == 1:
+            return first, []
+        return None, self.matching(path)
+
+    def resolve_all(self, paths: Iterable[str]
+                    ) -> list[tuple[int | None, list[int]]]:
+        """`resolve()` for each path, in order."""
+        return [self.resolve(p) for p in paths]
+
+
+def resolve_paths(keys: Sequence[str], paths: Sequence[str]) -> dict:
+    """Resolve `paths` against `keys` as Keras's LayoutMap would.
+
+    Returns:
+        {"rule": key or None per path, "conflicts": list of keys per path
+        (non-empty only when several keys match, where Keras raises)}.
+    """
+    resolver = RuleResolver(keys)
+    rules, conflicts = [], []
+    for index, clash in resolver.resolve_all(paths):
+        rules.append(None if index is None else resolver.keys[index])
+        conflicts.append([resolver.keys[i] for i in clash])
+    return {"rule": rules, "conflicts": conflicts}
+
