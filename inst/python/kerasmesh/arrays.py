@@ -53,11 +53,37 @@ def as_lists(array: Any) -> dict:
             "values": [float(x) for x in a.ravel(order="C")]}
 
 
+def host_value(array: Any) -> Any:
+    """A NumPy copy of a (possibly global) array in this process.
+
+    A global array whose shards lie in several processes can't be fetched
+    with `np.asarray()`. When this process holds a copy of every part (a
+    variable split only across its own devices and replicated across
+    processes), the copy is assembled from its shards; otherwise the parts
+    are gathered from all processes, which every process must then do too.
+    """
+    import numpy as np
+
+    if getattr(array, "is_fully_addressable", True):
+        return np.asarray(array)
+    out = np.empty(array.shape, dtype=array.dtype)
+    filled = np.zeros(array.shape, dtype=bool)
+    for shard in array.addressable_shards:
+        out[shard.index] = np.asarray(shard.data)
+        filled[shard.index] = True
+    if filled.all():
+        return out
+    from jax.experimental import multihost_utils
+
+    return np.asarray(multihost_utils.process_allgather(array, tiled=True))
+
+
 def variable_values(model: Any) -> dict:
-    """Paths, shapes and row-major values of a model's variables."""
+    """Paths, shapes and row-major values of a model's variables, also in
+    a process of a distributed run (see `host_value()`)."""
     out = {"paths": [], "shapes": [], "values": []}
     for v in model.variables:
-        arrays = as_lists(v.numpy())
+        arrays = as_lists(host_value(v.value))
         out["paths"].append(v.path)
         out["shapes"].append(arrays["shape"])
         out["values"].append(arrays["values"])

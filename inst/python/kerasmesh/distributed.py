@@ -1,0 +1,450 @@
+"""Several processes, one global mesh: JAX's distributed runtime.
+
+`initialize()` does what `keras.distribution.initialize()` does on JAX
+(`jax.distributed.initialize()`, then one random seed for all processes),
+with three differences:
+
+* arguments, and the `KERAS_DISTRIBUTION_*` variables Keras falls back to,
+  are checked first, with errors that name them;
+* the connection timeout is passed to JAX;
+* a peer that never arrives ends in a `distributed_timeout` error instead
+  of JAX terminating the process (see `_CatchingRuntime`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from numbers import Real
+from typing import Any, Mapping
+
+from .backend import jax_backend_started, require_backend
+from .errors import KerasmeshError, describe_value
+
+ENV_ADDRESSES = "KERAS_DISTRIBUTION_JOB_ADDRESSES"
+ENV_NUM_PROCESSES = "KERAS_DISTRIBUTION_NUM_PROCESSES"
+ENV_PROCESS_ID = "KERAS_DISTRIBUTION_PROCESS_ID"
+
+# host:port, where host is a name, an IPv4 address or a bracketed IPv6 one.
+_ADDRESS = re.compile(
+    r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-_]*[A-Za-z0-9])?)"
+    r":(?P<port>[0-9]{1,5})$")
+_INTEGER = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+
+# Seconds the coordination client waits beyond `initialization_timeout`
+# before it gives up (measured on jaxlib 0.10.2: timeout + 5 s). JAX gets
+# the timeout less this margin, so that a missing peer is reported after
+# about `timeout` seconds in all.
+JAX_CONNECT_MARGIN_S = 5
+
+
+# Arguments ----------------------------------------------------------------
+
+def _source(arg: str, from_env: str | None) -> str:
+    """How an error names a value: "`process_id`" or "`KERAS_...` (...)"."""
+    if from_env is None:
+        return f"`{arg}`"
+    return f"`{from_env}` (the fallback for `{arg}`)"
+
+
+def parse_address(address: Any, source: str = "`coordinator_address`"
+                  ) -> tuple[str, int]:
+    """Split "host:port" into host and port.
+
+    Raises:
+        KerasmeshError: kind `distributed_argument` unless `address` is a
+            host (name, IPv4 or [IPv6]) and a port from 1 to 65535.
+    """
+    if not isinstance(address, str):
+        raise KerasmeshError(
+            "distributed_argument", f"{source} must be a string \"host:port\".",
+            [("x", f"Received {describe_value(address)}.")])
+    match = _ADDRESS.match(address.strip())
+    port = int(match.group("port")) if match else 0
+    if match is None or not 1 <= port <= 65535:
+        raise KerasmeshError(
+            "distributed_argument",
+            f"{source} must be \"host:port\" with a port from 1 to 65535.",
+            [("x", f"Received {describe_value(address)}."),
+             ("i", "The coordinator is process 0, e.g. \"10.0.0.1:1234\" or "
+                   "\"127.0.0.1:1234\" on one machine.")])
+    return match.group("host"), port
+
+
+def coordinator_from(addresses: Any, num_processes: int | None,
+                     source: str) -> str:
+    """The coordinator among Keras's comma-separated job addresses.
+
+    Keras accepts either the coordinator's address or every process's, the
+    coordinator's first; with a list, its length must be `num_processes`.
+    """
+    if not isinstance(addresses, str):
+        parse_address(addresses, source)
+    parts = [a.strip() for a in addresses.split(",")]
+    for part in parts:
+        parse_address(part, source)
+    if len(parts) > 1 and num_processes is not None and \
+            len(parts) != num_processes:
+        raise KerasmeshError(
+            "distributed_argument",
+            f"{source} must list one address per process.",
+            [("x", f"It lists {len(parts)} addresses for {num_processes} "
+                   "processes."),
+             ("i", "Give only the coordinator's address (process 0's).")])
+    return parts[0]
+
+
+def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
+    """A whole number >= minimum from an argument or an environment string."""
+    source = _source(arg, from_env)
+    if from_env is not None and isinstance(value, str) and \
+            _INTEGER.match(value):
+        value = int(value)
+    ok = isinstance(value, Real) and not isinstance(value, bool) and \
+        math.isfinite(value) and float(value).is_integer() and value >= minimum
+    if not ok:
+        rule = "a positive whole number" if minimum == 1 else \
+            "a whole number (0 or more)"
+        raise KerasmeshError(
+            "distributed_argument", f"{source} must be {rule}.",
+            [("x", f"Received {describe_value(value)}.")])
+    return int(value)
+
+
+def resolve_arguments(coordinator_address: Any = None,
+                      num_processes: Any = None, process_id: Any = None,
+                      environ: Mapping[str, str] | None = None) -> dict:
+    """Arguments for `jax.distributed.initialize()`, checked.
+
+    Each argument that is None falls back to its `KERAS_DISTRIBUTION_*`
+    variable in `environ` (empty values count as unset), as Keras does.
+    When all three stay None, JAX detects them (TPU pods, Slurm, Open MPI).
+
+    Returns:
+        A dict with `coordinator_address`, `num_processes`, `process_id`
+        (None where neither the argument nor the variable is set) and
+        `sources`, naming where each value came from.
+
+    Raises:
+        KerasmeshError: kind `distributed_argument`.
+    """
+    environ = {k: v for k, v in (environ or {}).items() if v not in ("", None)}
+    sources = {}
+
+    def pick(value, arg, env):
+        if value is None and env in environ:
+            sources[arg] = env
+            return environ[env]
+        sources[arg] = None if value is None else "argument"
+        return value
+
+    address = pick(coordinator_address, "coordinator_address", ENV_ADDRESSES)
+    n = pick(num_processes, "num_processes", ENV_NUM_PROCESSES)
+    pid = pick(process_id, "process_id", ENV_PROCESS_ID)
+
+    def env_of(arg):
+        return sources[arg] if sources[arg] not in (None, "argument") else None
+
+    if n is not None:
+        n = _whole(n, "num_processes", env_of("num_processes"), 1)
+    if pid is not None:
+        pid = _whole(pid, "process_id", env_of("process_id"), 0)
+        if n is not None and pid >= n:
+            raise KerasmeshError(
+                "distributed_argument",
+                f"{_source('process_id', env_of('process_id'))} must be "
+                f"from 0 to {n - 1}, one less than the number of processes.",
+                [("x", f"Received {pid} with {n} processes."),
+                 ("i", "Process ids are 0, 1, ..., num_processes - 1; "
+                       "process 0 runs the coordinator.")])
+    if address is not None:
+        address = coordinator_from(
+            address, n, _source("coordinator_address",
+                                env_of("coordinator_address")))
+    given = [a for a, v in (("coordinator_address", address),
+                            ("num_processes", n), ("process_id", pid))
+             if v is not None]
+    if given and len(given) < 3:
+        missing = [a for a in ("coordinator_address", "num_processes",
+                               "process_id") if a not in given]
+        envs = {"coordinator_address": ENV_ADDRESSES,
+                "num_processes": ENV_NUM_PROCESSES,
+                "process_id": ENV_PROCESS_ID}
+        raise KerasmeshError(
+            "distributed_argument",
+            "`coordinator_address`, `num_processes` and `process_id` must "
+            "be given together.",
+            [("x", "Missing: " + ", ".join(
+                f"`{m}` (or `{envs[m]}`)" for m in missing) + "."),
+             ("i", "Leave all three unset only where JAX detects them (TPU "
+                   "pods, Slurm, Open MPI).")])
+    return {"coordinator_address": address, "num_processes": n,
+            "process_id": pid, "sources": sources}
+
+
+def jax_timeout(timeout: int) -> int:
+    """`initialization_timeout` for JAX so that it gives up after `timeout`."""
+    return max(1, timeout - JAX_CONNECT_MARGIN_S)
+
+
+def check_timeout(timeout: Any) -> int:
+    """Seconds to wait for every process, a positive number (rounded up)."""
+    ok = isinstance(timeout, Real) and not isinstance(timeout, bool) and \
+        math.isfinite(timeout) and timeout > 0
+    if not ok:
+        raise KerasmeshError(
+            "distributed_argument", "`timeout` must be a positive number of "
+            "seconds.", [("x", f"Received {describe_value(timeout)}.")])
+    return max(1, math.ceil(timeout))
+
+
+# The runtime ----------------------------------------------------------------
+
+class _CatchingRuntime:
+    """Stands in for jaxlib's `_jax` module inside `jax.distributed`.
+
+    jaxlib's coordination client terminates the whole process (LOG(FATAL))
+    when it reports an error, such as a peer that does not connect before
+    the timeout, unless it is given a `missed_heartbeat_callback`. This
+    proxy adds one to the client JAX creates, so the failed connection
+    raises in `client.connect()` instead. (jaxlib 0.10.2 cannot pass the
+    status to Python: `connect()` then raises `RuntimeError: std::bad_cast`,
+    and after a successful connection a later error still ends the process,
+    as JAX intends: peers must not wait forever on a dead process.)
+    """
+
+    def __init__(self, runtime: Any, state: dict):
+        self._runtime = runtime
+        self._state = state
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runtime, name)
+
+    def get_distributed_runtime_client(self, *args, **kwargs):
+        state = self._state
+
+        def on_error(status=None, *_):
+            if state.get("connected"):
+                import os
+                import sys
+                sys.stderr.write(
+                    "kerasmesh: the JAX distributed runtime reported a fatal "
+                    f"error: {status}\n")
+                sys.stderr.flush()
+                os.abort()
+            state["errors"].append(str(status))
+
+        kwargs["missed_heartbeat_callback"] = on_error
+        return self._runtime.get_distributed_runtime_client(*args, **kwargs)
+
+
+def _reset_runtime(global_state: Any) -> None:
+    """Forget a half-made connection so that `initialize()` can run again."""
+    for name in ("preemption_sync_manager", "client", "service"):
+        part = getattr(global_state, name, None)
+        if part is not None:
+            try:
+                part.shutdown()
+            except Exception:  # noqa: BLE001 - already failed; just let go
+                pass
+            setattr(global_state, name, None)
+    global_state.process_id = 0
+    global_state.num_processes = 1
+    global_state.coordinator_address = None
+
+
+def _connect(coordinator_address, num_processes, process_id,
+             timeout: int) -> None:
+    """`jax.distributed.initialize()` that raises instead of aborting."""
+    import jax
+    import jax._src.distributed as jax_distributed
+
+    state = {"errors": [], "connected": False}
+    runtime = jax_distributed._jax
+    jax_distributed._jax = _CatchingRuntime(runtime, state)
+    started = time.monotonic()
+    try:
+        jax.distributed.initialize(
+            coordinator_address=coordinator_address,
+            num_processes=num_processes, process_id=process_id,
+            initialization_timeout=jax_timeout(timeout))
+        state["connected"] = True
+    except Exception as e:  # noqa: BLE001 - translated below
+        elapsed = time.monotonic() - started
+        _reset_runtime(jax_distributed.global_state)
+        raise _connect_error(e, state["errors"], coordinator_address,
+                             num_processes, process_id, timeout,
+                             elapsed) from e
+    finally:
+        jax_distributed._jax = runtime
+
+
+def _connect_error(error: Exception, reported: list[str],
+                   coordinator_address, num_processes, process_id,
+                   timeout: int, elapsed: float) -> KerasmeshError:
+    """The R-facing error for a failed `jax.distributed.initialize()`."""
+    text = " ".join([str(error)] + reported)
+    # jaxlib 0.10.2 reports any client error as "std::bad_cast" (see
+    # `_CatchingRuntime`); one that comes no sooner than JAX's deadline is
+    # the timeout.
+    timed_out = "DEADLINE_EXCEEDED" in text or (
+        "bad_cast" in text and elapsed >= 0.9 * jax_timeout(timeout))
+    where = f"the coordinator at {coordinator_address}" \
+        if coordinator_address else "the coordinator"
+    if timed_out:
+        role = {0: " as the coordinator (process 0)", None: ""}.get(
+            process_id, f" as process {process_id}")
+        return KerasmeshError(
+            "distributed_timeout",
+            f"Not all {num_processes} processes connected to {where} "
+            f"within the timeout of {timeout} s.",
+            [("x", f"This process waited {elapsed:.0f} s{role}."),
+             ("i", "Start every process with the same coordinator address "
+                   "and its own process id, or raise `timeout`.")])
+    if isinstance(error, ValueError) and ("should be defined" in str(error)
+                                          or "must be defined" in str(error)):
+        return KerasmeshError(
+            "distributed_argument",
+            "`coordinator_address`, `num_processes` and `process_id` must "
+            "be given: JAX could not detect them.",
+            [("x", str(error)),
+             ("i", f"Pass them, or set `{ENV_ADDRESSES}`, "
+                   f"`{ENV_NUM_PROCESSES}` and `{ENV_PROCESS_ID}`.")])
+    detail = str(error).splitlines()[0] if str(error) else ""
+    if "bad_cast" in detail:
+        detail = "the JAX coordination service reported an error (its log " \
+                 "says which)"
+    return KerasmeshError(
+        "distributed_connect",
+        f"Can't connect to {where}.",
+        [("x", f"{type(error).__name__}: {detail}" if detail
+               else type(error).__name__),
+         ("i", "Is the port free on process 0 and reachable from every "
+               "process?")])
+
+
+def is_initialized() -> bool:
+    """Whether this process has joined a distributed run."""
+    import sys
+
+    module = sys.modules.get("jax._src.distributed")
+    return module is not None and module.global_state.client is not None
+
+
+def describe() -> dict:
+    """This process's place in the run, as plain values."""
+    import jax
+    import jax._src.distributed as jax_distributed
+
+    state = jax_distributed.global_state
+    return {
+        "process_index": int(jax.process_index()),
+        "process_count": int(jax.process_count()),
+        "coordinator_address": state.coordinator_address,
+        "local_device_count": int(jax.local_device_count()),
+        "device_count": int(jax.device_count()),
+        "cpu_collectives": jax.config.jax_cpu_collectives_implementation,
+    }
+
+
+def initialize(coordinator_address: Any = None, num_processes: Any = None,
+               process_id: Any = None, timeout: Any = 300,
+               environ: Mapping[str, str] | None = None) -> dict:
+    """Join this process to a distributed run, as Keras does on JAX.
+
+    Args:
+        coordinator_address: "host:port" of process 0, or Keras's
+            comma-separated job addresses (the first is the coordinator).
+        num_processes: the number of processes.
+        process_id: this process's id, from 0 to `num_processes - 1`.
+        timeout: seconds to wait for every process to connect.
+        environ: the `KERAS_DISTRIBUTION_*` variables to fall back to
+            (R passes its own environment; Python's copy may be older).
+
+    Returns:
+        `describe()` after connecting.
+
+    Raises:
+        KerasmeshError: kinds `distributed_argument`, `distributed_started`
+            (JAX already started, or initialized with other arguments),
+            `distributed_timeout` (a process did not connect in time) and
+            `distributed_connect`.
+    """
+    args = resolve_arguments(coordinator_address, num_processes, process_id,
+                             environ)
+    timeout = check_timeout(timeout)
+    require_backend(("jax",), "Distributed initialization")
+    import jax
+
+    if is_initialized():
+        import jax._src.distributed as jax_distributed
+
+        state = jax_distributed.global_state
+        current = (state.coordinator_address, state.num_processes,
+                   state.process_id)
+        wanted = (args["coordinator_address"], args["num_processes"],
+                  args["process_id"])
+        if all(w is None for w in wanted) or current == wanted:
+            return describe()
+        raise KerasmeshError(
+            "distributed_started",
+            "This process already joined a distributed run.",
+            [("x", f"It is process {current[2]} of {current[1]} with the "
+                   f"coordinator at {current[0]}."),
+             ("i", "Restart R to join another run.")])
+    if jax_backend_started():
+        raise KerasmeshError(
+            "distributed_started",
+            "Can't initialize the distributed runtime: JAX has already "
+            "started.",
+            [("x", "JAX created its devices before joining the run (by "
+                   "listing devices, building a mesh or a model, ...)."),
+             ("i", "Call `distributed_initialize()` first thing after "
+                   "`library(kerasmesh)` (and `simulate_devices()`).")])
+    if jax.config.jax_cpu_collectives_implementation is None:
+        # CPU devices of different processes talk through gloo.
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    _connect(args["coordinator_address"], args["num_processes"],
+             args["process_id"], timeout)
+    # What keras.distribution.initialize() does next: one seed everywhere.
+    from keras.src.backend.jax.distribution_lib import initialize_rng
+
+    initialize_rng()
+    return describe()
+
+
+def process_index() -> int:
+    """This process's index; 0 when the process runs alone.
+
+    Does not start JAX when no distributed run was initialized, so that
+    asking does not rule out `initialize()` later.
+    """
+    if not is_initialized() and not jax_backend_started():
+        return 0
+    import jax
+
+    return int(jax.process_index())
+
+
+def process_count() -> int:
+    """The number of processes; 1 when the process runs alone."""
+    if not is_initialized() and not jax_backend_started():
+        return 1
+    import jax
+
+    return int(jax.process_count())
+
+
+def shutdown() -> bool:
+    """Leave the distributed run (waits for the other processes to leave).
+
+    Returns:
+        Whether there was a run to leave.
+    """
+    if not is_initialized():
+        return False
+    import jax
+
+    jax.distributed.shutdown()
+    return True

@@ -1,0 +1,73 @@
+# distributed_initialize() in the test process: arguments and refusals only.
+# JAX is started first in every test, so that no call can connect anywhere
+# (joining a run must come before JAX starts); multi-process runs are in
+# test-multiprocess.R.
+
+start_jax <- function() {
+  skip_if_no_keras()
+  invisible(list_devices())
+}
+
+test_that("a process on its own is process 0 of 1", {
+  start_jax()
+  expect_identical(process_index(), 0L)
+  expect_identical(process_count(), 1L)
+})
+
+test_that("distributed_initialize() checks its arguments before connecting", {
+  start_jax()
+  withr::local_envvar(
+    KERAS_DISTRIBUTION_JOB_ADDRESSES = NA,
+    KERAS_DISTRIBUTION_NUM_PROCESSES = NA,
+    KERAS_DISTRIBUTION_PROCESS_ID = NA
+  )
+  expect_snapshot(error = TRUE, {
+    distributed_initialize("127.0.0.1:1234", num_processes = 2, process_id = 2)
+    distributed_initialize("127.0.0.1", num_processes = 2, process_id = 0)
+    distributed_initialize("127.0.0.1:99999", num_processes = 2,
+                           process_id = 0)
+    distributed_initialize("127.0.0.1:1234", num_processes = 0, process_id = 0)
+    distributed_initialize("127.0.0.1:1234", num_processes = 2)
+    distributed_initialize("127.0.0.1:1234", 2, 0, timeout = 0)
+    distributed_initialize(c("a:1", "b:2"), 2, 0)
+    distributed_initialize("127.0.0.1:1234", "2", 0)
+  })
+  expect_error(
+    distributed_initialize("127.0.0.1:1234", 2, 1.5),
+    class = "kerasmesh_error_distributed_argument"
+  )
+})
+
+test_that("distributed_initialize() falls back to Keras's variables", {
+  start_jax()
+  withr::local_envvar(
+    KERAS_DISTRIBUTION_JOB_ADDRESSES = "127.0.0.1:1234",
+    KERAS_DISTRIBUTION_NUM_PROCESSES = "2",
+    KERAS_DISTRIBUTION_PROCESS_ID = "two"
+  )
+  expect_snapshot(distributed_initialize(), error = TRUE)
+  withr::local_envvar(
+    KERAS_DISTRIBUTION_PROCESS_ID = "0",
+    KERAS_DISTRIBUTION_JOB_ADDRESSES = "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"
+  )
+  expect_error(distributed_initialize(),
+               "KERAS_DISTRIBUTION_JOB_ADDRESSES",
+               class = "kerasmesh_error_distributed_argument")
+  # Arguments win over variables; these are valid, so the next check runs.
+  expect_error(distributed_initialize("127.0.0.1:1234", process_id = 1),
+               class = "kerasmesh_error_distributed_started")
+})
+
+test_that("distributed_initialize() after JAX started is an error", {
+  start_jax()
+  expect_error(
+    distributed_initialize("127.0.0.1:1234", num_processes = 2, process_id = 0,
+                           timeout = 5),
+    class = "kerasmesh_error_distributed_started"
+  )
+  expect_snapshot(
+    distributed_initialize("127.0.0.1:1234", 2, 0),
+    error = TRUE
+  )
+  expect_identical(process_count(), 1L)
+})
