@@ -59,7 +59,8 @@ with_python_errors <- function(expr, call = rlang::caller_env()) {
 
 python_error_description <- function(e) {
   last <- tryCatch(reticulate::py_last_error(), error = function(err) NULL)
-  exception <- attr(last, "exception")
+  exception <- attr(last, "exception") %||% last$exception %||%
+    (if (inherits(e, "python.builtin.object")) e)
   kind <- if (!is.null(exception) &&
               reticulate::py_has_attr(exception, "kind")) {
     reticulate::py_to_r(reticulate::py_get_attr(exception, "kind"))

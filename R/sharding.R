@@ -11,7 +11,9 @@
 #'   when not split), `spec` (JAX's `PartitionSpec`), `shard_shape` (list),
 #'   `copies` (devices holding each block), `bytes` (the whole variable) and
 #'   `device_bytes` (what one device holds). Attribute `"per_device"`: a
-#'   data frame of the bytes each device holds in all.
+#'   data frame of the bytes each device holds in all; `"mesh"`: the
+#'   [device_mesh()] the variables are placed on (`NULL` if none). See
+#'   [sharding_picture()] to picture one variable's blocks.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
@@ -26,7 +28,9 @@
 variable_sharding <- function(model) {
   columns <- shim_call("sharding.variable_sharding", model)
   per_device <- columns$per_device
+  mesh <- columns$mesh
   columns$per_device <- NULL
+  columns$mesh <- NULL
   n <- length(columns$path)
   as_int_list <- function(x) lapply(x, function(s) as.integer(unlist(s)))
   df <- data.frame(
@@ -50,6 +54,7 @@ variable_sharding <- function(model) {
     bytes = as.numeric(unlist(per_device$bytes)),
     stringsAsFactors = FALSE
   )
+  attr(df, "mesh") <- if (!is.null(mesh)) new_device_mesh(mesh)
   class(df) <- c("kerasmesh_sharding", "data.frame")
   df
 }
@@ -113,9 +118,14 @@ format_axes_short <- function(axes) {
   paste0("(", paste(ifelse(is.na(axes), "NA", axes), collapse = ", "), ")")
 }
 
+# Shortens long paths in the middle, keeping their first component and
+# their end: "adam/...hidden_kernel_momentum".
 truncate_left <- function(x, width) {
   long <- nchar(x) > width
-  x[long] <- paste0("...", substring(x[long], nchar(x[long]) - width + 4))
+  head <- sub("/.*$", "/", x[long])
+  head[nchar(head) > width / 2 | head == x[long]] <- ""
+  keep <- width - nchar(head) - 3
+  x[long] <- paste0(head, "...", substring(x[long], nchar(x[long]) - keep + 1))
   x
 }
 

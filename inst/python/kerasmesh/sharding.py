@@ -67,8 +67,10 @@ def variable_sharding(model: Any) -> dict:
 
     Returns:
         Columns path, source, shape, dtype, axes, spec, shard_shape, copies,
-        bytes (whole variable) and device_bytes (what one device holds), and
-        `per_device`: device names with the bytes each holds in total.
+        bytes (whole variable) and device_bytes (what one device holds),
+        `per_device`: device names with the bytes each holds in total, and
+        `mesh`: `describe_mesh()` of the variables' mesh (None when they
+        are not placed on one).
 
     Raises:
         KerasmeshError: kind `model` when `model` has no variables.
@@ -81,8 +83,11 @@ def variable_sharding(model: Any) -> dict:
         "path", "source", "shape", "dtype", "axes", "spec", "shard_shape",
         "copies", "bytes", "device_bytes")}
     per_device: dict[str, float] = {}
+    mesh = None
     for source, v in _variables(model):
         facts = array_sharding(v.value)
+        if mesh is None:
+            mesh = getattr(v.value.sharding, "mesh", None)
         columns["path"].append(v.path)
         columns["source"].append(source)
         columns["dtype"].append(str(v.dtype))
@@ -95,4 +100,9 @@ def variable_sharding(model: Any) -> dict:
                                                 int(d.split(":")[1])))
     columns["per_device"] = {"device": devices,
                              "bytes": [per_device[d] for d in devices]}
+    columns["mesh"] = None
+    if mesh is not None and hasattr(mesh, "devices"):
+        from .blocks import describe_backend_mesh
+
+        columns["mesh"] = describe_backend_mesh(mesh)
     return columns
