@@ -44,4 +44,4 @@ rcheck: setup
 check: pytest rcheck
 
 bench: setup
-	bash bench/run.sh
+	Rscript bench/run.R

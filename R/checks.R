@@ -45,3 +45,5 @@ received_value <- function(x) {
     ""
   }
 }
+
+`%||%` <- function(x, y) if (is.null(x)) y else x

@@ -46,7 +46,7 @@ data_parallel <- function(mesh = NULL, devices = NULL,
         kind = "mesh_rank"
       )
     }
-    mesh <- r_to_py(mesh)
+    mesh <- .subset2(mesh, "py")
   }
   devices <- as_devices_arg(devices)
   new_distribution(shim_call(
@@ -64,7 +64,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
   }
   check_flag(auto_shard_dataset)
   new_distribution(shim_call(
-    "distribution.model_parallel", r_to_py(layout_map), batch_dim_name,
+    "distribution.model_parallel", .subset2(layout_map, "py"), batch_dim_name,
     auto_shard_dataset
   ))
 }

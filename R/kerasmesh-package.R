@@ -27,6 +27,4 @@
 #' the fields `python_type` and `python_message`.
 #'
 #' @keywords internal
-#' @importFrom rlang %||%
-#' @importFrom reticulate r_to_py
 "_PACKAGE"

@@ -53,7 +53,7 @@ layout_map <- function(mesh, ...) {
   }
   layouts <- Map(as_layout_axes, rules, keys %||% character())
   new_layout_map(shim_call(
-    "layout.new_layout_map", r_to_py(mesh), as.list(keys), unname(layouts)
+    "layout.new_layout_map", .subset2(mesh, "py"), as.list(keys), unname(layouts)
   ))
 }
 

@@ -83,7 +83,22 @@ python_started <- function() {
   reticulate::py_available(initialize = FALSE)
 }
 
-#' @rawNamespace S3method(reticulate::r_to_py, kerasmesh_object)
+# Registered for reticulate::r_to_py() when reticulate loads (see zzz.R), so
+# that library(kerasmesh) does not load reticulate (over a second, through
+# its S4 imports).
 r_to_py.kerasmesh_object <- function(x, convert = FALSE) {
   .subset2(x, "py")
+}
+
+# Registers a method for another package's generic once that package is
+# loaded, without loading it now.
+register_s3_method <- function(package, generic, class) {
+  method <- get(paste0(generic, ".", class), envir = topenv())
+  register <- function(...) {
+    registerS3method(generic, class, method, envir = asNamespace(package))
+  }
+  if (isNamespaceLoaded(package)) {
+    register()
+  }
+  setHook(packageEvent(package, "onLoad"), register)
 }

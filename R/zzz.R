@@ -2,4 +2,5 @@
   if (!nzchar(Sys.getenv("KERAS_BACKEND"))) {
     Sys.setenv(KERAS_BACKEND = "jax")
   }
+  register_s3_method("reticulate", "r_to_py", "kerasmesh_object")
 }

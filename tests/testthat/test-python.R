@@ -7,6 +7,21 @@ test_that("library(kerasmesh) does not start Python", {
   expect_false(started)
 })
 
+test_that("library(kerasmesh) does not load reticulate; r_to_py() works later", {
+  skip_if_not_installed("callr")
+  skip_if_no_keras()
+  out <- callr::r(function() {
+    library(kerasmesh)
+    before <- "reticulate" %in% loadedNamespaces()
+    simulate_devices(8)
+    mesh <- device_mesh(c(data = 2, model = 4))
+    c(before, class(reticulate::r_to_py(mesh))[1])
+  })
+  expect_identical(out, c(
+    "FALSE", "keras.src.distribution.distribution_lib.DeviceMesh"
+  ))
+})
+
 test_that("loading sets KERAS_BACKEND=jax unless a backend was chosen", {
   skip_if_not_installed("callr")
   backends <- callr::r(function() {

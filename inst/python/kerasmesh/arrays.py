@@ -41,7 +41,9 @@ def as_array(values: Sequence[float], shape: Sequence[int],
             "array", "The values must fill the shape.",
             [("x", f"{flat.size} values for shape {tuple(shape)} "
                    f"({expected} values).")])
-    return flat.reshape(shape, order=order)
+    # C order, whatever order the values came in: Keras slices batches
+    # along the first axis, which is slow on a Fortran-ordered array.
+    return np.ascontiguousarray(flat.reshape(shape, order=order))
 
 
 def as_lists(array: Any) -> dict:
