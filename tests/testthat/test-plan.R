@@ -77,7 +77,7 @@ test_that("layout_plan() takes models, Keras objects and distributions", {
   lm <- layout_map(book_mesh(), ".*kernel" = c(NA, "model"))
   model <- net()()
   from_model <- layout_plan(model, lm)
-  from_keras <- layout_plan(net(), r_to_py(lm))
+  from_keras <- layout_plan(net(), reticulate::r_to_py(lm))
   from_dist <- layout_plan(net(), model_parallel(lm, batch_dim_name = "model"),
                            batch_size = 8)
   expect_identical(from_model$shard_shape, from_keras$shard_shape)
@@ -166,11 +166,11 @@ test_that("a dimension its axis can't divide names variable, size and axis", {
 test_that("an axis the mesh doesn't have is an error", {
   skip_if_no_keras()
   k <- keras()
-  lm <- r_to_py(layout_map(book_mesh()))
+  lm <- reticulate::r_to_py(layout_map(book_mesh()))
   other <- device_mesh(c(shard = 8))
   reticulate::py_set_item(
     lm, ".*kernel", k$distribution$TensorLayout(list(NULL, "shard"),
-                                               r_to_py(other))
+                                               reticulate::r_to_py(other))
   )
   expect_snapshot(check_layout(net(bias = FALSE), lm), error = TRUE)
   expect_error(check_layout(net(bias = FALSE), lm),
