@@ -109,6 +109,7 @@ mem <- round(as.numeric(sub("\\D+(\\d+).*", "\\1", grep(
 cat(sprintf("\nkerasmesh benchmarks: %d cores, %s GiB, %s\n", cores, mem,
             format(Sys.time(), "%Y-%m-%d")))
 cat("ratio = kerasmesh median / baseline median\n\n")
+options(width = 150)
 print(shown[, c("benchmark", "metric", "better", "reps", "kerasmesh_min",
                 "kerasmesh_median", "baseline_min", "baseline_median",
                 "ratio")], row.names = FALSE)
