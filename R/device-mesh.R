@@ -179,10 +179,3 @@ as_devices_arg <- function(devices, call = rlang::caller_env()) {
   }
   as.list(devices)
 }
-
-# An R vector as a list for Python, with NA as None.
-na_to_null <- function(x) {
-  out <- as.list(x)
-  out[is.na(x)] <- list(NULL)
-  out
-}

@@ -64,8 +64,6 @@ set_process_env <- function(...) {
   values <- c(...)
   do.call(Sys.setenv, as.list(values))
   if (python_started()) {
-    for (name in names(values)) {
-      shim_call("backend.set_environ", name, values[[name]])
-    }
+    shim_call("backend.set_environ", as.list(values))
   }
 }

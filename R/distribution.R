@@ -114,8 +114,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' variable_sharding(model)
 #' get_distribution()
 set_distribution <- function(x) {
-  sync_layout_checks()
-  previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
+  previous <- swap_distribution(as_py_distribution(x))
   invisible(wrap_distribution(previous))
 }
 
@@ -128,18 +127,16 @@ get_distribution <- function() {
 #' @rdname set_distribution
 #' @export
 with_distribution <- function(x, code) {
-  sync_layout_checks()
-  previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
-  on.exit(shim_call("distribution.set_distribution", previous), add = TRUE)
+  previous <- swap_distribution(as_py_distribution(x))
+  on.exit(swap_distribution(previous), add = TRUE)
   with_python_errors(code)
 }
 
 #' @rdname set_distribution
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame()) {
-  sync_layout_checks()
-  previous <- shim_call("distribution.set_distribution", as_py_distribution(x))
-  defer(shim_call("distribution.set_distribution", previous), .local_envir)
+  previous <- swap_distribution(as_py_distribution(x))
+  defer(swap_distribution(previous), .local_envir)
   invisible(wrap_distribution(previous))
 }
 
@@ -191,6 +188,14 @@ new_distribution <- function(desc) {
     class = c(paste0("kerasmesh_", desc$kind), "kerasmesh_distribution",
               "kerasmesh_object")
   )
+}
+
+# Sets the Keras distribution (a Python object or NULL) and, in the same
+# call, whether training checks the layout (`kerasmesh.check_layout`);
+# returns the previous Keras distribution.
+swap_distribution <- function(py) {
+  shim_call("distribution.set_distribution", py,
+            check_layout = layout_checks_enabled())
 }
 
 wrap_distribution <- function(py) {

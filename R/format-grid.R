@@ -82,3 +82,20 @@ split_columns <- function(col_width, width) {
 pad_right <- function(x, width) {
   paste0(x, strrep(" ", pmax(0, width - nchar(x))))
 }
+
+# Shortens long paths in the middle, keeping their first component and
+# their end: "adam/...hidden_kernel_momentum".
+truncate_left <- function(x, width) {
+  long <- nchar(x) > width
+  head <- sub("/.*$", "/", x[long])
+  head[nchar(head) > width / 2 | head == x[long]] <- ""
+  keep <- width - nchar(head) - 3
+  x[long] <- paste0(head, "...", substring(x[long], nchar(x[long]) - keep + 1))
+  x
+}
+
+truncate_right <- function(x, width = 72) {
+  long <- nchar(x) > width
+  x[long] <- paste0(substring(x[long], 1, width - 3), "...")
+  x
+}

@@ -124,7 +124,7 @@ format.kerasmesh_launch <- function(x, ..., lines = 5) {
     }
     tail_lines <- utils::tail(x$output[[i]], lines)
     if (length(tail_lines)) {
-      out <- c(out, "  last output:", paste0("  | ", truncate_text(tail_lines)))
+      out <- c(out, "  last output:", paste0("  | ", truncate_right(tail_lines)))
     }
   }
   out
@@ -418,7 +418,7 @@ summarise_value <- function(x) {
   if (is.list(x) && !is.data.frame(x)) {
     fields <- if (is.null(names(x))) "" else
       paste0(": ", paste(names(x), collapse = ", "))
-    return(truncate_text(sprintf("a list of %d%s", length(x), fields)))
+    return(truncate_right(sprintf("a list of %d%s", length(x), fields)))
   }
   text <- tryCatch(
     paste(utils::capture.output(utils::str(x, give.attr = FALSE,
@@ -426,17 +426,11 @@ summarise_value <- function(x) {
           collapse = " "),
     error = function(e) class(x)[1]
   )
-  truncate_text(gsub("\\s+", " ", trimws(text)))
+  truncate_right(gsub("\\s+", " ", trimws(text)))
 }
 
 first_line <- function(e) {
   message <- tryCatch(conditionMessage(e), error = function(err) "")
   lines <- strsplit(cli::ansi_strip(message), "\n", fixed = TRUE)[[1]]
-  truncate_text(if (length(lines)) lines[1] else "")
-}
-
-truncate_text <- function(x, width = 72) {
-  long <- nchar(x) > width
-  x[long] <- paste0(substr(x[long], 1, width - 3), "...")
-  x
+  truncate_right(if (length(lines)) lines[1] else "")
 }

@@ -61,7 +61,7 @@ layout_map <- function(mesh, ...) {
 `[[.kerasmesh_layout_map` <- function(x, i, ...) {
   path <- check_rule_key(i, "path")
   result <- shim_call("layout.lookup", .subset2(x, "py"), path)
-  if (is.null(result$key)) NULL else null_to_na(result$axes)
+  if (is.null(result$key)) NULL else axes_from_python(result$axes)
 }
 
 #' @export
@@ -153,7 +153,7 @@ print.kerasmesh_layout_map <- function(x, ...) {
 }
 
 new_layout_map <- function(desc) {
-  rules <- lapply(desc$axes, null_to_na)
+  rules <- lapply(desc$axes, axes_from_python)
   names(rules) <- as.character(unlist(desc$keys))
   structure(
     list(
@@ -213,14 +213,6 @@ check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
     )
   }
   i
-}
-
-null_to_na <- function(x) {
-  if (is.null(x)) {
-    return(NULL)
-  }
-  vapply(x, function(a) if (is.null(a)) NA_character_ else a, character(1),
-         USE.NAMES = FALSE)
 }
 
 format_axes <- function(axes) {

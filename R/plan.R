@@ -252,31 +252,9 @@ print.kerasmesh_layout_plan_summary <- function(x, ...) {
   invisible(x)
 }
 
-# Runs check_layout() when a model is about to train under a model-parallel
-# distribution, unless `options(kerasmesh.check_layout = FALSE)`. For R code
-# that trains a model on the user's behalf; returns the plan or NULL.
-maybe_check_layout <- function(model, distribution, batch_size = NULL,
-                               optimizer = NULL) {
-  if (!layout_checks_enabled()) {
-    return(invisible(NULL))
-  }
-  if (!inherits(distribution, "kerasmesh_model_parallel") &&
-      !inherits(distribution,
-                "keras.src.distribution.distribution_lib.ModelParallel")) {
-    return(invisible(NULL))
-  }
-  check_layout(model, distribution, batch_size = batch_size,
-               optimizer = optimizer)
-}
-
+# Whether training under model_parallel() checks the layout first.
 layout_checks_enabled <- function() {
   isTRUE(getOption("kerasmesh.check_layout", TRUE))
-}
-
-# Tells the shim whether Keras's fit()/evaluate()/predict() check the layout
-# first (plan.check_before_training); call before setting a distribution.
-sync_layout_checks <- function() {
-  shim_call("plan.set_auto_check", layout_checks_enabled())
 }
 
 # -- arguments --------------------------------------------------------------
@@ -352,12 +330,12 @@ plan_model <- function(model, arg = rlang::caller_arg(model),
 new_layout_plan <- function(desc) {
   cols <- desc$variables
   df <- data.frame(path = plan_chr(cols$path), stringsAsFactors = FALSE)
-  df$shape <- lapply(cols$shape, plan_dims)
+  df$shape <- lapply(cols$shape, whole_numbers)
   df$dtype <- plan_chr(cols$dtype)
   df$trainable <- as.logical(unlist(cols$trainable))
   df$rule <- plan_chr(cols$rule)
-  df$axes <- lapply(cols$axes, plan_axes)
-  df$shard_shape <- lapply(cols$shard_shape, plan_dims)
+  df$axes <- lapply(cols$axes, axes_from_python)
+  df$shard_shape <- lapply(cols$shard_shape, whole_numbers)
   df$copies <- as.integer(unlist(cols$copies))
   df$bytes <- as.numeric(unlist(cols$bytes))
   df$device_bytes <- as.numeric(unlist(cols$device_bytes))
@@ -369,7 +347,7 @@ new_layout_plan <- function(desc) {
   summary$unmatched <- as.character(unlist(summary$unmatched))
   summary$dtypes <- as.character(unlist(summary$dtypes))
   rules <- data.frame(key = plan_chr(desc$rules$key), stringsAsFactors = FALSE)
-  rules$axes <- lapply(desc$rules$axes, plan_axes)
+  rules$axes <- lapply(desc$rules$axes, axes_from_python)
   rules$variables <- as.integer(unlist(desc$rules$variables))
   if (length(desc$rules$key) == 0) {
     rules <- rules[0, , drop = FALSE]
@@ -406,18 +384,6 @@ plan_chr <- function(x) {
   }
   vapply(x, function(e) if (is.null(e)) NA_character_ else as.character(e),
          character(1), USE.NAMES = FALSE)
-}
-
-# Whole numbers as integers, unless one is too large for R's integers.
-plan_dims <- function(x) {
-  x <- as.numeric(unlist(x))
-  if (all(x <= .Machine$integer.max)) as.integer(x) else x
-}
-
-plan_axes <- function(x) {
-  vapply(x, function(a) {
-    if (is.null(a)) NA_character_ else paste(unlist(a), collapse = "+")
-  }, character(1), USE.NAMES = FALSE)
 }
 
 # -- conditions -------------------------------------------------------------
@@ -501,17 +467,11 @@ format_plan_table <- function(x, problems, width) {
   }
   table <- cbind(
     data.frame(" " = status, path = truncate_left(x$path, path_width),
-               rule = plan_truncate_right(rule, rule_width),
+               rule = truncate_right(rule, rule_width),
                check.names = FALSE, stringsAsFactors = FALSE),
     cols
   )
   format_table(table, right = "per_device")
-}
-
-plan_truncate_right <- function(x, width) {
-  long <- nchar(x) > width
-  x[long] <- paste0(substring(x[long], 1, width - 3), "...")
-  x
 }
 
 format_plan_totals <- function(s) {

@@ -102,3 +102,26 @@ register_s3_method <- function(package, generic, class) {
   }
   setHook(packageEvent(package, "onLoad"), register)
 }
+
+# Value conversion between R and Python ------------------------------------
+
+# An R vector as a list for Python, with NA as None.
+na_to_null <- function(x) {
+  out <- as.list(x)
+  out[is.na(x)] <- list(NULL)
+  out
+}
+
+# Layout axes from Python (None, a name, or several names) as a character
+# vector: NA for an unsplit dimension, several names joined with "+".
+axes_from_python <- function(x) {
+  vapply(x, function(a) {
+    if (is.null(a)) NA_character_ else paste(unlist(a), collapse = "+")
+  }, character(1), USE.NAMES = FALSE)
+}
+
+# Sizes from Python as integers, or doubles when they overflow R's integers.
+whole_numbers <- function(x) {
+  x <- as.numeric(unlist(x))
+  if (all(x <= .Machine$integer.max)) as.integer(x) else x
+}

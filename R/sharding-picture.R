@@ -191,7 +191,7 @@ new_sharding_picture <- function(desc) {
       source = desc$source,
       shape = shape,
       dtype = desc$dtype,
-      axes = picture_axes(desc$axes, rank),
+      axes = axes_from_python(desc$axes),
       shard_shape = whole_numbers(desc$shard_shape),
       copies = as.integer(desc$copies),
       bytes = as.numeric(desc$bytes),
@@ -281,19 +281,6 @@ as_tensor_shape <- function(shape, call = rlang::caller_env()) {
     )
   }
   as.list(as.numeric(shape))
-}
-
-picture_axes <- function(axes, rank) {
-  out <- vapply(axes, function(a) {
-    if (is.null(a)) NA_character_ else paste(unlist(a), collapse = "+")
-  }, character(1), USE.NAMES = FALSE)
-  if (length(out) == 0) character() else out
-}
-
-# Whole numbers as integers, unless one is too large for R's integers.
-whole_numbers <- function(x) {
-  x <- as.numeric(unlist(x))
-  if (all(x <= .Machine$integer.max)) as.integer(x) else x
 }
 
 # -- layout shared by the console and the figure -----------------------------

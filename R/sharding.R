@@ -40,7 +40,7 @@ variable_sharding <- function(model) {
   )
   df$shape <- as_int_list(columns$shape)
   df$dtype <- as.character(unlist(columns$dtype))
-  df$axes <- lapply(columns$axes, null_to_na)
+  df$axes <- lapply(columns$axes, axes_from_python)
   df$spec <- vapply(columns$spec, function(s) s %||% NA_character_, "")
   df$shard_shape <- as_int_list(columns$shard_shape)
   df$copies <- as.integer(unlist(columns$copies))
@@ -116,17 +116,6 @@ format_axes_short <- function(axes) {
     return("()")
   }
   paste0("(", paste(ifelse(is.na(axes), "NA", axes), collapse = ", "), ")")
-}
-
-# Shortens long paths in the middle, keeping their first component and
-# their end: "adam/...hidden_kernel_momentum".
-truncate_left <- function(x, width) {
-  long <- nchar(x) > width
-  head <- sub("/.*$", "/", x[long])
-  head[nchar(head) > width / 2 | head == x[long]] <- ""
-  keep <- width - nchar(head) - 3
-  x[long] <- paste0(head, "...", substring(x[long], nchar(x[long]) - keep + 1))
-  x
 }
 
 # A data frame of strings as aligned lines with a header.

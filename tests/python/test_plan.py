@@ -358,3 +358,12 @@ def test_check_before_training_reads_the_batch_of_on_batch_calls(mesh):
                                        (np.zeros((3, 4)), np.zeros((3, 8))))
         plan.check_before_training(model, "predict_on_batch",
                                    (np.zeros((4, 4)),))
+
+
+def test_a_mesh_axis_used_twice_is_an_error():
+    sizes = {"data": 2, "model": 4}
+    placed = plan.place("dense/kernel", [16, 8], ["model", "model"],
+                        "dense.*", sizes, 8)
+    error = plan.first_error(placed["problems"])
+    assert error is not None and error.kind == "layout_axes"
+    assert "twice" in error.message and '"dense/kernel"' in error.message

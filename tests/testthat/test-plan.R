@@ -217,17 +217,6 @@ test_that("layout_plan() checks its arguments", {
                class = "kerasmesh_error_optimizer")
 })
 
-test_that("maybe_check_layout() runs under model_parallel unless opted out", {
-  skip_if_no_keras()
-  lm <- layout_map(book_mesh())
-  dist <- model_parallel(lm)
-  expect_null(maybe_check_layout(net(), data_parallel(), batch_size = 3))
-  expect_error(maybe_check_layout(net(), dist, batch_size = 3),
-               class = "kerasmesh_error_batch_size")
-  withr::local_options(kerasmesh.check_layout = FALSE)
-  expect_null(maybe_check_layout(net(), dist, batch_size = 3))
-})
-
 test_that("a builder that fails leaves Keras as it was", {
   skip_if_no_keras()
   lm <- layout_map(book_mesh())

@@ -11,6 +11,23 @@ from typing import Any, Sequence
 from .errors import KerasmeshError, describe_value
 
 
+def itemsize(dtype: Any) -> int:
+    """Bytes per element of a dtype name ("float32": 4, "bfloat16": 2).
+
+    Raises:
+        KerasmeshError: kind `dtype` for a name that is not a data type.
+    """
+    import jax.numpy as jnp
+
+    try:
+        return int(jnp.dtype(str(dtype)).itemsize)
+    except TypeError as e:
+        raise KerasmeshError(
+            "dtype", "`dtype` must name a data type.",
+            [("x", f"Received {describe_value(dtype)}."),
+             ("i", 'For example "float32" or "bfloat16".')]) from e
+
+
 def as_array(values: Sequence[float], shape: Sequence[int],
              dtype: str = "float32", order: str = "F") -> Any:
     """A NumPy array from flat values (R's column-major order by default).

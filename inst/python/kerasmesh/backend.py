@@ -40,6 +40,6 @@ def jax_backend_started() -> bool:
     return bool(getattr(bridge, "_backends", None))
 
 
-def set_environ(name: str, value: str) -> None:
-    """Set an environment variable for this process (Python and C)."""
-    os.environ[name] = value
+def set_environ(values: dict[str, str]) -> None:
+    """Set environment variables for this process (Python and C)."""
+    os.environ.update(values)

@@ -14,21 +14,12 @@ import difflib
 import math
 from typing import Any, Sequence
 
+from .arrays import itemsize
 from .errors import KerasmeshError, describe_value, quoted
-from .mesh import describe_mesh, device_name
-
-
-def _itemsize(dtype: Any) -> int:
-    """Bytes per element of a dtype name ("float32", "bfloat16", ...)."""
-    import jax.numpy as jnp
-
-    try:
-        return int(jnp.dtype(str(dtype)).itemsize)
-    except TypeError as e:
-        raise KerasmeshError(
-            "dtype", "`dtype` must name a data type.",
-            [("x", f"Received {describe_value(dtype)}."),
-             ("i", 'For example "float32" or "bfloat16".')]) from e
+from .mesh import describe_mesh
+from .plan import entry_axes, first_error, place
+from .sharding import (block_facts, blocks_of, describe_backend_mesh,
+                       model_variables, spec_entries)
 
 
 def _check_shape(shape: Any) -> tuple[int, ...]:
@@ -51,64 +42,6 @@ def _check_shape(shape: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _entry(entry: Any) -> tuple[str, ...]:
-    """The mesh axes of one layout entry (None, a name, or several)."""
-    if entry is None:
-        return ()
-    if isinstance(entry, str):
-        return (entry,)
-    return tuple(entry)
-
-
-def _check_axes(axes: Any, rank: int, mesh_sizes: dict[str, int],
-                shape: Sequence[int]) -> list[Any]:
-    """Layout entries, one per dimension, that JAX can apply to `shape`.
-
-    Shorter layouts are padded with None, as Keras pads them.
-    """
-    if axes is None or isinstance(axes, str):
-        axes = [axes]
-    axes = list(axes)
-    if len(axes) > rank:
-        raise KerasmeshError(
-            "layout_rank",
-            f"The layout has {len(axes)} entries, more than the tensor's "
-            f"rank ({rank}).",
-            [("i", "Give at most one mesh axis (or NA) per dimension.")])
-    axes += [None] * (rank - len(axes))
-    used: list[str] = []
-    for dim, entry in enumerate(axes):
-        names = _entry(entry)
-        unknown = [a for a in names if a not in mesh_sizes]
-        if unknown:
-            raise KerasmeshError(
-                "layout_axes",
-                "The layout must use axes of the mesh.",
-                [("x", f"Unknown axis: {', '.join(quoted(unknown))}."),
-                 ("i", f"The mesh's axes are "
-                       f"{', '.join(quoted(mesh_sizes))}.")])
-        used += names
-        ways = math.prod(mesh_sizes[a] for a in names)
-        if shape[dim] % ways:
-            raise KerasmeshError(
-                "layout_divisibility",
-                f"Dimension {dim + 1} can't be split evenly.",
-                [("x", f"It has size {shape[dim]}, which mesh axis "
-                       f"{' x '.join(quoted(names))} ({ways}) can't "
-                       f"divide."),
-                 ("i", "Use a size divisible by the axis, or leave the "
-                       "dimension unsplit (NA).")])
-    repeated = sorted({a for a in used if used.count(a) > 1})
-    if repeated:
-        raise KerasmeshError(
-            "layout_axes", "The layout can't use a mesh axis twice.",
-            [("x", f"{', '.join(quoted(repeated))} appears more than "
-                   f"once.")])
-    return [None if not _entry(e) else
-            (_entry(e)[0] if len(_entry(e)) == 1 else list(_entry(e)))
-            for e in axes]
-
-
 def _backend_mesh(mesh: Any) -> Any:
     """The JAX mesh of a Keras DeviceMesh (or a JAX mesh itself)."""
     from keras.distribution import DeviceMesh
@@ -122,70 +55,27 @@ def _backend_mesh(mesh: Any) -> Any:
         [("x", f"Received {describe_value(mesh)}.")])
 
 
-def describe_backend_mesh(jax_mesh: Any) -> dict:
-    """`describe_mesh()` of a Keras DeviceMesh rebuilt from a JAX mesh."""
-    from keras.distribution import DeviceMesh
-
-    devices = [device_name(d) for d in jax_mesh.devices.flatten().tolist()]
-    mesh = DeviceMesh(shape=tuple(int(s) for s in jax_mesh.devices.shape),
-                      axis_names=[str(a) for a in jax_mesh.axis_names],
-                      devices=devices)
-    return describe_mesh(mesh)
-
-
-def _device_order(sharding: Any) -> dict[str, int]:
-    """Position of each device in the mesh (row-major), for sorting."""
-    mesh = getattr(sharding, "mesh", None)
-    if mesh is not None and hasattr(mesh, "devices"):
-        devices = mesh.devices.flatten().tolist()
-    else:
-        devices = sorted(sharding.device_set, key=lambda d: d.id)
-    return {device_name(d): i for i, d in enumerate(devices)}
-
-
-def blocks_of(sharding: Any, shape: Sequence[int]) -> dict:
-    """The distinct blocks of `shape` under `sharding`, as plain columns.
-
-    Returns:
-        `start` and `stop` (0-based, stop exclusive, one per dimension),
-        `devices` (the names of the devices holding each block, in mesh
-        order), blocks in row-major order of their starts.
-    """
-    shape = tuple(int(s) for s in shape)
-    order = _device_order(sharding)
-    found: dict[tuple, list[str]] = {}
-    for device, index in sharding.devices_indices_map(shape).items():
-        key = tuple(s.indices(n)[:2] for s, n in zip(index, shape))
-        found.setdefault(key, []).append(device_name(device))
-    keys = sorted(found)
-    return {
-        "start": [[int(a) for a, _ in k] for k in keys],
-        "stop": [[int(b) for _, b in k] for k in keys],
-        "devices": [sorted(found[k], key=lambda d: order.get(d, 0))
-                    for k in keys],
-    }
-
-
-def _picture(shape: Sequence[int], axes: list[Any], itemsize: int,
+def _picture(shape: Sequence[int], axes: list[Any], size: int,
              dtype: str, blocks: dict, mesh: dict | None, path: str | None,
              source: str) -> dict:
-    n_devices = sum(len(d) for d in blocks["devices"])
-    n_blocks = len(blocks["devices"])
-    shard = [b - a for a, b in zip(blocks["start"][0], blocks["stop"][0])] \
-        if n_blocks else list(shape)
     return {
         "path": path,
         "source": source,
         "shape": list(shape),
         "dtype": dtype,
         "axes": axes,
-        "shard_shape": shard,
-        "copies": n_devices // max(n_blocks, 1),
-        "bytes": float(math.prod(shape) * itemsize),
-        "device_bytes": float(math.prod(shard) * itemsize),
+        **block_facts(shape, size, blocks),
         "blocks": blocks,
         "mesh": mesh,
     }
+
+
+def _spec_entry(entry: Any) -> Any:
+    """None, one axis name, or a list of several, for R."""
+    names = entry_axes(entry)
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else list(names)
 
 
 def sharding_blocks(mesh: Any, axes: Any, shape: Any,
@@ -213,24 +103,28 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
 
     jax_mesh = _backend_mesh(mesh)
     shape = _check_shape(shape)
+    size = itemsize(dtype)
     sizes = {str(a): int(s) for a, s in
              zip(jax_mesh.axis_names, jax_mesh.devices.shape)}
-    axes = _check_axes(axes, len(shape), sizes, shape)
-    itemsize = _itemsize(dtype)
+    if axes is None or isinstance(axes, str):
+        axes = [axes]
+    placed = place(path or "tensor", list(shape), list(axes), None, sizes,
+                   math.prod(sizes.values()))
+    error = first_error(placed["problems"])
+    if error is not None:
+        raise error
+    axes = [_spec_entry(e) for e in placed["axes"]]
     spec = PartitionSpec(*[tuple(a) if isinstance(a, list) else a
                            for a in axes])
     blocks = blocks_of(NamedSharding(jax_mesh, spec), shape)
     desc = describe_mesh(mesh) if hasattr(mesh, "backend_mesh") else \
         describe_backend_mesh(jax_mesh)
-    return _picture(shape, axes, itemsize, str(dtype), blocks, desc, path,
+    return _picture(shape, axes, size, str(dtype), blocks, desc, path,
                     "planned")
 
 
 def _find_variable(model: Any, path: str) -> Any:
-    variables = list(getattr(model, "variables", []))
-    optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None and getattr(optimizer, "built", False):
-        variables += list(optimizer.variables)
+    variables = [v for _, v in model_variables(model)]
     for v in variables:
         if v.path == path:
             return v
@@ -270,11 +164,7 @@ def variable_blocks(model: Any, path: str) -> dict:
     shape = tuple(int(s) for s in value.shape)
     jax_mesh = getattr(sharding, "mesh", None)
     if jax_mesh is not None and hasattr(jax_mesh, "devices"):
-        from .sharding import _spec_axes
-
-        axes = _spec_axes(sharding, len(shape))
-        axes = [a.split("+") if isinstance(a, str) and "+" in a else a
-                for a in axes]
+        axes = [_spec_entry(e) for e in spec_entries(sharding, len(shape))]
         mesh = describe_backend_mesh(jax_mesh)
     else:
         axes = [None] * len(shape)

@@ -9,7 +9,7 @@ from .backend import require_backend
 from .errors import KerasmeshError, describe_value, quoted
 from .layout import describe_layout_map
 from .mesh import describe_mesh, resolve_devices
-from .plan import checked_model_parallel
+from .plan import checked_model_parallel, set_auto_check
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
                    "test_on_batch", "predict_on_batch")
@@ -130,13 +130,21 @@ def get_distribution() -> Any:
     return keras.distribution.distribution()
 
 
-def set_distribution(dist: Any) -> Any:
-    """Set the global distribution; return the previous one (or None)."""
+def set_distribution(dist: Any, check_layout: bool | None = None) -> Any:
+    """Set the global distribution; return the previous one (or None).
+
+    Args:
+        dist: a Keras distribution, or None.
+        check_layout: whether training checks the layout first (see
+            `plan.check_before_training()`); None leaves it as it is.
+    """
     require_backend(("jax",), "A distribution")
     import keras
 
     previous = keras.distribution.distribution()
     install_placement_guard()
+    if check_layout is not None:
+        set_auto_check(check_layout)
     keras.distribution.set_distribution(dist)
     return previous
 

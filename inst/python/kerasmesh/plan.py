@@ -16,6 +16,7 @@ import warnings
 import functools
 from typing import Any, Iterable, Sequence
 
+from .arrays import itemsize
 from .backend import MESH_BACKENDS, require_backend
 from .errors import KerasmeshError, describe_value
 from .layout import format_axes, rule_keys
@@ -164,26 +165,18 @@ def layout_source(layout: Any, batch_dim_name: str | None = None
 # Placement of one variable
 
 
-def itemsize(dtype: Any) -> int:
-    """Bytes per element of a Keras dtype name ("bfloat16": 2)."""
-    name = str(dtype)
-    try:
-        import numpy as np
-
-        return int(np.dtype(name).itemsize)
-    except (TypeError, ValueError):
-        pass
-    bits = re.search(r"(\d+)", name)
-    return max(1, int(bits.group(1)) // 8) if bits else 4
-
-
-def _entry_axes(entry: Any) -> tuple[str, ...]:
+def entry_axes(entry: Any) -> tuple[str, ...]:
     """The mesh axes of one layout entry: None, a name or several names."""
     if entry is None:
         return ()
     if isinstance(entry, (tuple, list)):
         return tuple(str(a) for a in entry)
     return (str(entry),)
+
+
+def _who(rule: str | None) -> str:
+    """The subject of a placement problem: the rule, or a bare layout."""
+    return f'Rule "{rule}"' if rule is not None else "The layout"
 
 
 def _dim(d: int) -> str:
@@ -237,7 +230,7 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
     if len(axes) > rank:
         problems.append(_problem(
             "layout_rank", ERROR, path, rule,
-            f'Rule "{rule}" gives variable "{path}" a layout longer than '
+            f'{_who(rule)} gives variable "{path}" a layout longer than '
             f"its rank.",
             [("x", f"Layout {shown} has {_plural(len(axes), 'entry')}, but "
                    f'"{path}" has rank {rank} (shape {shape_text}); JAX '
@@ -254,7 +247,7 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
                 else "splits nothing")
         problems.append(_problem(
             "layout_rank", WARNING, path, rule,
-            f'Rule "{rule}" gives variable "{path}" a layout shorter than '
+            f'{_who(rule)} gives variable "{path}" a layout shorter than '
             f"its rank.",
             [("x", f"Layout {shown} has {_plural(len(axes), 'entry')}, but "
                    f'"{path}" has rank {rank} (shape {shape_text}); Keras '
@@ -265,22 +258,26 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
             f"layout shorter than rank {rank}, padded"))
         axes = padded
     used: list[str] = []
+    repeated: list[str] = []
     shard = list(shape)
     unknown: list[str] = []
     for d, entry in enumerate(axes):
-        names = _entry_axes(entry)
+        names = entry_axes(entry)
         missing = [a for a in names if a not in sizes]
         unknown += [a for a in missing if a not in unknown]
         names = tuple(a for a in names if a in sizes)
         if not names:
             continue
-        used += [a for a in names if a not in used]
+        for a in names:
+            if a in used and a not in repeated:
+                repeated.append(a)
+            used.append(a)
         ways = math.prod(sizes[a] for a in names)
         shard[d] = -(-shape[d] // ways)
         if shape[d] % ways:
             problems.append(_problem(
                 "layout_divisibility", ERROR, path, rule,
-                f'Rule "{rule}" can\'t split variable "{path}" evenly.',
+                f'{_who(rule)} can\'t split variable "{path}" evenly.',
                 [("x", f"{_dim(d).capitalize()} has size {shape[d]}, which "
                        f"mesh axis {_axis_sizes(names, sizes)} can't "
                        f"divide: {shape[d]} is not a multiple of {ways}; "
@@ -291,12 +288,21 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
     if unknown:
         problems.append(_problem(
             "layout_axes", ERROR, path, rule,
-            f'Rule "{rule}" splits variable "{path}" over an axis the mesh '
+            f'{_who(rule)} splits variable "{path}" over an axis the mesh '
             "doesn't have.",
             [("x", f"Unknown axis {_listing(unknown)}; the mesh's axes are "
                    f"{_listing(list(sizes))}."),
              ("i", "Use the mesh's axis names, or NA.")],
             f"unknown axis {_listing(unknown)}"))
+    if repeated:
+        problems.append(_problem(
+            "layout_axes", ERROR, path, rule,
+            f'{_who(rule)} splits variable "{path}" over a mesh axis twice.',
+            [("x", f"Axis {_listing(repeated)} appears more than once in "
+                   f"{shown}; JAX fails when the variable is created."),
+             ("i", "Use each mesh axis for at most one dimension.")],
+            f"axis {_listing(repeated)} used twice"))
+        used = list(dict.fromkeys(used))
     copies = n_devices // math.prod(sizes[a] for a in used) if used \
         else n_devices
     return {"axes": axes, "shard_shape": shard, "copies": copies,

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from .errors import KerasmeshError, describe_value
-from .mesh import device_name
+from .mesh import describe_mesh, device_name
+
+
+def spec_entries(sharding: Any, rank: int) -> list[Any]:
+    """One entry per dimension from a NamedSharding's spec: None (not
+    split), an axis name, or a tuple of names."""
+    spec = list(getattr(sharding, "spec", ()) or ())
+    spec += [None] * (rank - len(spec))
+    return [entry if entry else None for entry in spec[:rank]]
 
 
 def _spec_axes(sharding: Any, rank: int) -> list[str | None]:
-    """Mesh axes per dimension from a NamedSharding (None: not split)."""
-    spec = list(getattr(sharding, "spec", ()) or ())
-    spec += [None] * (rank - len(spec))
-    out = []
-    for entry in spec[:rank]:
-        if isinstance(entry, (tuple, list)):
-            entry = "+".join(entry) if entry else None
-        out.append(entry)
-    return out
+    """Mesh axes per dimension, several joined with "+" (None: not split)."""
+    return ["+".join(e) if isinstance(e, (tuple, list)) else e
+            for e in spec_entries(sharding, rank)]
 
 
 def format_partition_spec(spec: Any) -> str | None:
@@ -28,33 +30,85 @@ def format_partition_spec(spec: Any) -> str | None:
     return "PartitionSpec(" + ", ".join(repr(e) for e in spec) + ")"
 
 
+def describe_backend_mesh(jax_mesh: Any) -> dict:
+    """`describe_mesh()` of a Keras DeviceMesh rebuilt from a JAX mesh."""
+    from keras.distribution import DeviceMesh
+
+    devices = [device_name(d) for d in jax_mesh.devices.flatten().tolist()]
+    mesh = DeviceMesh(shape=tuple(int(s) for s in jax_mesh.devices.shape),
+                      axis_names=[str(a) for a in jax_mesh.axis_names],
+                      devices=devices)
+    return describe_mesh(mesh)
+
+
+def _device_order(sharding: Any) -> dict[str, int]:
+    """Position of each device in the mesh (row-major), for sorting."""
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is not None and hasattr(mesh, "devices"):
+        devices = mesh.devices.flatten().tolist()
+    else:
+        devices = sorted(sharding.device_set, key=lambda d: d.id)
+    return {device_name(d): i for i, d in enumerate(devices)}
+
+
+def blocks_of(sharding: Any, shape: Sequence[int]) -> dict:
+    """The distinct blocks of `shape` under `sharding`, as plain columns.
+
+    Works from the sharding alone (`devices_indices_map()`), global across
+    processes, without allocating anything.
+
+    Returns:
+        `start` and `stop` (0-based, stop exclusive, one per dimension),
+        `devices` (the names of the devices holding each block, in mesh
+        order), blocks in row-major order of their starts.
+    """
+    shape = tuple(int(s) for s in shape)
+    order = _device_order(sharding)
+    found: dict[tuple, list[str]] = {}
+    for device, index in sharding.devices_indices_map(shape).items():
+        key = tuple(s.indices(n)[:2] for s, n in zip(index, shape))
+        found.setdefault(key, []).append(device_name(device))
+    keys = sorted(found)
+    return {
+        "start": [[int(a) for a, _ in k] for k in keys],
+        "stop": [[int(b) for _, b in k] for k in keys],
+        "devices": [sorted(found[k], key=lambda d: order.get(d, 0))
+                    for k in keys],
+    }
+
+
+def block_facts(shape: Sequence[int], itemsize: int, blocks: dict) -> dict:
+    """Shard shape, copies and bytes of a tensor split into `blocks`."""
+    n_blocks = len(blocks["devices"])
+    n_devices = sum(len(d) for d in blocks["devices"])
+    shard = [b - a for a, b in zip(blocks["start"][0], blocks["stop"][0])] \
+        if n_blocks else list(shape)
+    return {
+        "shard_shape": shard,
+        "copies": n_devices // max(n_blocks, 1),
+        "bytes": float(math.prod(shape) * itemsize),
+        "device_bytes": float(math.prod(shard) * itemsize),
+    }
+
+
 def array_sharding(value: Any) -> dict:
     """Sharding facts of one placed array, global across processes."""
-    shape = tuple(int(s) for s in value.shape)
+    shape = [int(s) for s in value.shape]
     sharding = value.sharding
-    itemsize = value.dtype.itemsize
-    index_map = sharding.devices_indices_map(shape)
-    blocks: dict[tuple, list[str]] = {}
-    for device, index in index_map.items():
-        key = tuple((s.start, s.stop) for s in index)
-        blocks.setdefault(key, []).append(device_name(device))
-    shard_shape = tuple(int(s) for s in sharding.shard_shape(shape))
-    spec = format_partition_spec(getattr(sharding, "spec", None))
     return {
-        "shape": list(shape),
+        "shape": shape,
         "axes": _spec_axes(sharding, len(shape)),
-        "spec": spec,
-        "shard_shape": list(shard_shape),
-        "copies": len(index_map) // max(len(blocks), 1),
-        "devices": len(index_map),
-        "bytes": float(math.prod(shape) * itemsize),
-        "device_bytes": float(math.prod(shard_shape) * itemsize),
+        "spec": format_partition_spec(getattr(sharding, "spec", None)),
+        **block_facts(shape, value.dtype.itemsize,
+                      blocks_of(sharding, shape)),
         "local_shards": [(device_name(s.device), float(s.data.nbytes))
                          for s in value.addressable_shards],
     }
 
 
-def _variables(model: Any) -> list[tuple[str, Any]]:
+def model_variables(model: Any) -> list[tuple[str, Any]]:
+    """(source, variable) for a model's variables and, once it is built,
+    its optimizer's."""
     out = [("model", v) for v in model.variables]
     optimizer = getattr(model, "optimizer", None)
     if optimizer is not None and getattr(optimizer, "built", False):
@@ -84,7 +138,7 @@ def variable_sharding(model: Any) -> dict:
         "copies", "bytes", "device_bytes")}
     per_device: dict[str, float] = {}
     mesh = None
-    for source, v in _variables(model):
+    for source, v in model_variables(model):
         facts = array_sharding(v.value)
         if mesh is None:
             mesh = getattr(v.value.sharding, "mesh", None)
@@ -102,7 +156,5 @@ def variable_sharding(model: Any) -> dict:
                              "bytes": [per_device[d] for d in devices]}
     columns["mesh"] = None
     if mesh is not None and hasattr(mesh, "devices"):
-        from .blocks import describe_backend_mesh
-
         columns["mesh"] = describe_backend_mesh(mesh)
     return columns
