@@ -300,3 +300,14 @@ def test_a_mesh_axis_used_twice_is_an_error():
     error = plan.first_error(placed["problems"])
     assert error is not None and error.kind == "layout_axes"
     assert "twice" in error.message and '"dense/kernel"' in error.message
+
+
+def test_batch_size_beyond_r_integers_is_refused(mesh):
+    """R and reticulate 1.28 would wrap it to a negative number."""
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8)])
+    with pytest.raises(KerasmeshError, match="at most 2,147,483,647") as e:
+        plan.plan_layout(model, layout_map(mesh), batch_size=3e9)
+    assert e.value.kind == "argument"
+    summary = plan.plan_layout(model, layout_map(mesh),
+                               batch_size=2**31 - 1)["summary"]
+    assert summary["batch_size"] == 2**31 - 1
