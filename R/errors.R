@@ -1,3 +1,44 @@
+#' Turn Python errors into kerasmesh conditions
+#'
+#' Runs `code` and turns a Python exception raised in it into an R
+#' condition of the kerasmesh classes: `kerasmesh_error_<kind>` (and
+#' `kerasmesh_error`) for kerasmesh's own checks, such as
+#' `kerasmesh_error_model_placement` from a guarded `fit()`, and
+#' `kerasmesh_error_python` for any other Python error. Errors from R pass
+#' through unchanged.
+#'
+#' [with_distribution()] does this for the code it runs. A Keras method
+#' called directly, such as `model$fit()` after [set_distribution()], goes
+#' from R straight to Python: kerasmesh can't see the call, and its error
+#' reaches R as reticulate signals it (class `Rcpp::exception` on
+#' reticulate 1.28, `python.builtin.<Type>` from 1.29). Wrapping the call
+#' gives the classed condition on every version; the original Python type
+#' and traceback are kept in the condition's `python_type` and
+#' `python_traceback` fields.
+#'
+#' @param code Code that calls Python, such as `model$fit(...)`.
+#' @return The value of `code`.
+#' @seealso [set_distribution()].
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' keras <- reticulate::import("keras")
+#' # Built before the distribution, so its weights live on one device.
+#' model <- keras$Sequential(list(keras$Input(shape = list(4L)),
+#'                                keras$layers$Dense(2L)))
+#' old <- set_distribution(data_parallel())
+#' err <- tryCatch(
+#'   with_kerasmesh_errors(
+#'     model$predict(np_array(matrix(0, 8, 4)), verbose = 0L)
+#'   ),
+#'   kerasmesh_error_model_placement = function(e) e
+#' )
+#' class(err)
+#' set_distribution(old)
+with_kerasmesh_errors <- function(code) {
+  with_python_errors(code)
+}
+
 kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
                             .envir = parent.frame()) {
   cli::cli_abort(

@@ -1,12 +1,16 @@
 #' Create a layout map
 #'
 #' A layout map assigns layouts to model variables: each rule's key is a
-#' regular expression matched against variable paths (such as
-#' `"sequential/dense/kernel"`), and its value names, for each dimension of
+#' regular expression matched against the *whole* variable path (such as
+#' `"sequential/dense/kernel"`: `"dense.*kernel"` matches nothing there,
+#' `".*dense.*kernel"` does), and its value names, for each dimension of
 #' the variable, the mesh axis it is split over (`NA`: not split). Rules are
 #' checked when they are added, not when the model trains: every axis must
 #' be an axis of the mesh and appear once, and every key must compile as a
-#' Python regular expression.
+#' Python regular expression and must not be able to hang matching (a
+#' repeated group holding another repeat, such as `"(a+)+"`, overlapping
+#' alternatives inside a repeat, such as `"(a|ab)*"`, or more than four
+#' unbounded repeats are refused with `kerasmesh_error_layout_key`).
 #'
 #' Layout maps have value semantics, like other R objects: assigning a rule
 #' returns a modified copy (with a new Keras `LayoutMap` inside) and leaves
@@ -34,8 +38,8 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
-#' lm[["dense.*bias"]] <- "model"
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
+#' lm[[".*dense.*bias"]] <- "model"
 #' lm
 #' lm[["sequential/dense/kernel"]]
 layout_map <- function(mesh, ...) {
@@ -47,7 +51,7 @@ layout_map <- function(mesh, ...) {
       c("Every rule in {.arg ...} must be named by its key.",
         x = "Rule{?s} {which(if (is.null(keys)) TRUE else keys == '')}
              {?has/have} no key.",
-        i = 'Write rules as {.code "dense.*kernel" = c(NA, "model")}.'),
+        i = 'Write rules as {.code ".*dense.*kernel" = c(NA, "model")}.'),
       kind = "layout_key"
     )
   }

@@ -69,7 +69,7 @@
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
-#'                  "dense/bias" = "model")
+#'                  ".*dense.*bias" = "model")
 #' keras <- reticulate::import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
@@ -228,8 +228,9 @@ format.kerasmesh_layout_plan_summary <- function(x, ...) {
     sprintf("Variables:   %s (%s trainable), %s",
             plan_count(x$variables), plan_count(x$trainable),
             plan_plural(nrow(rules), "rule")),
-    sprintf("Parameters:  %s (%s in %s)", plan_count(x$parameters),
-            format_bytes(x$bytes), paste(x$dtypes, collapse = ", ")),
+    sprintf("Parameters:  %s (%s%s)", plan_count(x$parameters),
+            format_bytes(x$bytes),
+            if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
     "Memory:",
     format_plan_memory(x),
     if (is.null(x$optimizer)) {

@@ -80,8 +80,8 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
     plot(sharding_picture(x, path = path), main = main)
     return(invisible(x))
   }
-  by <- rlang::arg_match(by)
-  what <- rlang::arg_match(what)
+  by <- check_choice(by, c("layer", "variable", "kind"))
+  what <- check_choice(what, c("total", "weights"))
   limit_label <- if (is.character(limit)) trimws(limit)
   limit <- parse_bytes(limit)
   if (!is.null(limit)) {
@@ -91,6 +91,10 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   summary <- attr(x, "summary")
   parts <- plan_memory_parts(x, by, what)
   parts <- lump_groups(parts, max_groups)
+  if (nrow(parts) == 0) {
+    # A model without variables (only Flatten, say): one empty segment.
+    parts <- data.frame(group = "no variables", device = 0, replicated = 0)
+  }
   main <- main %||% sprintf("Memory per device: model \"%s\"", summary$model)
   draw_memory_bars(parts, summary, attr(x, "mesh"), what, limit, main)
   invisible(x)

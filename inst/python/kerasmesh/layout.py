@@ -7,6 +7,7 @@ from typing import Any, Iterable, Sequence
 
 from .errors import KerasmeshError, describe_value, quoted
 from .mesh import describe_mesh
+from .patterns import check_safe
 
 
 def format_axes(axes: Sequence[str | None] | None) -> str:
@@ -26,13 +27,14 @@ def rule_keys(layout_map: Any) -> list[str]:
 
 
 def check_key(key: Any) -> re.Pattern:
-    """A rule key must be a string that compiles as a regular expression."""
+    """A rule key must be a string that compiles as a regular expression
+    and can't backtrack without bound (`patterns.check_safe()`)."""
     if not isinstance(key, str) or key == "":
         raise KerasmeshError(
             "layout_key", "A layout rule's key must be a non-empty string.",
             [("x", f"Received {describe_value(key)}.")])
     try:
-        return re.compile(key)
+        pattern = re.compile(key)
     except re.error as e:
         raise KerasmeshError(
             "layout_key",
@@ -40,6 +42,8 @@ def check_key(key: Any) -> re.Pattern:
             [("x", f"{e.msg} at position {e.pos}."),
              ("i", "Escape literal brackets and dots with a backslash.")]
         ) from e
+    check_safe(key)
+    return pattern
 
 
 def check_axes(axes: Any, mesh_axes: Sequence[str], key: str
@@ -148,6 +152,8 @@ def lookup(layout_map: Any, path: Any) -> dict:
     keys = rule_keys(layout_map)
     if path in keys:
         return {"key": path, "axes": list(layout_map[path].axes)}
+    for key in keys:  # a Keras LayoutMap's keys were never checked
+        check_safe(key)
     matches = [k for k in keys if re.fullmatch(k, path)]
     if len(matches) > 1:
         raise KerasmeshError(

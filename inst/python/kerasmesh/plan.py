@@ -27,6 +27,7 @@ ERROR = "error"
 WARNING = "warning"
 MAX_NAMED = 3
 MAX_HINTED = 20
+MAX_WHOLE = 2**31 - 1
 
 
 class KerasmeshLayoutWarning(UserWarning):
@@ -529,6 +530,11 @@ def _check_batch_size(batch_size: Any) -> int | None:
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
             [("x", f"Received {describe_value(batch_size)}.")])
+    if batch_size > MAX_WHOLE:
+        # R's integers (and reticulate 1.28's conversion) stop there.
+        raise KerasmeshError(
+            "argument", f"`batch_size` must be at most {MAX_WHOLE:,}.",
+            [("x", f"Received {int(batch_size):,}.")])
     return int(batch_size)
 
 
@@ -672,7 +678,7 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
 
 
 # --------------------------------------------------------------------------
-# Checks for code outside R: at variable creation and before training
+# Checks for code outside R: at variable creation (before training: guard.py)
 
 
 def first_error(problems: Iterable[dict]) -> KerasmeshError | None:
@@ -747,83 +753,3 @@ def checked_model_parallel(layout_map: Any, batch_dim_name: str | None = None,
     cls = checked_model_parallel_class()
     return cls(layout_map=layout_map, batch_dim_name=batch_dim_name,
                auto_shard_dataset=bool(auto_shard_dataset))
-
-
-
-# Whether Keras's training and inference methods check the layout first
-# (see `check_before_training()`); R sets it from the option
-# `kerasmesh.check_layout`.
-_AUTO_CHECK = {"enabled": True, "checked": {}}
-TRAINING_METHODS = ("fit", "evaluate", "predict")
-
-
-def set_auto_check(enabled: bool) -> bool:
-    """Turn the pre-training layout check on or off; return the old value."""
-    old = _AUTO_CHECK["enabled"]
-    _AUTO_CHECK["enabled"] = bool(enabled)
-    return old
-
-
-def _batch_of_call(method: str, args: tuple, kwargs: dict
-                   ) -> tuple[int | None, int | None]:
-    """The batch size and sample count a training call will use."""
-    x = kwargs.get("x", args[0] if args else None)
-    batch_size = kwargs.get("batch_size")
-    position = 1 if method == "predict" else 2
-    if batch_size is None and len(args) > position and \
-            method in TRAINING_METHODS:
-        batch_size = args[position]
-    shape = getattr(x, "shape", None)
-    if shape is None and isinstance(x, (list, tuple)) and x:
-        shape = getattr(x[0], "shape", None)
-    if shape is None and isinstance(x, dict) and x:
-        shape = getattr(next(iter(x.values())), "shape", None)
-    samples = int(shape[0]) if shape is not None and len(shape) else None
-    if samples is None:
-        return None, None
-    if method.endswith("_on_batch"):
-        return samples, None
-    if batch_size is None and method in TRAINING_METHODS:
-        batch_size = 32
-    return (None if batch_size is None else int(batch_size)), samples
-
-
-def check_before_training(model: Any, method: str = "fit", args: tuple = (),
-                          kwargs: dict | None = None) -> None:
-    """Check a model against the current ModelParallel before it runs.
-
-    Meant to be called first thing in `Model.fit()` (and `evaluate()`,
-    `predict()` and the `*_on_batch()` methods, whose batch is `x`): raises the first problem that would crash (such as a
-    batch size, or a last batch, the batch axis can't divide) as a
-    `KerasmeshError`, and warns once per model and rule set about rules that
-    match nothing and layouts shorter than a variable's rank. Does nothing
-    unless a ModelParallel distribution is set and the check is enabled.
-    """
-    import keras
-    from keras.distribution import ModelParallel
-
-    dist = keras.distribution.distribution()
-    if not _AUTO_CHECK["enabled"] or not isinstance(dist, ModelParallel) \
-            or not getattr(model, "built", False):
-        return
-    batch_size, samples = _batch_of_call(method, args, kwargs or {})
-    key = (id(model), id(dist), batch_size, samples)
-    if key in _AUTO_CHECK["checked"]:
-        return
-    try:
-        plan = plan_layout(model, dist, batch_size=batch_size,
-                           optimizer=None, samples=samples)
-    except Exception as e:  # noqa: BLE001 - a failed check must not stop
-        warnings.warn(f"kerasmesh could not check the layout: {e}",
-                      KerasmeshLayoutWarning, stacklevel=3)
-        _AUTO_CHECK["checked"][key] = True
-        return
-    error = first_error(plan["problems"])
-    if error is not None:
-        raise error
-    seen = _AUTO_CHECK["checked"]
-    if not any(k[:2] == key[:2] for k in seen):
-        warn_problems(plan["problems"])
-    if len(seen) > 256:
-        seen.clear()
-    seen[key] = True
