@@ -41,6 +41,13 @@ abort_from_python <- function(result, call) {
   )
 }
 
+# Signals a warning the shim described as list(kind, message, bullets).
+warn_from_python <- function(w) {
+  bullets <- vapply(w[[3]], function(b) b[[2]], character(1))
+  names(bullets) <- vapply(w[[3]], function(b) b[[1]], character(1))
+  kerasmesh_warn(c(cli_escape(w[[2]]), cli_escape(bullets)), kind = w[[1]])
+}
+
 # Runs `expr`, turning a Python exception raised by a direct reticulate call
 # into a kerasmesh condition: `kerasmesh_error_<kind>` for the shim's own
 # errors (raised, say, inside a guarded `fit()`), `kerasmesh_error_python`
