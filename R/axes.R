@@ -31,7 +31,8 @@ axes_for_shim <- function(axes, key = NULL, arg = rlang::caller_arg(axes),
     abort_axes(key, arg, call, x = "Dimension {which(bad)[1]} is
                {.obj_type_friendly {received}}.")
   }
-  abort_axes(key, arg, call, x = "Received {.obj_type_friendly {axes}}.")
+  abort_axes(key, arg, call,
+             x = "Received {.obj_type_friendly {axes}}{received_value(axes)}.")
 }
 
 # Layout axes from Python (None, a name, or several names) as a character

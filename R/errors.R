@@ -5,8 +5,16 @@ kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
     class = c(paste0("kerasmesh_error_", kind), "kerasmesh_error"),
     ...,
     call = call,
+    trace = if (isTRUE(getOption("kerasmesh.empty_trace"))) the$empty_trace,
     .envir = .envir
   )
+}
+
+# A backtrace of one frame, for errors whose real backtrace can't be
+# summarised (see local_python_value_in_call()). Made once when the package
+# loads: rlang summarises the whole call stack before it trims it.
+empty_trace <- function() {
+  rlang::trace_back(top = environment(), bottom = environment())
 }
 
 kerasmesh_warn <- function(message, kind, ..., .envir = parent.frame()) {

@@ -58,16 +58,16 @@
 #' lm
 layout_map <- function(..., mesh) {
   rules <- list(...)
-  first_is_mesh <- length(rules) > 0 && !nzchar(names(rules)[1] %||% "") &&
-    is_device_mesh(rules[[1]])
+  first_unnamed <- length(rules) > 0 && !nzchar(names(rules)[1] %||% "")
   if (missing(mesh)) {
     mesh <- NULL
-  } else if (first_is_mesh && !is_device_mesh(mesh)) {
+  } else if (first_unnamed && is_device_mesh(rules[[1]]) &&
+             !is_device_mesh(mesh)) {
     # layout_map(m, mesh = axes): a rule whose key is "mesh".
     rules <- c(rules, list(mesh = mesh))
     mesh <- NULL
   }
-  if (is.null(mesh) && first_is_mesh) {
+  if (is.null(mesh) && first_unnamed) {
     mesh <- rules[[1]]
     rules <- rules[-1]
   }
@@ -94,6 +94,7 @@ layout_map <- function(..., mesh) {
 
 #' @export
 `[[<-.kerasmesh_layout_map` <- function(x, i, value) {
+  local_python_value_in_call(value)
   key <- check_rule_key(i)
   if (is.null(value)) {
     return(new_layout_map(shim_call(
@@ -107,6 +108,7 @@ layout_map <- function(..., mesh) {
 
 #' @export
 `[<-.kerasmesh_layout_map` <- function(x, i, value) {
+  local_python_value_in_call(value)
   if (length(i) == 1) {
     x[[i]] <- value
     return(x)
@@ -190,6 +192,19 @@ build_layout_map <- function(mesh, rules, call = rlang::caller_env()) {
     "layout.new_layout_map", .subset2(mesh, "py"), as.list(keys),
     unname(layouts), call = call
   ))
+}
+
+# R puts the assigned value itself into the `[[<-` call. When an error is
+# raised, rlang 1.0 (and testthat, entracing it) summarises every call for
+# the backtrace, asking the value its length, which some Python objects (a
+# Keras Variable) answer by raising. kerasmesh_abort() then gives errors an
+# empty backtrace instead.
+local_python_value_in_call <- function(value, frame = parent.frame()) {
+  if (inherits(value, "python.builtin.object")) {
+    old <- options(kerasmesh.empty_trace = TRUE)
+    do.call(on.exit, list(bquote(options(.(old))), add = TRUE), envir = frame)
+  }
+  invisible()
 }
 
 is_device_mesh <- function(x) {
