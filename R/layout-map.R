@@ -63,8 +63,12 @@ layout_map <- function(..., mesh) {
     mesh <- NULL
   } else if (first_unnamed && is_device_mesh(rules[[1]]) &&
              !is_device_mesh(mesh)) {
-    # layout_map(m, mesh = axes): a rule whose key is "mesh".
+    # layout_map(m, mesh = axes): a rule whose key is "mesh", in its place.
     rules <- c(rules, list(mesh = mesh))
+    at <- match(names(rules), names(sys.call())[-1])
+    if (!anyNA(at)) {
+      rules <- rules[order(at)]
+    }
     mesh <- NULL
   }
   if (is.null(mesh) && first_unnamed) {

@@ -111,6 +111,7 @@ def check_representable(values: Sequence[float], dtype: Any) -> None:
     """
     import numpy as np
 
+    dtype = _dtype(dtype)
     raw = np.asarray(values, dtype=np.float64).ravel()
     name = f'`dtype` "{dtype}"'
     missing = np.isnan(raw)

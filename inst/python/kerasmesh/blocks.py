@@ -14,7 +14,7 @@ import difflib
 import math
 from typing import Any, Sequence
 
-from .arrays import itemsize
+from .arrays import check_model, itemsize
 from .axes import check_axes
 from .errors import KerasmeshError, describe_value, quoted
 from .mesh import describe_mesh
@@ -158,10 +158,7 @@ def variable_blocks(model: Any, path: str) -> dict:
     Raises:
         KerasmeshError: kinds `model`, `variable_path`.
     """
-    if not hasattr(model, "variables"):
-        raise KerasmeshError(
-            "model", "`model` must be a Keras model.",
-            [("x", f"Received {describe_value(model)}.")])
+    check_model(model)
     variable = _find_variable(model, str(path))
     value = variable.value
     sharding = value.sharding
