@@ -84,7 +84,7 @@ test_that("the book's layout lines work on a kerasmesh layout map", {
   }
 })
 
-test_that("the book's model trains under model_parallel() with its kernel split", {
+test_that("the book's model trains under model_parallel(), kernel split", {
   skip_if_no_keras()
   distribution <- model_parallel(book_layout_map(), batch_dim_name = "data")
   expect_book_sharding(train_book_model(distribution))

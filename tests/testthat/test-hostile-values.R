@@ -6,7 +6,7 @@ local_time_limit <- function(seconds = 30, frame = parent.frame()) {
   withr::defer(setTimeLimit(elapsed = Inf), envir = frame)
 }
 
-test_that("NA in integer and logical arrays is refused, not turned into numbers", {
+test_that("NA in integer and logical arrays is refused, not made a number", {
   skip_if_no_keras()
   local_time_limit()
   # reticulate passes these as TRUE and -2147483648.

@@ -88,7 +88,7 @@ test_that("the converting route refuses NumPy values, whatever reticulate", {
   expect_match(err$python_message, "numpy ndarray", fixed = TRUE)
 })
 
-test_that("objects meant to stay Python come through the non-converting handle", {
+test_that("Python objects come back through the non-converting handle", {
   skip_if_no_keras()
   # A converting handle converts what it returns: tuples here, and NumPy 2
   # arrays too on reticulate >= 1.38.
