@@ -29,7 +29,7 @@ axes_for_shim <- function(axes, key = NULL, arg = rlang::caller_arg(axes),
     }
     received <- axes[[which(bad)[1]]]
     abort_axes(key, arg, call, x = "Dimension {which(bad)[1]} is
-               {.obj_type_friendly {received}}.")
+               {.obj_type_friendly {received}}{received_value(received)}.")
   }
   abort_axes(key, arg, call,
              x = "Received {.obj_type_friendly {axes}}{received_value(axes)}.")
