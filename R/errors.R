@@ -46,8 +46,16 @@ kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
     class = c(paste0("kerasmesh_error_", kind), "kerasmesh_error"),
     ...,
     call = call,
+    trace = if (isTRUE(getOption("kerasmesh.empty_trace"))) the$empty_trace,
     .envir = .envir
   )
+}
+
+# A backtrace of one frame, for errors whose real backtrace can't be
+# summarised (see local_python_value_in_call()). Made once when the package
+# loads: rlang summarises the whole call stack before it trims it.
+empty_trace <- function() {
+  rlang::trace_back(top = environment(), bottom = environment())
 }
 
 kerasmesh_warn <- function(message, kind, ..., .envir = parent.frame()) {
@@ -80,6 +88,13 @@ abort_from_python <- function(result, call) {
     python_traceback = result$traceback,
     call = call
   )
+}
+
+# Signals a warning the shim described as list(kind, message, bullets).
+warn_from_python <- function(w) {
+  bullets <- vapply(w[[3]], function(b) b[[2]], character(1))
+  names(bullets) <- vapply(w[[3]], function(b) b[[1]], character(1))
+  kerasmesh_warn(c(cli_escape(w[[2]]), cli_escape(bullets)), kind = w[[1]])
 }
 
 # Runs `expr`, turning a Python exception raised by a direct reticulate call

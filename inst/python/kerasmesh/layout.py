@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
-from .errors import KerasmeshError, describe_value, quoted
+from .axes import check_axes, format_axes
+from .errors import KerasmeshError, describe_value
 from .mesh import describe_mesh
 from .patterns import check_safe
-
-
-def format_axes(axes: Sequence[str | None] | None) -> str:
-    """Axes as R writes them: (NA, "model")."""
-    if axes is None:
-        return "NULL"
-    return "(" + ", ".join("NA" if a is None else f'"{a}"' for a in axes) + ")"
 
 
 def rule_keys(layout_map: Any) -> list[str]:
@@ -44,46 +38,6 @@ def check_key(key: Any) -> re.Pattern:
         ) from e
     check_safe(key)
     return pattern
-
-
-def check_axes(axes: Any, mesh_axes: Sequence[str], key: str
-               ) -> tuple[str | None, ...]:
-    """Axes for a layout: mesh axis names or None, each axis at most once.
-
-    Raises:
-        KerasmeshError: kind `layout_axes`.
-    """
-    if isinstance(axes, str) or axes is None:
-        axes = [axes]
-    if not isinstance(axes, (list, tuple)):
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" must be axis names or NA.",
-            [("x", f"Received {describe_value(axes)}.")])
-    bad = [a for a in axes if a is not None and not isinstance(a, str)]
-    if bad:
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" must be axis names or NA.",
-            [("x", f"Received {describe_value(bad[0])}.")])
-    unknown = [a for a in axes if a is not None and a not in mesh_axes]
-    if unknown:
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" must use axes of the mesh.",
-            [("x", f"Unknown axis: {', '.join(quoted(unknown))}."),
-             ("i", f"The mesh's axes are "
-                   f"{', '.join(quoted(mesh_axes))}.")])
-    used = [a for a in axes if a is not None]
-    repeated = sorted({a for a in used if used.count(a) > 1})
-    if repeated:
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" can't use a mesh axis twice.",
-            [("x", f"{', '.join(quoted(repeated))} appears "
-                   f"{max(used.count(a) for a in repeated)} times in "
-                   f"{format_axes(axes)}.")])
-    return tuple(axes)
 
 
 def new_layout_map(mesh: Any, keys: Iterable[Any] = (),
