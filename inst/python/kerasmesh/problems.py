@@ -36,19 +36,26 @@ def replicated_problems(columns: dict, share: float, n_devices: int,
                         problem: Any) -> list[dict]:
     """Warnings for unmatched variables over `share` of per-device weights.
 
+    Only variables of rank 2 or more: vectors (biases, normalization
+    scales) are small beside their layer's kernel and replicated by design.
+
     Args:
         columns: the plan's variable columns.
         share: the share of one device's weights (0 to 1) above which an
             unmatched, replicated variable is reported.
         problem: the plan's problem constructor.
     """
-    if n_devices <= 1:
+    # With no variable placed by a rule, the layout is data parallel:
+    # replicating is what it means.
+    if n_devices <= 1 or all(r is None for r in columns["rule"]):
         return []
     total = sum(columns["device_bytes"])
     out = []
     for i, path in enumerate(columns["path"]):
         device = columns["device_bytes"][i]
+        # Vectors (biases, norm scales) are left replicated by design.
         if columns["rule"][i] is not None or columns["problem"][i] \
+                or len(columns["shape"][i]) < 2 \
                 or total <= 0 or device / total <= share:
             continue
         pct = 100 * device / total
