@@ -499,19 +499,28 @@ format_plan_table <- function(x, problems, width, prefix = "") {
     cols$axes <- NULL
   }
   over <- excess(cols)
+  show_rule <- TRUE
   if (over > 0) {
     # Rules shrink first (their start says which one), then paths (cut in
-    # the middle, so block numbers and the variable's name stay).
+    # the middle, so block numbers and the variable's name stay). When
+    # paths would still be cut short, the rule column goes: summary() has
+    # the rules.
     cut <- min(over, max(0, rule_width - 14))
-    rule_width <- rule_width - cut
-    path_width <- max(20, path_width - (over - cut))
+    if (path_width - (over - cut) < min(path_width, 36)) {
+      show_rule <- FALSE
+      over <- over - rule_width - 2
+    } else {
+      rule_width <- rule_width - cut
+      over <- over - cut
+    }
+    path_width <- max(20, path_width - max(0, over))
   }
-  table <- cbind(
-    data.frame(" " = status, path = truncate_path(paths, path_width),
-               rule = truncate_right(rule, rule_width),
-               check.names = FALSE, stringsAsFactors = FALSE),
-    cols
-  )
+  table <- data.frame(" " = status, path = truncate_path(paths, path_width),
+                      check.names = FALSE, stringsAsFactors = FALSE)
+  if (show_rule) {
+    table$rule <- truncate_right(rule, rule_width)
+  }
+  table <- cbind(table, cols)
   format_table(table, right = "per_device")
 }
 
