@@ -132,3 +132,20 @@ test_that("fix code and path helpers work without Python", {
   expect_match(cut, "^decoder_block_17/")
   expect_match(cut, "kernel$")
 })
+
+test_that("a path prefix all variables share is shown once", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  build <- function() {
+    keras$Sequential(list(
+      keras$Input(shape = list(16L)),
+      keras$layers$Dense(64L, name = "block_0"),
+      keras$layers$Dense(8L, name = "block_1")
+    ), name = "stack")
+  }
+  lm <- layout_map(book_mesh(), "stack/block_\\d+/kernel" = c(NA, "model"))
+  lines <- format(layout_plan(build, lm), width = 80)
+  expect_identical(lines[2], 'Paths below "stack/":')
+  expect_true(any(grepl("^\\s+block_1/kernel", lines)))
+  expect_false(any(grepl("^\\s+stack/block", lines)))
+})
