@@ -43,5 +43,6 @@ rcheck: setup
 
 check: pytest rcheck
 
+# `make bench BENCH=hub_70b` runs one benchmark (see bench/run.R).
 bench: setup
-	Rscript bench/run.R
+	Rscript bench/run.R $(BENCH)

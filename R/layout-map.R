@@ -233,12 +233,33 @@ new_layout_map <- function(desc) {
   )
 }
 
+#' Use a Keras layout map as a kerasmesh one
+#'
+#' Wraps a Keras `LayoutMap` from anywhere, such as the one a keras-hub
+#' backbone's `get_layout_map()` returns, so that its rules can be read and
+#' changed from R (`lm[[key]] <- axes`), for example to paste the fixes
+#' that [layout_fix()] suggests. The rules are copied on the first change;
+#' the Keras object is not modified.
+#'
+#' @param x A Keras `LayoutMap`, or a [layout_map()] (returned as is).
+#' @param arg,call For error messages.
+#' @return A `kerasmesh_layout_map`.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(batch = 2, model = 4))
+#' keras <- reticulate::import("keras")
+#' keras_map <- keras$distribution$LayoutMap(reticulate::r_to_py(mesh))
+#' lm <- as_layout_map(keras_map)
+#' lm[[".*kernel"]] <- c(NA, "model")
+#' lm
 as_layout_map <- function(x, arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
   if (inherits(x, "kerasmesh_layout_map")) {
     return(x)
   }
-  if (inherits(x, "keras.src.distribution.distribution_lib.LayoutMap")) {
+  # The shim decides whether a Python object is a Keras LayoutMap.
+  if (inherits(x, "python.builtin.object")) {
     return(new_layout_map(shim_call("layout.describe_layout_map", x,
                                     call = call)))
   }

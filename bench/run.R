@@ -1,6 +1,10 @@
 # `make bench`: kerasmesh beside plain Keras in Python, measured in the same
 # run, each benchmark in fresh processes, reported as ratios.
 # Writes bench/results.csv and prints the table.
+#
+# `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
+# the named benchmarks (throughput, startup, layout_resolution, book_plan,
+# hub_70b) and replaces only their rows in bench/results.csv.
 bench_dir <- dirname(normalizePath(sub("^--file=", "", grep(
   "^--file=", commandArgs(), value = TRUE
 ))))
@@ -25,6 +29,16 @@ run <- function(command, args, timeout = 600) {
   list(wall = wall, values = values)
 }
 
+benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
+                "hub_70b")
+only <- commandArgs(trailingOnly = TRUE)
+unknown <- setdiff(only, benchmarks)
+if (length(unknown)) {
+  stop("Unknown benchmark: ", paste(unknown, collapse = ", "),
+       ". Choose from: ", paste(benchmarks, collapse = ", "), ".")
+}
+wanted <- function(name) length(only) == 0 || name %in% only
+
 rscript <- file.path(R.home("bin"), "Rscript")
 results <- list()
 add_row <- function(benchmark, metric, unit, better, ours, theirs, note = "") {
@@ -40,6 +54,7 @@ add_row <- function(benchmark, metric, unit, better, ours, theirs, note = "") {
 }
 
 # 1. Training throughput: R drives the same training loop as Python.
+if (wanted("throughput")) {
 ours <- theirs <- numeric()
 for (i in seq_len(3)) {
   ours <- c(ours, run(rscript, c("throughput.R", reps))$values)
@@ -47,8 +62,10 @@ for (i in seq_len(3)) {
 }
 add_row("training_throughput", "steps per second", "steps/s", "higher",
         ours, theirs, "2x4 mesh, model parallel, MLP 512-2048-2048-512")
+}
 
 # 2. Start-up, whole fresh processes.
+if (wanted("startup")) {
 library_time <- bare_time <- numeric()
 for (i in seq_len(reps + 2)) {
   library_time <- c(library_time, run(rscript, c("-e", paste(
@@ -73,8 +90,10 @@ for (i in seq_len(reps)) {
 }
 add_row("startup_first_mesh", "first device_mesh()", "s", "lower",
         mesh_time, keras_time, "baseline: python -c import keras + DeviceMesh")
+}
 
 # 3. Layout resolution: 10,000 paths x 100 rules.
+if (wanted("layout_resolution")) {
 res <- lapply(seq_len(reps), function(i) {
   run(python, "layout_resolution.py")$values
 })
@@ -82,8 +101,10 @@ add_row("layout_resolution", "10k paths x 100 rules", "s", "lower",
         vapply(res, function(v) v[["kerasmesh_seconds"]], 1),
         vapply(res, function(v) v[["keras_seconds"]], 1),
         "baseline: Keras LayoutMap lookups; results agree rule for rule")
+}
 
 # 4. Planning the book's 1.54-billion-parameter model.
+if (wanted("book_plan")) {
 plan <- lapply(seq_len(reps), function(i) {
   run(rscript, "book_plan.R")$values
 })
@@ -96,9 +117,38 @@ add_row("book_plan_memory", "peak RSS", "GiB", "lower",
         vapply(plan, function(v) v[["peak_rss_gib"]], 1),
         keras_build[["peak_rss_gib"]],
         "R process with layout_plan() vs Python process building the model")
+}
+
+# 5. Planning a Llama-3-70B-sized keras-hub backbone on 32 devices.
+if (wanted("hub_70b")) {
+plan <- lapply(seq_len(reps), function(i) {
+  run(rscript, "hub_70b_plan.R")$values
+})
+keras_build <- lapply(seq_len(reps), function(i) {
+  run(python, "hub_70b_build.py")$values
+})
+add_row("hub_70b_plan_time", "plan 7.06e10 params", "s", "lower",
+        vapply(plan, function(v) v[["seconds"]], 1),
+        vapply(keras_build, function(v) v[["seconds"]], 1),
+        paste("4x8 mesh of 32 devices, keras-hub's own layout map;",
+              "baseline: Keras builds it under StatelessScope, no plan"))
+add_row("hub_70b_plan_memory", "peak RSS", "GiB", "lower",
+        vapply(plan, function(v) v[["peak_rss_gib"]], 1),
+        vapply(keras_build, function(v) v[["peak_rss_gib"]], 1),
+        "R process with layout_plan() vs Python process building abstractly")
+}
 
 table <- do.call(rbind, results)
-utils::write.csv(table, file.path(bench_dir, "results.csv"), row.names = FALSE)
+csv <- file.path(bench_dir, "results.csv")
+if (length(only) && file.exists(csv)) {
+  # Keep the other benchmarks' rows, in their places.
+  old <- utils::read.csv(csv, stringsAsFactors = FALSE)
+  new <- table
+  table <- rbind(old[!old$benchmark %in% new$benchmark, , drop = FALSE], new)
+  order <- match(table$benchmark, unique(c(old$benchmark, new$benchmark)))
+  table <- table[order(order), , drop = FALSE]
+}
+utils::write.csv(table, csv, row.names = FALSE)
 shown <- table
 num <- vapply(shown, is.numeric, TRUE) & names(shown) != "reps"
 shown[num] <- lapply(shown[num], function(x) signif(x, 3))

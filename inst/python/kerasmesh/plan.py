@@ -21,6 +21,10 @@ from .backend import MESH_BACKENDS, require_backend
 from .errors import KerasmeshError, describe_value
 from .layout import format_axes, rule_keys
 from .mesh import describe_mesh, format_shape
+from .outputs import (layer_output_paths, output_rules,
+                      unmatched_output_problem)
+from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
+                       replicated_problems)
 from .resolve import RuleResolver
 
 ERROR = "error"
@@ -285,7 +289,9 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
                        "JAX fails when the variable is created."),
                  ("i", f"Use a size divisible by {ways}, split another "
                        "dimension, or leave this one unsplit (NA).")],
-                f"{_dim(d)} ({shape[d]}) not divisible by {ways}"))
+                f"{_dim(d)} ({shape[d]}) not divisible by {ways}",
+                {"dimension": d + 1, "size": shape[d], "axis": "+".join(names),
+                 "axis_size": ways}))
     if unknown:
         problems.append(_problem(
             "layout_axes", ERROR, path, rule,
@@ -311,11 +317,11 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
 
 
 def _problem(kind: str, severity: str, path: str | None, rule: str | None,
-             message: str, bullets: list[tuple[str, str]], short: str
-             ) -> dict:
+             message: str, bullets: list[tuple[str, str]], short: str,
+             facts: dict | None = None) -> dict:
     return {"kind": kind, "severity": severity, "path": path, "rule": rule,
             "message": message, "bullets": [list(b) for b in bullets],
-            "short": short}
+            "short": short, "facts": facts or {}}
 
 
 # --------------------------------------------------------------------------
@@ -540,7 +546,8 @@ def _check_batch_size(batch_size: Any) -> int | None:
 
 def plan_layout(model: Any, layout: Any, batch_size: Any = None,
                 optimizer: Any = None, batch_dim_name: str | None = None,
-                samples: int | None = None) -> dict:
+                samples: int | None = None,
+                replicated_share: float | None = None) -> dict:
     """Plan how `layout` would place `model`'s variables, without allocating.
 
     Args:
@@ -553,9 +560,14 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
         batch_dim_name: the batch axis; None for the distribution's, or the
             mesh's first axis.
         samples: the number of samples per epoch, to check the last batch.
+        replicated_share: warn about an unmatched variable holding more
+            than this share of a device's weights (default 0.05).
 
     Returns:
-        {"variables": columns, "problems": list of problems, "rules":
+        {"variables": columns, "problems": list of problems, "groups": the
+        problems grouped by rule and kind, with checked fixes ("problems"
+        module), "outputs": rules for layer outputs ("outputs" module),
+        "rules":
         columns, "summary": dict, "mesh": describe_mesh()}. Byte counts and
         parameter counts are floats; shapes are lists of floats (reticulate
         1.28 mangles integers beyond 2^31).
@@ -626,8 +638,16 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
 
     paths = columns["path"]
     path_set = set(paths)
-    unmatched = [k for k in keys if used[k] == 0 and k not in involved]
+    layer_outputs = layer_output_paths(model)
+    outputs = output_rules(keys, resolver.patterns, used, layer_outputs)
+    for_outputs = {r["key"] for r in outputs["rules"]}
+    unmatched = [k for k in keys if used[k] == 0 and k not in involved
+                 and k not in for_outputs]
     for n, key in enumerate(unmatched):
+        if key in outputs["unmatched"]:
+            problems.append(unmatched_output_problem(key, layer_outputs,
+                                                     _problem))
+            continue
         pattern = resolver.patterns[resolver.exact[key]]
         claimed = [k for k in keys if k != key and k in path_set
                    and pattern.fullmatch(k)]
@@ -636,6 +656,12 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
             key, paths if n < MAX_HINTED else [], claimed, model.name,
             n_devices))
     problems += _batch_problems(batch_dim_name, batch_size, sizes, samples)
+    share = DEFAULT_SHARE if replicated_share is None \
+        else float(replicated_share)
+    problems += replicated_problems(columns, share, n_devices, _problem)
+    groups = group_problems(problems, columns)
+    fix_problems(groups, {k: list(layout_map[k].axes) for k in keys},
+                 columns, sizes, batch_dim_name)
 
     weights = sum(columns["bytes"])
     trainable_bytes = sum(b for b, t in zip(columns["bytes"],
@@ -673,7 +699,8 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
     rules = {"key": keys,
              "axes": [list(layout_map[k].axes) for k in keys],
              "variables": [used[k] for k in keys]}
-    return {"variables": columns, "problems": problems, "rules": rules,
+    return {"variables": columns, "problems": problems, "groups": groups,
+            "outputs": outputs["rules"], "rules": rules,
             "summary": summary, "mesh": describe_mesh(mesh)}
 
 
