@@ -160,6 +160,7 @@ def save_step(checkpointer: Any, model: Any, directory: str, step: int,
     sync = getattr(model, "jax_state_sync", None)
     if sync is not None:
         sync()  # fit() keeps the state outside the variables between steps
+    build_optimizer(model)  # so that a restore finds the slots it creates
     variables = model_variables(model)
     existing = [s for s in scan(directory) if s["step"] == step]
     if existing and existing[-1]["complete"] and not overwrite:
@@ -229,6 +230,16 @@ def check_match(saved: dict, variables: dict) -> None:
         KerasmeshError: `checkpoint_variables` (names differ) or
             `checkpoint_shape` (a shape differs), naming the variable.
     """
+    for key, v in variables.items():
+        if key not in saved:
+            continue
+        shape = tuple(int(s) for s in saved[key].shape)
+        if shape != tuple(int(s) for s in v.shape):
+            raise mismatch(
+                "checkpoint_shape", f"Variable \"{key}\" must have the "
+                "shape it was saved with.",
+                [("x", f"Saved {_shape(shape)}; the model's is "
+                       f"{_shape(v.shape)}.")])
     groups = {k.partition("/")[0] for k in variables}
     wanted = {k for k in saved if k.partition("/")[0] in groups}
     missing = [k for k in variables if k not in saved]
@@ -247,14 +258,6 @@ def check_match(saved: dict, variables: dict) -> None:
                                   if len(extra) > 1 else ".")))
         raise mismatch("checkpoint_variables", "The checkpoint's variables "
                        "must match the model's.", bullets)
-    for key, v in variables.items():
-        shape = tuple(int(s) for s in saved[key].shape)
-        if shape != tuple(int(s) for s in v.shape):
-            raise mismatch(
-                "checkpoint_shape", f"Variable \"{key}\" must have the "
-                "shape it was saved with.",
-                [("x", f"Saved {_shape(shape)}; the model's is "
-                       f"{_shape(v.shape)}.")])
 
 
 def _shape(shape) -> str:
