@@ -211,7 +211,7 @@ format.kerasmesh_checkpoint_info <- function(x, ...) {
       sprintf(", written by %d process%s", x$process_count,
               if (x$process_count == 1) "" else "es")
   ))
-  meshes <- unique(stats::na.omit(vars$mesh))
+  meshes <- unique(vars$mesh[!is.na(vars$mesh)])
   if (length(meshes)) {
     out <- c(out, paste("Mesh:", paste(meshes, collapse = "; ")))
   }

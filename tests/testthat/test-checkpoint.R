@@ -127,6 +127,18 @@ test_that("bad checkpoints are classed errors that name the variable", {
   expect_s3_class(e, "kerasmesh_error_checkpoint_variables")
   expect_match(conditionMessage(e), "sequential/hidden/kernel", fixed = TRUE)
 
+  # A mesh that can't hold a saved shape (64 columns over 3 devices): the
+  # target model can't be built on it, an error naming the variable, before
+  # any restore. (restore_checkpoint() checks again; see test_checkpoint.py.)
+  mesh23 <- device_mesh(c(data = 2, model = 3), devices = 6)
+  e <- tryCatch(
+    with_distribution(model_parallel(book_layout(mesh23)), build_mlp()),
+    error = identity
+  )
+  expect_s3_class(e, "kerasmesh_error_layout_divisibility")
+  expect_match(conditionMessage(e), "sequential/dense/kernel", fixed = TRUE)
+  expect_identical(checkpoint_info(dir)$steps$complete, TRUE)
+
   # Not a checkpoint.
   empty <- withr::local_tempdir("nothing")
   expect_snapshot(error = TRUE, checkpoint_info(empty),

@@ -38,7 +38,7 @@ GROUPS = ("trainable_variables", "non_trainable_variables",
 
 # Variables and layouts -----------------------------------------------------
 
-def model_variables(model: Any, optimizer: bool = True) -> dict[str, Any]:
+def model_variables(model: Any) -> dict[str, Any]:
     """The model's variables by key "group/path", in GROUPS order.
 
     Raises:
@@ -52,7 +52,7 @@ def model_variables(model: Any, optimizer: bool = True) -> dict[str, Any]:
     groups = {"trainable_variables": model.trainable_variables,
               "non_trainable_variables": model.non_trainable_variables}
     opt = getattr(model, "optimizer", None)
-    if optimizer and opt is not None:
+    if opt is not None:
         groups["optimizer_variables"] = opt.variables
     out = {}
     for group in GROUPS:
