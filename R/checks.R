@@ -12,13 +12,23 @@ check_string <- function(x, arg = rlang::caller_arg(x),
   x
 }
 
-check_count <- function(x, arg = rlang::caller_arg(x),
+# A whole number from 1 to `max` (at most R's largest integer).
+check_count <- function(x, max = .Machine$integer.max,
+                        arg = rlang::caller_arg(x),
                         call = rlang::caller_env()) {
+  max <- min(max, .Machine$integer.max)
   if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) ||
       x < 1 || x != round(x)) {
     kerasmesh_abort(
       c("{.arg {arg}} must be a positive whole number.",
         x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
+      kind = "argument", call = call
+    )
+  }
+  if (x > max) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be at most {format(max, big.mark = ',')}.",
+        x = "Received {format(x, big.mark = ',', scientific = FALSE)}."),
       kind = "argument", call = call
     )
   }
