@@ -100,13 +100,14 @@ run_workers <- function(script, envs, timeout = 50) {
 # The environment a worker needs besides a launcher's: Python, 4 CPU
 # devices, and the variables that say where to save its result.
 worker_base_env <- function(result) {
-  c(
+  env <- c(
     XLA_FLAGS = "--xla_force_host_platform_device_count=4",
     JAX_PLATFORMS = "cpu", KERAS_BACKEND = "jax",
     KERASMESH_VENV = kerasmesh:::kerasmesh_venv(),
-    RETICULATE_PYTHON = Sys.getenv("RETICULATE_PYTHON"),
     PYTHONUNBUFFERED = "1", RESULT = result
   )
+  python <- Sys.getenv("RETICULATE_PYTHON")
+  if (nzchar(python)) c(env, RETICULATE_PYTHON = python) else env
 }
 
 # A free port among Slurm's (61440 + job id %% 4096), so that the job id
@@ -115,4 +116,15 @@ free_slurm_port <- function() {
   used <- kerasmesh:::ports_in_use()
   candidates <- setdiff(61440:65535, used)
   candidates[(Sys.getpid() %% length(candidates)) + 1]
+}
+
+# Processes whose command line contains `text` (Linux: from /proc).
+processes_running <- function(text) {
+  files <- Sys.glob("/proc/[0-9]*/cmdline")
+  hit <- vapply(files, function(f) {
+    cmd <- tryCatch(readBin(f, "raw", 10000), error = function(e) raw())
+    cmd[cmd == as.raw(0)] <- as.raw(32)
+    grepl(text, rawToChar(cmd), fixed = TRUE)
+  }, logical(1))
+  as.integer(sub("/proc/([0-9]+)/cmdline", "\\1", files[hit]))
 }

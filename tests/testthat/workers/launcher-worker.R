@@ -1,7 +1,8 @@
 # A worker started by a launcher (mpirun, or the variables srun or a
 # Kubernetes Job set): joins with distributed_initialize() and no
 # arguments, notes what JAX's own cluster detection finds, trains the MLP
-# on its share, and saves it all to sprintf(RESULT, process index).
+# on its share when TRAIN_MLP names its file, and saves it all to
+# sprintf(RESULT, process index).
 library(kerasmesh)
 detected <- tryCatch(
   {
@@ -30,8 +31,11 @@ detected <- tryCatch(
   error = function(e) list(error = conditionMessage(e))
 )
 info <- distributed_initialize(timeout = 40)
-source(Sys.getenv("TRAIN_MLP"))
-data <- shared_data()
-trained <- train_shared_mlp(data$x, data$y)
+trained <- NULL
+if (nzchar(Sys.getenv("TRAIN_MLP"))) {
+  source(Sys.getenv("TRAIN_MLP"))
+  data <- shared_data()
+  trained <- train_shared_mlp(data$x, data$y)
+}
 result <- c(list(info = info, detected = detected), trained)
 saveRDS(result, sprintf(Sys.getenv("RESULT"), info$process_index))
