@@ -64,7 +64,7 @@ test_that("2 processes under mpirun train like 1 process with 8 devices", {
   expect_lte(max_abs_diff(values[[1]]$weights, reference$weights), 1e-5)
   # Nothing of the run is left.
   expect_length(group_members(pgid), 0)
-  expect_length(processes_running(dir), 0)
+  expect_length(processes_running(args[length(args)]), 0)
   # Quiet: no C++ warnings of the coordination service.
   expect_false(any(grepl("^[IW][0-9]{4} ", lines)))
 })
