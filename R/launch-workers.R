@@ -178,9 +178,11 @@ kill_worker <- function(w) {
   invisible()
 }
 
+# (tools::pskill() skips negative ids, so `kill` signals the group.)
 kill_group <- function(pid) {
   if (.Platform$OS.type == "unix" && !is.na(pid)) {
-    tools::pskill(-as.integer(pid), tools::SIGKILL)
+    system2("kill", c("-s", "KILL", "--", paste0("-", as.integer(pid))),
+            stdout = FALSE, stderr = FALSE)
   }
   invisible()
 }
@@ -196,6 +198,7 @@ stop_workers <- function(workers) {
       kill_worker(w)
     } else {
       kill_group(w$pid)
+      tryCatch(w$process$kill_tree(), error = function(e) NULL)
     }
   }
 }

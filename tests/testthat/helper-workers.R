@@ -14,17 +14,30 @@ skip_if_no_workers <- function() {
   }
 }
 
+# Whether processes run: a killed process whose parent has not collected
+# it yet (a zombie, state Z in /proc) does not count.
 alive <- function(pids) {
-  vapply(pids, function(pid) isTRUE(tools::pskill(pid, 0L)), logical(1))
+  vapply(pids, function(pid) {
+    if (!isTRUE(tools::pskill(pid, 0L))) {
+      return(FALSE)
+    }
+    stat <- file.path("/proc", pid, "stat")
+    if (!file.exists(stat)) {
+      return(TRUE)
+    }
+    line <- tryCatch(readLines(stat, warn = FALSE)[1], error = function(e) "")
+    !identical(strsplit(sub(".*\\) ", "", line), " ")[[1]][1], "Z")
+  }, logical(1))
 }
 
-# Processes whose process group is `pgid` (Linux: from /proc).
+# Running processes (not zombies) whose process group is `pgid` (Linux:
+# from /proc).
 group_members <- function(pgid) {
   stats <- Sys.glob("/proc/[0-9]*/stat")
   groups <- vapply(stats, function(f) {
     line <- tryCatch(readLines(f, warn = FALSE), error = function(e) "")
     fields <- strsplit(sub(".*\\) ", "", line[1]), " ")[[1]]
-    as.integer(fields[3])
+    if (identical(fields[1], "Z")) NA_integer_ else as.integer(fields[3])
   }, integer(1))
   as.integer(sub("/proc/([0-9]+)/stat", "\\1", stats[groups %in% pgid]))
 }

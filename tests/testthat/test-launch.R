@@ -1,9 +1,5 @@
 # launch_local() with plain R workers: no Python, so these run everywhere.
 
-alive <- function(pids) {
-  vapply(pids, function(pid) isTRUE(tools::pskill(pid, 0L)), logical(1))
-}
-
 # pids, ports and timings vary between runs.
 scrub_launch <- function(lines) {
   lines <- gsub("127\\.0\\.0\\.1:[0-9]+", "127.0.0.1:<port>", lines)
