@@ -169,15 +169,6 @@ process_count <- function() {
   as.integer(shim_call("distributed.process_count"))
 }
 
-# The variables Keras reads when an argument is not given.
-distribution_env_vars <- function() {
-  c(
-    "KERAS_DISTRIBUTION_JOB_ADDRESSES",
-    "KERAS_DISTRIBUTION_NUM_PROCESSES",
-    "KERAS_DISTRIBUTION_PROCESS_ID"
-  )
-}
-
 # The variables the shim reads: Keras's, JAX's coordinator settings and
 # the launchers' (Slurm, Open MPI, Kubernetes).
 distribution_env <- function() {
