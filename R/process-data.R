@@ -49,17 +49,7 @@ process_rows <- function(n, batch_size, process = process_index(),
       kind = "argument"
     )
   }
-  if (batch_size %% processes != 0) {
-    kerasmesh_abort(
-      c("{.arg batch_size} must be a multiple of the number of processes
-         ({processes}).",
-        x = "Received {batch_size}.",
-        i = "Each process feeds {.code batch_size / processes} rows of
-             every global batch."),
-      kind = "argument"
-    )
-  }
-  share <- batch_size %/% processes
+  share <- batch_share(batch_size, processes)
   full <- n %/% batch_size
   rest <- n - full * batch_size
   starts <- (seq_len(full) - 1) * batch_size
@@ -91,15 +81,7 @@ process_data <- function(x, y = NULL, batch_size,
                          rows = process_rows(n_rows(x), batch_size),
                          dtype = "float32") {
   batch_size <- check_count(batch_size)
-  processes <- process_count()
-  if (batch_size %% processes != 0) {
-    kerasmesh_abort(
-      c("{.arg batch_size} must be a multiple of the number of processes
-         ({processes}).",
-        x = "Received {batch_size}."),
-      kind = "argument"
-    )
-  }
+  share <- batch_share(batch_size, process_count())
   if (!is.null(y) && n_rows(y) != n_rows(x)) {
     kerasmesh_abort(
       c("{.arg x} and {.arg y} must have the same number of rows.",
@@ -111,11 +93,26 @@ process_data <- function(x, y = NULL, batch_size,
     x = np_array(take_rows(x, rows), dtype = dtype),
     y = if (!is.null(y)) np_array(take_rows(y, rows), dtype = dtype),
     rows = rows,
-    batch_size = batch_size %/% processes
+    batch_size = share
   )
 }
 
 # Helpers --------------------------------------------------------------------
+
+# The per-process batch size, checking that the global one splits evenly.
+batch_share <- function(batch_size, processes, call = rlang::caller_env()) {
+  if (batch_size %% processes != 0) {
+    kerasmesh_abort(
+      c("{.arg batch_size} must be a multiple of the number of processes
+         ({processes}).",
+        x = "Received {batch_size}.",
+        i = "Each process feeds {.code batch_size / processes} rows of
+             every global batch."),
+      kind = "argument", call = call
+    )
+  }
+  batch_size %/% processes
+}
 
 n_rows <- function(x) {
   if (is.null(dim(x))) length(x) else dim(x)[1]
