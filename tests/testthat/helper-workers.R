@@ -25,7 +25,9 @@ alive <- function(pids) {
     if (!file.exists(stat)) {
       return(TRUE)
     }
-    line <- tryCatch(readLines(stat, warn = FALSE)[1], error = function(e) "")
+    line <- suppressWarnings(
+      tryCatch(readLines(stat, warn = FALSE)[1], error = function(e) "")
+    )
     !identical(strsplit(sub(".*\\) ", "", line), " ")[[1]][1], "Z")
   }, logical(1))
 }
@@ -35,7 +37,9 @@ alive <- function(pids) {
 group_members <- function(pgid) {
   stats <- Sys.glob("/proc/[0-9]*/stat")
   groups <- vapply(stats, function(f) {
-    line <- tryCatch(readLines(f, warn = FALSE), error = function(e) "")
+    line <- suppressWarnings(
+      tryCatch(readLines(f, warn = FALSE), error = function(e) "")
+    )
     fields <- strsplit(sub(".*\\) ", "", line[1]), " ")[[1]]
     if (identical(fields[1], "Z")) NA_integer_ else as.integer(fields[3])
   }, integer(1))
@@ -135,7 +139,10 @@ free_slurm_port <- function() {
 processes_running <- function(text) {
   files <- Sys.glob("/proc/[0-9]*/cmdline")
   hit <- vapply(files, function(f) {
-    cmd <- tryCatch(readBin(f, "raw", 10000), error = function(e) raw())
+    # A process may end between listing and reading.
+    cmd <- suppressWarnings(
+      tryCatch(readBin(f, "raw", 10000), error = function(e) raw())
+    )
     cmd[cmd == as.raw(0)] <- as.raw(32)
     grepl(text, rawToChar(cmd), fixed = TRUE)
   }, logical(1))
