@@ -89,3 +89,29 @@ test_that("incomplete or clashing launcher variables are named", {
   withr::local_envvar(OMPI_COMM_WORLD_RANK = NA, SLURM_PROCID = "2")
   expect_snapshot(distributed_initialize(timeout = 5), error = TRUE)
 })
+
+test_that("a coordinator that can't be reached is named with its launcher", {
+  skip_if_no_workers()
+  dir <- withr::local_tempdir()
+  script <- file.path(dir, "alone.R")
+  writeLines(c(
+    "e <- tryCatch(kerasmesh::distributed_initialize(timeout = 4),",
+    "              error = function(e) e)",
+    "saveRDS(list(class = class(e), message = conditionMessage(e)),",
+    "        Sys.getenv('RESULT'))"
+  ), script)
+  port <- free_slurm_port()
+  job <- as.character(port - 61440L)
+  result <- file.path(dir, "result.rds")
+  # Process 1 of a Slurm step whose process 0 never starts.
+  env <- c(worker_base_env(result),
+           SLURM_JOB_ID = job, SLURM_STEP_NODELIST = "localhost",
+           SLURM_NTASKS = "2", SLURM_PROCID = "1", SLURM_LOCALID = "1")
+  run <- run_workers(script, list(env), timeout = 40)
+
+  expect_false(run$timed_out)
+  v <- readRDS(result)
+  expect_true("kerasmesh_error_distributed_timeout" %in% v$class)
+  expect_match(v$message, paste0("localhost:", port), fixed = TRUE)
+  expect_match(v$message, "Slurm", fixed = TRUE)
+})
