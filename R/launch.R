@@ -81,7 +81,8 @@
 launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
                          timeout = 600, args = list(), env = character(),
                          verbose = kerasmesh_verbose()) {
-  processes <- check_count(processes, max = max_processes())
+  processes <- check_count(processes)
+  check_process_limit(processes)
   devices_per_process <- check_count(devices_per_process, max = 1024)
   check_launch_timeout(timeout)
   check_launch_code(fun_or_script)
@@ -129,6 +130,20 @@ launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
   new_launch(workers, address, timeout,
              as.numeric(difftime(Sys.time(), started, units = "secs")),
              verbose)
+}
+
+check_process_limit <- function(processes, call = rlang::caller_env()) {
+  limit <- max_processes()
+  if (processes > limit) {
+    kerasmesh_abort(
+      c("{.arg processes} must be at most {limit} on this machine.",
+        x = "Received {format(processes, big.mark = ',')}.",
+        i = "Each worker is an R session with Python and JAX; set
+             {.code options(kerasmesh.max_processes = )} to allow more."),
+      kind = "argument", call = call
+    )
+  }
+  invisible(processes)
 }
 
 # A function that puts back .Random.seed as it is now (or removes it).
