@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what kerasmesh needs; a second run only checks and takes seconds.
-#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf
+#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf, Open MPI
 #   - a Python (>= 3.11) virtualenv at $KERASMESH_VENV with keras and jax,
 #     and the test packages (keras-hub, without TensorFlow)
 #   - the kerasmesh R package itself
@@ -13,6 +13,7 @@ DEBIAN_PACKAGES=(
   r-cran-testthat r-cran-withr r-cran-callr r-cran-processx r-cran-knitr
   r-cran-rmarkdown r-cran-roxygen2 pandoc qpdf
   r-cran-ggplot2 r-cran-png
+  openmpi-bin # mpirun, for the multi-process tests (tests/testthat/test-mpirun.R)
 )
 
 as_root() {
