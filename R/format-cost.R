@@ -150,8 +150,7 @@ print.kerasmesh_layout_cost <- function(x, ...) {
 #' @export
 format.kerasmesh_layout_comparison <- function(x, ...) {
   limit <- attr(x, "device_memory")
-  shown <- data.frame(layout = x$layout, mesh = x$mesh,
-                      stringsAsFactors = FALSE)
+  shown <- data.frame(layout = x$layout, stringsAsFactors = FALSE)
   for (col in c("weights", "optimizer", "activations", "total", "traffic")) {
     shown[[col]] <- format_bytes(x[[col]])
   }
@@ -180,7 +179,7 @@ format.kerasmesh_layout_comparison <- function(x, ...) {
       sprintf("Device memory: %s", attr(limit, "label"))
     },
     "Traffic by mesh axis:",
-    paste0("  ", x$layout, ": ", per_axis)
+    paste0("  ", x$layout, " (", x$mesh, "): ", per_axis)
   )
 }
 
