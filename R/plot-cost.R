@@ -32,8 +32,8 @@
 plot.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL,
                                        main = NULL) {
   limit <- parse_limit(device_memory)
-  label <- sprintf("%s\n%s", cost_distribution_label(x),
-                   paste(names(.subset2(x$mesh, "shape")), collapse = " x "))
+  label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
+                                    collapse = " x "))
   cmp <- new_layout_comparison(stats::setNames(list(x), label), limit)
   draw_layout_costs(cmp, main %||% sprintf(
     "One training step: model \"%s\", batch %d", x$plan$model, x$batch_size
@@ -85,7 +85,11 @@ draw_layout_costs <- function(x, main) {
     c(n_mem + 1.6, n_traffic + 1.6), "null"
   ))
   grid::pushViewport(grid::viewport(layout = lay))
-  name_w <- max(text_size(c(x$layout, "label"), 8)[, "w"]) + 0.2
+  labels <- ifelse(rows$axes == "", "(no axis)", rows$axes)
+  if (n_mem > 1) {
+    labels <- sprintf("%s: %s", rows$layout, labels)
+  }
+  name_w <- max(text_size(c(x$layout, labels, "label"), 8)[, "w"]) + 0.2
   fills <- group_fills(length(cost_parts))
 
   # Memory: one stacked bar per layout.
@@ -112,6 +116,10 @@ draw_layout_costs <- function(x, main) {
       grid::grid.segments(grid::unit(limit, "native"), grid::unit(0, "npc"),
                           grid::unit(limit, "native"), grid::unit(1, "npc"),
                           gp = grid::gpar(lty = "dashed", lwd = 1.4))
+      grid::grid.text(attr(limit, "label"), grid::unit(limit, "native"),
+                      grid::unit(1, "npc") + grid::unit(0.15, "lines"),
+                      just = c("centre", "bottom"),
+                      gp = grid::gpar(fontsize = 7, fontface = "bold"))
     }
   }, labels = x$layout)
   grid::popViewport()
@@ -120,8 +128,6 @@ draw_layout_costs <- function(x, main) {
   # Traffic: one bar per layout and mesh axis.
   grid::pushViewport(grid::viewport(layout.pos.row = 2))
   tmax <- max(c(rows$bytes, 1)) * 1.25
-  labels <- sprintf("%s: %s", rows$layout,
-                    ifelse(rows$axes == "", "(no axis)", rows$axes))
   cost_panel(name_w, tmax, n_traffic, "Bytes per device per step, by mesh axis",
              function() {
                if (nrow(rows) == 0) {
@@ -142,7 +148,7 @@ draw_layout_costs <- function(x, main) {
                                  grid::unit(0.3, "lines"),
                                grid::unit(y, "native"), just = "left",
                                gp = grid::gpar(fontsize = 8))
-             }, labels = gsub("\n", " ", labels))
+             }, labels = labels)
   grid::popViewport(2)
   grid::popViewport(0)
 }
