@@ -1,6 +1,12 @@
 # `make bench`: kerasmesh beside plain Keras in Python, measured in the same
 # run, each benchmark in fresh processes, reported as ratios.
 # Writes bench/results.csv and prints the table.
+#
+# `Rscript bench/run.R cost plan` runs only the named groups (throughput,
+# startup, resolution, plan, cost) and prints their rows without writing
+# results.csv. The cost rows compare with the Keras baseline that allocates
+# the book's model, run once for the plan rows; run alone, they skip it
+# (15 GiB) unless KERASMESH_BENCH_BASELINE=true.
 bench_dir <- dirname(normalizePath(sub("^--file=", "", grep(
   "^--file=", commandArgs(), value = TRUE
 ))))
@@ -8,6 +14,13 @@ python <- file.path(Sys.getenv("KERASMESH_VENV",
                                path.expand("~/.virtualenvs/r-keras")),
                     "bin", "python")
 reps <- as.integer(Sys.getenv("KERASMESH_BENCH_REPS", "3"))
+groups <- c("throughput", "startup", "resolution", "plan", "cost")
+selected <- commandArgs(trailingOnly = TRUE)
+if (length(selected) == 0) {
+  selected <- groups
+}
+stopifnot(all(selected %in% groups))
+all_groups <- setequal(selected, groups)
 Sys.setenv(KERAS_BACKEND = "jax", JAX_PLATFORMS = "cpu",
            XLA_FLAGS = "--xla_force_host_platform_device_count=8")
 
@@ -28,18 +41,21 @@ run <- function(command, args, timeout = 600) {
 rscript <- file.path(R.home("bin"), "Rscript")
 results <- list()
 add_row <- function(benchmark, metric, unit, better, ours, theirs, note = "") {
-  ratio <- stats::median(ours) / stats::median(theirs)
+  ratio <- stats::median(ours) / stats::median(theirs, na.rm = TRUE)
   results[[length(results) + 1]] <<- data.frame(
     benchmark = benchmark, metric = metric, unit = unit, better = better,
     reps = length(ours),
     kerasmesh_min = min(ours), kerasmesh_median = stats::median(ours),
-    baseline_min = min(theirs), baseline_median = stats::median(theirs),
+    baseline_min = if (all(is.na(theirs))) NA_real_ else
+      min(theirs, na.rm = TRUE),
+    baseline_median = stats::median(theirs, na.rm = TRUE),
     ratio = ratio, note = note, stringsAsFactors = FALSE
   )
   message(sprintf("%-22s %-18s ratio %.3f", benchmark, metric, ratio))
 }
 
 # 1. Training throughput: R drives the same training loop as Python.
+if ("throughput" %in% selected) {
 ours <- theirs <- numeric()
 for (i in seq_len(3)) {
   ours <- c(ours, run(rscript, c("throughput.R", reps))$values)
@@ -47,8 +63,10 @@ for (i in seq_len(3)) {
 }
 add_row("training_throughput", "steps per second", "steps/s", "higher",
         ours, theirs, "2x4 mesh, model parallel, MLP 512-2048-2048-512")
+}
 
 # 2. Start-up, whole fresh processes.
+if ("startup" %in% selected) {
 library_time <- bare_time <- numeric()
 for (i in seq_len(reps + 2)) {
   library_time <- c(library_time, run(rscript, c("-e", paste(
@@ -73,8 +91,10 @@ for (i in seq_len(reps)) {
 }
 add_row("startup_first_mesh", "first device_mesh()", "s", "lower",
         mesh_time, keras_time, "baseline: python -c import keras + DeviceMesh")
+}
 
 # 3. Layout resolution: 10,000 paths x 100 rules.
+if ("resolution" %in% selected) {
 res <- lapply(seq_len(reps), function(i) {
   run(python, "layout_resolution.py")$values
 })
@@ -82,12 +102,19 @@ add_row("layout_resolution", "10k paths x 100 rules", "s", "lower",
         vapply(res, function(v) v[["kerasmesh_seconds"]], 1),
         vapply(res, function(v) v[["keras_seconds"]], 1),
         "baseline: Keras LayoutMap lookups; results agree rule for rule")
+}
 
-# 4. Planning the book's 1.54-billion-parameter model.
+# 4. Planning the book's 1.54-billion-parameter model. Its baseline, Keras
+# allocating the model (15 GiB peak), runs once and serves the cost rows.
+keras_build <- NULL
+if ("plan" %in% selected ||
+    identical(Sys.getenv("KERASMESH_BENCH_BASELINE"), "true")) {
+  keras_build <- run(python, c("book_build.py"))$values
+}
+if ("plan" %in% selected) {
 plan <- lapply(seq_len(reps), function(i) {
   run(rscript, "book_plan.R")$values
 })
-keras_build <- run(python, c("book_build.py"))$values
 add_row("book_plan_time", "plan 1.54e9 params", "s", "lower",
         vapply(plan, function(v) v[["seconds"]], 1),
         keras_build[["seconds"]],
@@ -96,9 +123,37 @@ add_row("book_plan_memory", "peak RSS", "GiB", "lower",
         vapply(plan, function(v) v[["peak_rss_gib"]], 1),
         keras_build[["peak_rss_gib"]],
         "R process with layout_plan() vs Python process building the model")
+}
+
+# 5. Costing one training step of the book's model (layout_cost()), and
+# data parallel against model parallel on it (compare_layouts()).
+if ("cost" %in% selected) {
+  cost <- lapply(seq_len(reps), function(i) {
+    run(rscript, "book_cost.R")$values
+  })
+  base <- function(name) {
+    if (is.null(keras_build)) NA_real_ else keras_build[[name]]
+  }
+  field <- function(name) vapply(cost, function(v) v[[name]], 1)
+  add_row("book_cost_time", "cost 1.54e9 params", "s", "lower",
+          field("seconds"), base("seconds"),
+          "layout_cost() compiles a step abstractly; baseline: Keras builds the model")
+  add_row("book_cost_memory", "peak RSS", "GiB", "lower",
+          field("peak_rss_gib"), base("peak_rss_gib"),
+          "R process with layout_cost() vs Python process building the model")
+  add_row("book_compare_memory", "total per device", "GB", "lower",
+          field("mp_total_gb"), field("dp_total_gb"),
+          "compare_layouts(): 2x4 model parallel vs data parallel over 8")
+  add_row("book_compare_traffic", "bytes per step", "GB", "lower",
+          field("mp_traffic_gb"), field("dp_traffic_gb"),
+          "collectives per device per step: model parallel vs data parallel")
+}
 
 table <- do.call(rbind, results)
-utils::write.csv(table, file.path(bench_dir, "results.csv"), row.names = FALSE)
+if (all_groups) {
+  utils::write.csv(table, file.path(bench_dir, "results.csv"),
+                   row.names = FALSE)
+}
 shown <- table
 num <- vapply(shown, is.numeric, TRUE) & names(shown) != "reps"
 shown[num] <- lapply(shown[num], function(x) signif(x, 3))
