@@ -267,3 +267,27 @@ def test_collective_lines_parse_with_bytes_per_kind():
     summary = hlo.summarise_collectives(ops)
     assert summary["count"] == [1, 1, 1, 1]
     assert summary["bytes"][0] == max(o["bytes"] for o in ops)
+
+
+def test_multi_output_models_take_one_loss_per_output(mesh):
+    def two_heads():
+        inputs = keras.Input((32,))
+        hidden = keras.layers.Dense(64, name="dense")(inputs)
+        return keras.Model(inputs, [keras.layers.Dense(8, name="a")(hidden),
+                                    keras.layers.Dense(4, name="b")(hidden)])
+
+    result = cost.layout_cost(two_heads, model_parallel(mesh), 16, "sgd",
+                              ["mse", "mae"])
+    assert result["loss"] == "mse, mae"
+    # Device 0's batch: 8 rows of 32 inputs, and targets of 8 and 4.
+    assert result["memory"]["inputs"] == 8 * (32 + 8 + 4) * 4
+
+
+def test_a_compiled_model_lends_its_optimizer_and_loss(mesh):
+    model = mlp()
+    model.compile(optimizer="adam", loss="mse")
+    result = cost.layout_cost(model, data_parallel(), 16)
+    assert result["loss"] == "mse"
+    assert result["plan"]["optimizer"] == "Adam"
+    # The model's own optimizer is not built by costing it.
+    assert not model.optimizer.built

@@ -129,7 +129,7 @@ def versions() -> dict:
     backend = jax.devices()[0].client
     return {"keras": keras.__version__, "jax": jax.__version__,
             "jaxlib": jaxlib.__version__,
-            "xla": backend.platform_version}
+            "xla": str(backend.platform_version).splitlines()[0]}
 
 
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
