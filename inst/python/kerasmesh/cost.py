@@ -80,6 +80,9 @@ def _compile(lowered: Any, wait: float, timeout: float) -> Any:
     XLA compiles aborts in XLA's C++ code); R calls `wait_for_compiles()`
     when it exits, for the same reason.
     """
+    if wait <= 0:
+        raise _timeout_error(timeout, "Tracing the step used up the time; "
+                                      "XLA did not start compiling.")
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -93,16 +96,21 @@ def _compile(lowered: Any, wait: float, timeout: float) -> Any:
     worker.join(wait)
     if worker.is_alive():
         _PENDING.append(worker)
-        raise KerasmeshError(
-            "timeout",
-            f"Compiling the training step took longer than {timeout:g} s.",
-            [("x", "XLA was still compiling when the time ran out; it "
-                   "finishes in a background thread and its result is "
-                   "dropped."),
-             ("i", "Raise `timeout`, or cost a smaller model or batch.")])
+        raise _timeout_error(timeout, "XLA was still compiling when the "
+                                      "time ran out; it finishes in a "
+                                      "background thread and its result "
+                                      "is dropped.")
     if "error" in box:
         raise _compile_error(box["error"])
     return box["compiled"]
+
+
+def _timeout_error(timeout: float, what: str) -> KerasmeshError:
+    return KerasmeshError(
+        "timeout",
+        f"Compiling the training step took longer than {timeout:g} s.",
+        [("x", what),
+         ("i", "Raise `timeout`, or cost a smaller model or batch.")])
 
 
 def wait_for_compiles() -> int:
@@ -277,10 +285,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         raise
     except Exception as e:  # noqa: BLE001 - shown as a classed error
         raise _compile_error(e) from e
-    left = timeout - (time.perf_counter() - start)
-    if left <= 0:
-        left = 1e-6
-    compiled = _compile(lowered, left, timeout)
+    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
+                        timeout)
     seconds = time.perf_counter() - start
     return _report(compiled, planned, kind, batch_dim, sizes, seconds,
                    xs, ys, loss_text, inputs, keras_mesh)
