@@ -247,15 +247,3 @@ cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
   }
   lapply(x, function(s) as.list(as.integer(s)))
 }
-
-check_seconds <- function(x, arg = rlang::caller_arg(x),
-                          call = rlang::caller_env()) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x <= 0) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a positive number of seconds.",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
-    )
-  }
-  as.numeric(x)
-}

@@ -62,7 +62,8 @@ cost_parts <- c(weights = "weights", optimizer = "optimizer state",
 
 draw_layout_costs <- function(x, main) {
   limit <- attr(x, "device_memory")
-  subtitle <- "Memory per device, and bytes each device sends per step by mesh axis"
+  subtitle <- paste("Memory per device, and bytes each device sends per",
+                    "step by mesh axis")
   if (!is.null(limit)) {
     fits <- x$layout[x$total <= limit]
     subtitle <- c(subtitle, sprintf(
@@ -141,8 +142,10 @@ draw_layout_costs <- function(x, main) {
                                grid::unit(rows$bytes, "native"),
                                grid::unit(0.6, "native"),
                                just = c("left", "centre"),
-                               gp = grid::gpar(fill = grDevices::hcl(230, 30, 70),
-                                               col = "grey15", lwd = 0.6))
+                               gp = grid::gpar(
+                                 fill = grDevices::hcl(230, 30, 70),
+                                 col = "grey15", lwd = 0.6
+                               ))
                grid::grid.text(format_bytes(rows$bytes),
                                grid::unit(rows$bytes, "native") +
                                  grid::unit(0.3, "lines"),

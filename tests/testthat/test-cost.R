@@ -1,15 +1,3 @@
-# The MLP of helper-training.R, built shape-only, and its book layout.
-mlp_builder <- function() {
-  keras <- keras()
-  function() {
-    keras$Sequential(list(
-      keras$Input(shape = list(32L)),
-      keras$layers$Dense(64L, activation = "relu", name = "dense"),
-      keras$layers$Dense(16L, name = "dense_1")
-    ), name = "sequential")
-  }
-}
-
 test_that("layout_cost() equals the bytes of a real training step", {
   skip_if_no_keras()
   dist <- model_parallel(book_layout())

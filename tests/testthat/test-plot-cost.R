@@ -1,10 +1,6 @@
 test_that("plot() draws a layout cost and a comparison", {
   skip_if_no_keras()
-  keras <- keras()
-  build <- function() {
-    keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L), keras$layers$Dense(16L)))
-  }
+  build <- mlp_builder()
   dist <- model_parallel(book_layout())
   cost <- layout_cost(build, dist, batch_size = 16, optimizer = "adam")
   expect_invisible(with_png(plot(cost)))
@@ -17,11 +13,7 @@ test_that("plot() draws a layout cost and a comparison", {
 
 test_that("a plotted comparison marks the layouts that fit", {
   skip_if_no_keras()
-  keras <- keras()
-  build <- function() {
-    keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L), keras$layers$Dense(16L)))
-  }
+  build <- mlp_builder()
   cmp <- compare_layouts(build, list(dp = data_parallel(),
                                      mp = model_parallel(book_layout())),
                          batch_size = 16)
