@@ -238,6 +238,9 @@ def test_replica_groups_parse_in_all_three_forms():
     assert hlo.device_groups(meshed, 8) == groups
     assert hlo.device_groups("replica_groups=[2,4]<=[8]", 8) == \
         [[0, 1, 2, 3], [4, 5, 6, 7]]
+    # A sub-axis: the major half of 'axis_1' (size 4 = 2 x 2).
+    sub = "replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1':(1)2}"
+    assert hlo.device_groups(sub, 8) == [[0, 2], [1, 3], [4, 6], [5, 7]]
     assert hlo.group_axes(groups, [2, 4], ["data", "model"]) == ["data"]
     assert hlo.group_axes([[0, 1, 2, 3, 4, 5, 6, 7]], [2, 4],
                           ["data", "model"]) == ["data", "model"]

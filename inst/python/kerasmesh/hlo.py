@@ -44,6 +44,8 @@ _IOTA = re.compile(r"replica_groups=\[(?P<shape>[0-9,]+)\]<=\[(?P<dims>[0-9,]+)"
 _MESH = re.compile(r"replica_groups=mesh\[(?P<axes>[^\]]*)\]\s*"
                    r"\{(?P<over>[^}]*)\}")
 _MESH_AXIS = re.compile(r"'(?P<name>[^']+)'\s*=\s*(?P<size>[0-9]+)")
+_SUB_AXIS = re.compile(r"'([^']+)'\s*:\s*\(([0-9]+)\)([0-9]+)")
+_QUOTED = re.compile(r"'([^']+)'")
 _PAIRS = re.compile(r"source_target_pairs=\{(?P<body>(?:\{[0-9,\s]*\},?)*)\}")
 _GROUP = re.compile(r"\{([0-9,\s]*)\}")
 
@@ -82,17 +84,7 @@ def device_groups(attrs: str, n_devices: int) -> list[list[int]]:
 
     m = _MESH.search(attrs)
     if m:
-        axes = _MESH_AXIS.findall(m.group("axes"))
-        names = [a for a, _ in axes]
-        sizes = [int(s) for _, s in axes]
-        over = [a.strip().strip("'") for a in m.group("over").split(",")
-                if a.strip()]
-        ids = np.arange(math.prod(sizes)).reshape(sizes)
-        moved = [names.index(a) for a in over]
-        rest = [d for d in range(len(sizes)) if d not in moved]
-        size = math.prod(sizes[d] for d in moved)
-        groups = np.transpose(ids, rest + moved).reshape(-1, size)
-        return groups.tolist()
+        return _mesh_groups(m.group("axes"), m.group("over"))
     m = _IOTA.search(attrs)
     if m:
         shape = [int(s) for s in m.group("shape").split(",")]
@@ -110,6 +102,35 @@ def device_groups(attrs: str, n_devices: int) -> list[list[int]]:
     if m:
         return _groups_of(m.group("body"))
     return []
+
+
+def _mesh_groups(axes_text: str, over_text: str) -> list[list[int]]:
+    """Groups from XLA's mesh form, sub-axes (`'x':(k)m`) included.
+
+    A sub-axis `'x':(k)m` is the part of size m of axis x after a major
+    part of size k: x's dimension is split into (k, m, rest) and the
+    middle one is grouped over.
+    """
+    import numpy as np
+
+    axes = _MESH_AXIS.findall(axes_text)
+    dims: list[int] = []
+    where: dict[str, int] = {}
+    subs = {n: (int(k), int(m)) for n, k, m in _SUB_AXIS.findall(over_text)}
+    for name, size in axes:
+        size = int(size)
+        where[name] = len(dims)
+        if name in subs:
+            k, m = subs[name]
+            dims += [k, m, size // (k * m)]
+        else:
+            dims.append(size)
+    over = [n for n in _QUOTED.findall(over_text) if n in where]
+    moved = [where[n] + (1 if n in subs else 0) for n in over]
+    rest = [d for d in range(len(dims)) if d not in moved]
+    ids = np.arange(math.prod(dims)).reshape(dims)
+    size = math.prod(dims[d] for d in moved)
+    return np.transpose(ids, rest + moved).reshape(-1, size).tolist()
 
 
 def group_axes(groups: Sequence[Sequence[int]], mesh_shape: Sequence[int],
