@@ -92,6 +92,18 @@ check_flag <- function(x, arg = rlang::caller_arg(x),
   x
 }
 
+check_seconds <- function(x, arg = rlang::caller_arg(x),
+                          call = rlang::caller_env()) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x <= 0) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be a positive number of seconds.",
+        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
+      kind = "argument", call = call
+    )
+  }
+  as.numeric(x)
+}
+
 # " (3.5)" for short atomic values, so messages show what was received.
 received_value <- function(x) {
   if (is.atomic(x) && length(x) >= 1 && length(x) <= 4) {

@@ -84,7 +84,7 @@ launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
   processes <- check_count(processes)
   check_process_limit(processes)
   devices_per_process <- check_count(devices_per_process, max = 1024)
-  check_launch_timeout(timeout)
+  check_seconds(timeout)
   check_launch_code(fun_or_script)
   check_launch_env(env)
   verbose <- check_flag(verbose)
@@ -207,18 +207,6 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
     kerasmesh_abort(
       c("{.arg env} must be a named character vector.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
-    )
-  }
-  invisible(x)
-}
-
-check_launch_timeout <- function(x, arg = rlang::caller_arg(x),
-                                 call = rlang::caller_env()) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x <= 0) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a positive number of seconds.",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
       kind = "argument", call = call
     )
   }
