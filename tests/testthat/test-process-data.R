@@ -43,10 +43,10 @@ test_that("process_data() on a process of its own feeds every row", {
   d <- process_data(x, x[, 1], batch_size = 4)
   expect_identical(d$batch_size, 4L)
   expect_identical(d$rows, 1:10)
-  expect_identical(unlist(d$x$shape), c(10L, 4L))
-  expect_identical(unlist(d$y$shape), 10L)
+  expect_identical(unlist(reticulate::py_to_r(d$x$shape)), c(10L, 4L))
+  expect_identical(unlist(reticulate::py_to_r(d$y$shape)), 10L)
   local <- process_data(x[1:3, ], batch_size = 4, rows = NULL)
-  expect_identical(unlist(local$x$shape), c(3L, 4L))
+  expect_identical(unlist(reticulate::py_to_r(local$x$shape)), c(3L, 4L))
   expect_null(local$y)
   expect_error(process_data(x, x[1:3, ], batch_size = 4),
                class = "kerasmesh_error_argument")
