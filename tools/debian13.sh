@@ -131,10 +131,16 @@ on_signal() {
   exit $((128 + $(kill -l "$1")))
 }
 # Runs "$@" in the background and waits, so that a signal reaches the traps
-# at once instead of after the command ends.
+# at once instead of after the command ends. With RUN_LOG set, the command's
+# output goes there (and this runner's own messages still to the terminal).
 run_waiting() {
   local status=0
-  "$@" 9>&- &      # the lock stays with this runner
+  # 9>&-: the lock stays with this runner.
+  if [ -n "${RUN_LOG:-}" ]; then
+    "$@" >"$RUN_LOG" 2>&1 9>&- &
+  else
+    "$@" 9>&- &
+  fi
   child=$!
   wait "$child" || status=$?
   child=""
@@ -244,8 +250,8 @@ build_root() {
       -o DPkg::Lock::Timeout=300 --no-install-recommends debootstrap
   fi
   say "bootstrapping Debian $SUITE into $ROOT"
-  run_waiting timeout 1200 debootstrap --variant=minbase "$SUITE" "$ROOT" \
-    "$mirror" >"$CACHE/debootstrap.log" 2>&1 ||
+  RUN_LOG="$CACHE/debootstrap.log" run_waiting \
+    timeout 1200 debootstrap --variant=minbase "$SUITE" "$ROOT" "$mirror" ||
     { tail -n 30 "$CACHE/debootstrap.log" >&2; die "debootstrap failed"; }
 
   # apt inside: bounded network waits, no daemons started by packages.
@@ -261,8 +267,8 @@ EOF
   local packages
   packages="${BASE_PACKAGES[*]} $(setup_packages | tr '\n' ' ')"
   say "installing into the root: $packages"
-  in_root "apt-get update -q && apt-get install -y -q $packages \
-    && apt-get clean" >"$CACHE/apt.log" 2>&1 ||
+  RUN_LOG="$CACHE/apt.log" in_root "apt-get update -q &&
+    apt-get install -y -q $packages && apt-get clean" ||
     { tail -n 30 "$CACHE/apt.log" >&2; die "apt-get in the root failed"; }
   unmount_root
   echo "$ROOT_RECIPE" >"$STAMP"   # last: the root is complete
