@@ -42,7 +42,8 @@ die() { say "error: $*"; exit 1; }
 
 if [ "$(id -u)" -ne 0 ]; then
   # debootstrap, mount and chroot need root; keep the caller's cache.
-  exec sudo KERASMESH_CACHE="$CACHE" ${CI:+CI="$CI"} "$0" "$@"
+  exec sudo KERASMESH_CACHE="$CACHE" ${CI:+CI="$CI"} \
+    bash "$PWD/tools/debian13.sh" "$@"
 fi
 
 mkdir -p "$CACHE"

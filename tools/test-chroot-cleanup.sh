@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [ "$(id -u)" -ne 0 ]; then
+  # Reading other processes' /proc/PID/root needs root, as the runner does.
+  exec sudo ${KERASMESH_CACHE:+KERASMESH_CACHE="$KERASMESH_CACHE"} \
+    bash "$PWD/tools/test-chroot-cleanup.sh"
+fi
+
 RUNNER=tools/debian13.sh
 ROOT="$(bash "$RUNNER" root)"
 MARK=/tmp/kerasmesh-cleanup-test-started
