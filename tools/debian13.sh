@@ -246,9 +246,10 @@ build_root() {
   mirror="$(host_debian_mirror)"
   if ! command -v debootstrap >/dev/null; then
     say "installing debootstrap on the host"
-    apt-get update -q
+    apt-get update -q -o Acquire::http::Timeout=60 -o Acquire::Retries=3
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-      -o DPkg::Lock::Timeout=300 --no-install-recommends debootstrap
+      -o DPkg::Lock::Timeout=300 -o Acquire::http::Timeout=60 \
+      --no-install-recommends debootstrap
   fi
   say "bootstrapping Debian $SUITE into $ROOT"
   RUN_LOG="$CACHE/debootstrap.log" run_waiting \
@@ -333,11 +334,15 @@ fetch_wheels() {
 # --- the check -----------------------------------------------------------------
 
 # Copies this working tree (tracked and untracked files that git does not
-# ignore; no build outputs) to $SRC_IN_ROOT.
+# ignore; no build outputs) to $SRC_IN_ROOT. setup.sh's stamp of the last
+# copy stays, so that it reinstalls the R package in the root only when the
+# package's files changed.
 copy_tree() {
-  local dest="$ROOT$SRC_IN_ROOT"
+  local dest="$ROOT$SRC_IN_ROOT" stamp
+  stamp="$(cat "$dest/.setup-stamp" 2>/dev/null || true)"
   rm -rf "$dest"
   mkdir -p "$dest"
+  [ -z "$stamp" ] || echo "$stamp" >"$dest/.setup-stamp"
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files -z --cached --others --exclude-standard |
       while IFS= read -r -d '' f; do
