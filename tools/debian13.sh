@@ -222,10 +222,10 @@ host_debian_mirror() {
 
 # The Debian packages tools/setup.sh installs, installed with the root so
 # that its first run inside finds them (it installs any that are added
-# later itself).
+# later itself). Bash reads the array, comments and all.
 setup_packages() {
-  sed -n '/^DEBIAN_PACKAGES=(/,/)/p' tools/setup.sh |
-    sed -e 's/^DEBIAN_PACKAGES=(//' -e 's/)//' | tr -s ' \n' '\n' | grep .
+  bash -c 'eval "$(sed -n "/^DEBIAN_PACKAGES=(/,/^)/p" tools/setup.sh)"
+    printf "%s\n" "${DEBIAN_PACKAGES[@]}"'
 }
 
 remove_root() {
@@ -302,22 +302,29 @@ wheels_key() {
 }
 
 # Downloads the wheels on the host, once per set of requirement files, and
-# puts them at /wheels in the root (hard links where possible).
+# puts them at /wheels in the root (hard links where possible). As
+# tools/setup.sh installs them: tools/requirements.txt with the
+# dependencies of what it lists, every other tools/requirements*.txt (such
+# as the test packages) as the complete set it is, with --no-deps.
 fetch_wheels() {
-  local key dir args=() f
+  local key dir f deps
   key="$(wheels_key)"
   dir="$CACHE/wheels/$key"
   if [ -f "$dir/.complete" ]; then
     say "wheels cached: $dir"
   else
-    for f in $(requirement_files); do args+=(-r "$f"); done
-    say "downloading cp313 wheels for $(requirement_files | tr '\n' ' ')"
     rm -rf "$dir.partial"
     mkdir -p "$dir.partial"
-    run_waiting "$(host_pip_python)" -m pip download -q --disable-pip-version-check \
-      --timeout 60 --retries 3 "${WHEEL_ARGS[@]}" "${args[@]}" \
-      -d "$dir.partial" 2> >(grep -v 'is ignored: it is neither' >&2) ||
-      die "pip download failed"
+    for f in $(requirement_files); do
+      deps=--no-deps
+      [ "$f" != tools/requirements.txt ] || deps=
+      say "downloading cp313 wheels for $f ${deps:+($deps)}"
+      run_waiting "$(host_pip_python)" -m pip download -q \
+        --disable-pip-version-check --timeout 60 --retries 3 \
+        "${WHEEL_ARGS[@]}" $deps -r "$f" -d "$dir.partial" \
+        2> >(grep -v 'is ignored: it is neither' >&2) ||
+        die "pip download for $f failed"
+    done
     touch "$dir.partial/.complete"
     mv "$dir.partial" "$dir"
     # Wheels for older requirement files are of no further use.
