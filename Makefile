@@ -24,6 +24,19 @@ setup:
 demo: setup
 	Rscript demo/book-mesh.R
 
+# Debian 13 (R 4.5, reticulate 1.41, Python 3.13) in a chroot cached under
+# ~/.cache/kerasmesh/debian13: build what is missing, check that the runner
+# leaves no mount behind, then `make check` on a copy of this tree inside.
+# Needs root (debootstrap, mount, chroot), not the host's `make setup`.
+check-debian13:
+	bash tools/debian13.sh build
+	bash tools/test-chroot-cleanup.sh
+	bash tools/debian13.sh check
+
+test-chroot-cleanup:
+	bash tools/debian13.sh build
+	bash tools/test-chroot-cleanup.sh
+
 pytest: setup
 	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider
 
@@ -47,16 +60,3 @@ check: pytest rcheck
 
 bench: setup
 	Rscript bench/run.R
-
-# Debian 13 (R 4.5, reticulate 1.41, Python 3.13) in a chroot cached under
-# ~/.cache/kerasmesh/debian13: build what is missing, check that the runner
-# leaves no mount behind, then `make check` on a copy of this tree inside.
-# Needs root (debootstrap, mount, chroot), not the host's `make setup`.
-check-debian13:
-	bash tools/debian13.sh build
-	bash tools/test-chroot-cleanup.sh
-	bash tools/debian13.sh check
-
-test-chroot-cleanup:
-	bash tools/debian13.sh build
-	bash tools/test-chroot-cleanup.sh

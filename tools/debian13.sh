@@ -19,10 +19,10 @@
 #              cannot reach PyPI)
 #   lock       one runner at a time per cache (the root is shared)
 #
-# /proc, /dev and /dev/shm are mounted only while something runs inside the
-# root. Every exit path (success, failure, Ctrl-C, SIGTERM, SIGHUP, a closed
-# output pipe) stops what runs in the root and unmounts everything under it,
-# last mount first.
+# /proc, /sys (read-only), /dev and /dev/shm are mounted only while
+# something runs inside the root. Every exit path (success, failure,
+# Ctrl-C, SIGTERM, SIGHUP, a closed output pipe) stops what runs in the root
+# and unmounts everything under it, last mount first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -102,6 +102,9 @@ unmount_root() {
 
 mount_root() {
   mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
+  # Read-only: Open MPI (mpirun in the multi-process tests) reads the CPU
+  # topology and network interfaces there, and gives up without them.
+  mountpoint -q "$ROOT/sys" || mount -t sysfs -o ro sysfs "$ROOT/sys"
   if ! mountpoint -q "$ROOT/dev"; then
     mount --bind /dev "$ROOT/dev"
     # Private: nothing mounted below it may reach the host's /dev.
