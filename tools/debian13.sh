@@ -115,12 +115,20 @@ mount_root() {
     mount -t tmpfs -o size=2g,mode=1777 tmpfs "$ROOT/dev/shm"
 }
 
+# The mirror's address stays out of files: logs name it <debian-mirror>.
+MIRROR=""
+scrub_logs() {
+  [ -n "$MIRROR" ] || return 0
+  sed -i "s|$MIRROR|<debian-mirror>|g" "$CACHE"/*.log 2>/dev/null || true
+}
+
 child=""
 cleanup() {
   local status=$?
   trap - EXIT
   # A second Ctrl-C, or output to a closed pipe, must not cut it short.
   trap '' INT TERM HUP PIPE
+  scrub_logs
   if [ -n "$child" ]; then
     kill -TERM "$child" 2>/dev/null || true
   fi
@@ -245,8 +253,8 @@ build_root() {
     say "removing an incomplete or outdated root"
     remove_root
   fi
-  local mirror start=$SECONDS
-  mirror="$(host_debian_mirror)"
+  local start=$SECONDS
+  MIRROR="$(host_debian_mirror)"
   if ! command -v debootstrap >/dev/null; then
     say "installing debootstrap on the host"
     apt-get update -q -o Acquire::http::Timeout=60 -o Acquire::Retries=3
@@ -256,8 +264,9 @@ build_root() {
   fi
   say "bootstrapping Debian $SUITE into $ROOT"
   RUN_LOG="$CACHE/debootstrap.log" run_waiting \
-    timeout 1200 debootstrap --variant=minbase "$SUITE" "$ROOT" "$mirror" ||
-    { tail -n 30 "$CACHE/debootstrap.log" >&2; die "debootstrap failed"; }
+    timeout 1200 debootstrap --variant=minbase "$SUITE" "$ROOT" "$MIRROR" ||
+    { scrub_logs; tail -n 30 "$CACHE/debootstrap.log" >&2
+      die "debootstrap failed"; }
 
   # apt inside: bounded network waits, no daemons started by packages.
   cat >"$ROOT/etc/apt/apt.conf.d/90kerasmesh" <<'EOF'
@@ -274,7 +283,9 @@ EOF
   say "installing into the root: $packages"
   RUN_LOG="$CACHE/apt.log" in_root "apt-get update -q &&
     apt-get install -y -q $packages && apt-get clean" ||
-    { tail -n 30 "$CACHE/apt.log" >&2; die "apt-get in the root failed"; }
+    { scrub_logs; tail -n 30 "$CACHE/apt.log" >&2
+      die "apt-get in the root failed"; }
+  scrub_logs
   unmount_root
   echo "$ROOT_RECIPE" >"$STAMP"   # last: the root is complete
   say "root built in $((SECONDS - start)) s"
