@@ -327,7 +327,12 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
   }
   kerasmesh_abort(
     c("{.arg {arg}} must be a layout map or a model-parallel distribution.",
-      x = "Received {.obj_type_friendly {layout}}.",
+      # cli < 3.6.1 names every S3 class, later ones the first only.
+      x = if (is.object(layout)) {
+        "Received a {.cls {class(layout)[[1]]}} object."
+      } else {
+        "Received {.obj_type_friendly {layout}}."
+      },
       i = if (inherits(layout, "kerasmesh_distribution")) {
         "A data-parallel distribution replicates every variable: there is
          no layout to plan."
