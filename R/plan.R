@@ -368,7 +368,7 @@ plan_model <- function(model, arg = rlang::caller_arg(model),
       kind = "model", call = call
     )
   }
-  scope <- shim_call("plan.shape_only", call = call)
+  scope <- shim_call("scopes.shape_only", call = call)
   with_python_errors(scope$`__enter__`(), call = call)
   on.exit(with_python_errors(scope$`__exit__`(NULL, NULL, NULL),
                              call = call), add = TRUE)

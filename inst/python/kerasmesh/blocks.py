@@ -18,7 +18,8 @@ from .arrays import check_model, itemsize
 from .axes import check_axes
 from .errors import KerasmeshError, describe_value, quoted
 from .mesh import describe_mesh
-from .plan import entry_axes, first_error, place
+from .placement import entry_axes, place
+from .plan import first_error
 from .sharding import (block_facts, blocks_of, describe_backend_mesh,
                        model_variables, spec_entries)
 

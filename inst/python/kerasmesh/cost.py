@@ -23,10 +23,14 @@ from typing import Any
 
 from . import hlo, plan
 from .backend import require_backend
+from .batches import check_batch_size
 from .errors import KerasmeshError, describe_value
 from .layout import rule_keys
 from .mesh import describe_mesh, format_shape
+from .placement import (WARNING, mesh_sizes, resolve_placement,
+                        variable_shape)
 from .resolve import RuleResolver
+from .slots import optimizer_variables
 from .step import (data_spec, input_specs, loss_functions, shard_bytes,
                    sharded, target_spec, total_loss)
 
@@ -174,7 +178,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     from keras import tree
 
     require_backend(("jax",), "Costing a layout")
-    batch_size = plan._check_batch_size(batch_size)
+    batch_size = check_batch_size(batch_size)
     if batch_size is None:
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
@@ -193,17 +197,16 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         raise error
     keras_mesh = layout_map.device_mesh
     mesh = keras_mesh.backend_mesh
-    sizes = {str(a): int(s) for a, s in zip(keras_mesh.axis_names,
-                                            keras_mesh.shape)}
+    sizes = mesh_sizes(keras_mesh)
     axes_of = {id(v): axes for v, axes in zip(
-        plan._model_variables(model), planned["variables"]["axes"])}
+        plan.model_variables(model), planned["variables"]["axes"])}
 
     def spec(v: Any, axes: Any) -> Any:
         return sharded(v.shape, v.dtype, mesh, axes)
 
     trainable = [spec(v, axes_of[id(v)]) for v in model.trainable_variables]
     frozen = [spec(v, axes_of[id(v)]) for v in model.non_trainable_variables]
-    opt, opt_vars = plan.optimizer_variables(
+    opt, opt_vars = optimizer_variables(
         optimizer, model, list(model.trainable_variables))
     resolver = RuleResolver(rule_keys(layout_map))
     slots = []
@@ -211,9 +214,9 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         if ref is not None and id(ref) in axes_of:
             axes = axes_of[id(ref)]
         else:
-            _, placed = plan._resolve(resolver, layout_map, v.path,
-                                      plan._shape(v), sizes,
-                                      math.prod(sizes.values()))
+            _, placed = resolve_placement(resolver, layout_map, v.path,
+                                          variable_shape(v), sizes,
+                                          math.prod(sizes.values()))
             axes = placed["axes"]
         slots.append(spec(v, axes))
 
@@ -322,7 +325,7 @@ def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
         "ops": ops,
         "plan": summary,
         "warnings": [p["message"] for p in planned["problems"]
-                     if p["severity"] == plan.WARNING],
+                     if p["severity"] == WARNING],
         "mesh": describe_mesh(keras_mesh),
         "distribution": kind,
         "batch_dim_name": batch_dim,
