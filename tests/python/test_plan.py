@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kerasmesh import guard, plan
 from kerasmesh.errors import KerasmeshError
-from kerasmesh.resolve import RuleResolver, resolve_paths
+from kerasmesh.resolve import RuleResolver
 
 
 @pytest.fixture(scope="module")
@@ -97,11 +97,10 @@ def test_resolver_agrees_with_keras_on_random_rules(mesh, keys, paths):
         assert ours(keys, path) == keras_lookup(lm, path)
 
 
-def test_resolve_paths_lists_conflicting_rules():
-    out = resolve_paths([".*kernel", "dense.*", "x"],
-                        ["dense/kernel", "x", "y"])
-    assert out["rule"] == [None, "x", None]
-    assert out["conflicts"] == [[".*kernel", "dense.*"], [], []]
+def test_resolver_lists_conflicting_rules():
+    resolver = RuleResolver([".*kernel", "dense.*", "x"])
+    out = [resolver.resolve(p) for p in ["dense/kernel", "x", "y"]]
+    assert out == [(None, [0, 1]), (2, []), (None, [])]
 
 
 # -- the book's model -------------------------------------------------------

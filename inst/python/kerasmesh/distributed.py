@@ -354,17 +354,3 @@ def process_count() -> int:
     import jax
 
     return int(jax.process_count())
-
-
-def shutdown() -> bool:
-    """Leave the distributed run (waits for the other processes to leave).
-
-    Returns:
-        Whether there was a run to leave.
-    """
-    if not is_initialized():
-        return False
-    import jax
-
-    jax.distributed.shutdown()
-    return True

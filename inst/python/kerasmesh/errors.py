@@ -68,7 +68,6 @@ ERROR_KINDS: dict[str, str] = {
     "shape": "A shape is not a vector of positive whole numbers.",
     "timeout": "Compiling took longer than the timeout.",
     "variable_path": "No variable has the path asked for.",
-    "variables": "Two models' variables differ in number or shape.",
 }
 
 WARNING_KINDS: dict[str, str] = {
