@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from .checks import is_whole
 from .errors import KerasmeshError, describe_value
 from .placement import ERROR, listing, problem
 
@@ -65,10 +65,7 @@ def check_batch_size(batch_size: Any) -> int | None:
     """
     if batch_size is None:
         return None
-    ok = isinstance(batch_size, (int, float)) and \
-        not isinstance(batch_size, bool) and math.isfinite(batch_size) and \
-        float(batch_size).is_integer() and batch_size >= 1
-    if not ok:
+    if not is_whole(batch_size, 1):
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
             [("x", f"Received {describe_value(batch_size)}.")])

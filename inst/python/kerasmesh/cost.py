@@ -24,6 +24,7 @@ from typing import Any
 from . import hlo, plan
 from .backend import require_backend
 from .batches import check_batch_size
+from .checks import is_positive
 from .errors import KerasmeshError, describe_value
 from .layout import rule_keys
 from .mesh import describe_mesh, format_shape
@@ -39,9 +40,7 @@ from .step import (data_spec, input_specs, loss_functions, shard_bytes,
 
 
 def _check_timeout(timeout: Any) -> float:
-    ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) \
-        and math.isfinite(timeout) and timeout > 0
-    if not ok:
+    if not is_positive(timeout):
         raise KerasmeshError(
             "argument", "`timeout` must be a positive number of seconds.",
             [("x", f"Received {describe_value(timeout)}.")])

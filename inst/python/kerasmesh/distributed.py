@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 import re
-from numbers import Real
 from typing import Any, Mapping
 
 from . import launchers
 from .backend import jax_backend_started, require_backend
+from .checks import is_positive, is_whole
 from .errors import KerasmeshError, describe_value
 
 ENV_ADDRESSES = "KERAS_DISTRIBUTION_JOB_ADDRESSES"
@@ -102,9 +102,7 @@ def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
     if from_env is not None and isinstance(value, str) and \
             _INTEGER.match(value):
         value = int(value)
-    ok = isinstance(value, Real) and not isinstance(value, bool) and \
-        math.isfinite(value) and float(value).is_integer() and value >= minimum
-    if not ok:
+    if not is_whole(value, minimum):
         rule = "a positive whole number" if minimum == 1 else \
             "a whole number (0 or more)"
         raise KerasmeshError(
@@ -225,9 +223,7 @@ def resolve_bind(bind_address: Any, environ: Mapping[str, str] | None,
 
 def check_timeout(timeout: Any) -> int:
     """Seconds to wait for every process, a positive number (rounded up)."""
-    ok = isinstance(timeout, Real) and not isinstance(timeout, bool) and \
-        math.isfinite(timeout) and timeout > 0
-    if not ok:
+    if not is_positive(timeout):
         raise KerasmeshError(
             "distributed_argument", "`timeout` must be a positive number of "
             "seconds.", [("x", f"Received {describe_value(timeout)}.")])
