@@ -173,7 +173,6 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             can't work; kind `loss` for a loss that does not fit the
             outputs; `input_shapes`; `timeout`; `compile`.
     """
-    import jax
     from keras import tree
 
     require_backend(("jax",), "Costing a layout")
@@ -196,7 +195,31 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         raise error
     keras_mesh = layout_map.device_mesh
     mesh = keras_mesh.backend_mesh
-    sizes = mesh_sizes(keras_mesh)
+    opt, state = _state_specs(model, planned, layout_map, optimizer)
+    structure, inputs = input_specs(model, batch_size, input_shapes)
+    preds = _output_specs(model, structure, inputs, state)
+    losses, loss_text, targets = _target_specs(loss, model, preds)
+    xs = tree.map_structure(
+        lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
+    ys = [data_spec(distribution, s, d, mesh) if losses is not None else
+          None for s, d in targets]
+    start = time.perf_counter()
+    lowered = _lower_step(model, opt, losses, distribution, state, xs, ys)
+    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
+                        timeout)
+    seconds = time.perf_counter() - start
+    return _report(compiled, planned, kind, batch_dim,
+                   mesh_sizes(keras_mesh), seconds, xs, ys, loss_text,
+                   inputs, keras_mesh)
+
+
+def _state_specs(model: Any, planned: dict, layout_map: Any,
+                 optimizer: Any) -> tuple[Any, tuple]:
+    """The optimizer, and sharded specs of (trainable, non-trainable,
+    optimizer) variables as the plan places them; slots follow their
+    model variable, other optimizer variables the layout map."""
+    keras_mesh = layout_map.device_mesh
+    mesh, sizes = keras_mesh.backend_mesh, mesh_sizes(keras_mesh)
     axes_of = {id(v): axes for v, axes in zip(
         plan.model_variables(model), planned["variables"]["axes"])}
 
@@ -218,9 +241,20 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                                           math.prod(sizes.values()))
             axes = placed["axes"]
         slots.append(spec(v, axes))
+    return opt, (trainable, frozen, slots)
 
-    # Inputs, outputs and targets.
-    structure, inputs = input_specs(model, batch_size, input_shapes)
+
+def _output_specs(model: Any, structure: Any, inputs: list,
+                  state: tuple) -> list:
+    """The model's outputs (shape and dtype) for the input specs.
+
+    Raises:
+        KerasmeshError: kind `input_shapes` when the model can't take them.
+    """
+    import jax
+    from keras import tree
+
+    trainable, frozen, _ = state
     plain_x = tree.map_structure(
         lambda f: jax.ShapeDtypeStruct(tuple(f.shape), f.dtype), structure)
     try:
@@ -236,32 +270,52 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             "input_shapes", "The model can't run on inputs of these shapes.",
             [("x", f"Inputs {shown}: {str(e).splitlines()[0][:300]}"),
              ("i", "Check `input_shapes` and `batch_size`.")]) from e
-    preds = tree.flatten(out)
+    return tree.flatten(out)
+
+
+def _target_specs(loss: Any, model: Any, preds: list
+                  ) -> tuple[Any, str, list[tuple[list, str]]]:
+    """The loss functions, how to name them, and a (shape, dtype) target
+    per output.
+
+    Raises:
+        KerasmeshError: kind `loss` when the loss does not fit the outputs.
+    """
+    import jax
+
     losses, loss_text = loss_functions(loss, model, len(preds))
     targets = []
     for i, p in enumerate(preds):
         shape, dtype = (target_spec(losses[i], p.shape, str(p.dtype))
                         if losses is not None else (p.shape, str(p.dtype)))
         targets.append((list(shape), dtype))
-    if losses is not None:
-        try:
-            jax.eval_shape(
-                lambda ys, ps: total_loss(losses, ys, ps),
-                [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets],
-                preds)
-        except Exception as e:  # noqa: BLE001 - loss and outputs disagree
-            raise KerasmeshError(
-                "loss", f"Loss {loss_text} does not fit the model's outputs.",
-                [("x", "Outputs of shape " + ", ".join(
-                    format_shape(p.shape) for p in preds) + ": " +
-                       str(e).splitlines()[0][:300]),
-                 ("i", "Give a loss for these outputs, or `loss = NULL` "
-                       "for the stand-in (the mean of the outputs).")]
-            ) from e
-    xs = tree.map_structure(
-        lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
-    ys = [data_spec(distribution, s, d, mesh) if losses is not None else
-          None for s, d in targets]
+    if losses is None:
+        return losses, loss_text, targets
+    try:
+        jax.eval_shape(
+            lambda ys, ps: total_loss(losses, ys, ps),
+            [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets], preds)
+    except Exception as e:  # noqa: BLE001 - loss and outputs disagree
+        raise KerasmeshError(
+            "loss", f"Loss {loss_text} does not fit the model's outputs.",
+            [("x", "Outputs of shape " + ", ".join(
+                format_shape(p.shape) for p in preds) + ": " +
+                   str(e).splitlines()[0][:300]),
+             ("i", "Give a loss for these outputs, or `loss = NULL` "
+                   "for the stand-in (the mean of the outputs).")]) from e
+    return losses, loss_text, targets
+
+
+def _lower_step(model: Any, opt: Any, losses: Any, distribution: Any,
+                state: tuple, xs: Any, ys: list) -> Any:
+    """One training step (forward, gradients, optimizer update), lowered
+    for the sharded state and batch without running it.
+
+    Raises:
+        KerasmeshError: kind `compile` when JAX can't lower it.
+    """
+    import jax
+    from keras import tree
 
     def step(state, data):
         t, n, o = state
@@ -275,23 +329,16 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         t, o = opt.stateless_apply(o, grads, t)
         return value, (t, n, o)
 
-    state = (trainable, frozen, slots)
     shardings = tuple([s.sharding for s in part] for part in state)
-    start = time.perf_counter()
     try:
         with distribution.scope():
-            lowered = jax.jit(step, donate_argnums=0,
-                              out_shardings=(None, shardings)).lower(
+            return jax.jit(step, donate_argnums=0,
+                           out_shardings=(None, shardings)).lower(
                 state, (xs, ys))
     except KerasmeshError:
         raise
     except Exception as e:  # noqa: BLE001 - shown as a classed error
         raise _compile_error(e) from e
-    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
-                        timeout)
-    seconds = time.perf_counter() - start
-    return _report(compiled, planned, kind, batch_dim, sizes, seconds,
-                   xs, ys, loss_text, inputs, keras_mesh)
 
 
 def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
