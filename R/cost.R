@@ -104,12 +104,11 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
   loss <- cost_loss_arg(loss, call = call)
   input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
   timeout <- check_seconds(timeout)
-  model <- plan_model(model, call = call)
   wait_for_compiles_at_exit()
-  new_layout_cost(shim_call(
+  new_layout_cost(with_plan_model(model, function(model) shim_call(
     "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
     input_shapes, timeout, call = call
-  ))
+  ), call = call))
 }
 
 #' Compare layouts by what one training step costs

@@ -109,11 +109,10 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
   }
   replicated_share <- check_share(replicated_share)
   optimizer <- plan_optimizer_arg(optimizer, call = call)
-  model <- plan_model(model, call = call)
-  new_layout_plan(shim_call(
+  new_layout_plan(with_plan_model(model, function(model) shim_call(
     "plan.plan_layout", model, source$layout, batch_size, optimizer,
     source$batch_dim_name, replicated_share = replicated_share, call = call
-  ))
+  ), call = call))
 }
 
 #' Check a layout before training
@@ -359,12 +358,16 @@ plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
   )
 }
 
-# A Keras model, or the model an R builder function returns, built
-# shape-only. Python callables are called by the shim in the same scope.
-plan_model <- function(model, arg = rlang::caller_arg(model),
-                       call = rlang::caller_env()) {
+# Calls `f(model)`, where `f` makes the one shim call that needs the model.
+# A Keras model goes down as it is; an R builder function goes down as a
+# Python callable, and the shim calls it inside its shape-only scope (one
+# call down, one back; no scope driven from R). An error the builder raises
+# reaches the caller as raised, not as the Python error reticulate makes
+# of it on the way back.
+with_plan_model <- function(model, f, arg = rlang::caller_arg(model),
+                            call = rlang::caller_env()) {
   if (inherits(model, "python.builtin.object")) {
-    return(model)
+    return(f(model))
   }
   if (!is.function(model)) {
     kerasmesh_abort(
@@ -373,11 +376,14 @@ plan_model <- function(model, arg = rlang::caller_arg(model),
       kind = "model", call = call
     )
   }
-  scope <- shim_call("plan.shape_only", call = call)
-  with_python_errors(scope$`__enter__`(), call = call)
-  on.exit(with_python_errors(scope$`__exit__`(NULL, NULL, NULL),
-                             call = call), add = TRUE)
-  model()
+  failed <- NULL
+  builder <- function() {
+    withCallingHandlers(model(), error = function(e) failed <<- e)
+  }
+  withCallingHandlers(
+    f(builder),
+    error = function(e) if (!is.null(failed)) stop(failed)
+  )
 }
 
 # -- the plan object --------------------------------------------------------
