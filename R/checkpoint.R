@@ -50,7 +50,8 @@
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' build <- function() {
 #'   model <- keras$Sequential(list(
 #'     keras$Input(shape = list(8L)),
@@ -120,7 +121,8 @@ restore_checkpoint <- function(model, dir, step = NULL) {
 #' @seealso [checkpoint_info()] to see what was saved.
 #' @export
 #' @examplesIf keras_available()
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L)
 #' ))
@@ -170,7 +172,8 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
 #'     `NA` when not split) and `mesh` (such as `"data=2, model=4"`).
 #' @export
 #' @examplesIf keras_available()
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
 #' ), name = "small")

@@ -2,7 +2,7 @@
 #'
 #' kerasmesh wraps the Keras 3 distribution API for R. Build a
 #' [device_mesh()], give variables layouts with a [layout_map()], and pass
-#' both straight to Keras: [reticulate::r_to_py()] on a kerasmesh object
+#' both straight to Keras: `r_to_py()` (reticulate's) on a kerasmesh object
 #' returns the Keras object it wraps.
 #'
 #' @section Python and the Keras backend:

@@ -29,7 +29,8 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(batch = 2, model = 4))
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' build <- function() {
 #'   inputs <- keras$Input(shape = list(16L))
 #'   hidden <- keras$layers$Dense(64L, name = "up")(inputs)

@@ -88,7 +88,8 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(16L)),
@@ -168,7 +169,8 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' build <- function() {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),
 #'                         keras$layers$Dense(6L, name = "dense")))

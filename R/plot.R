@@ -63,7 +63,8 @@ plot.kerasmesh_device_mesh <- function(x, ..., main = NULL) {
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(16000L)),

@@ -19,7 +19,8 @@
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
-#' keras <- reticulate::import("keras")
+#' library(reticulate)
+#' keras <- import(\"keras\")
 #' model <- with_distribution(model_parallel(lm), {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),
 #'                         keras$layers$Dense(8L)))
