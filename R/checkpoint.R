@@ -207,12 +207,11 @@ format.kerasmesh_checkpoint_info <- function(x, ...) {
   }
   vars <- x$variables
   out <- c(out, sprintf(
-    "Step %s%s: %d variable%s%s", x$step,
+    "Step %s%s: %s%s", x$step,
     if (is.null(x$epoch)) "" else sprintf(" (epoch %s)", x$epoch),
-    nrow(vars), if (nrow(vars) == 1) "" else "s",
+    count_text(nrow(vars), "variable"),
     if (is.null(x$process_count)) "" else
-      sprintf(", written by %d process%s", x$process_count,
-              if (x$process_count == 1) "" else "es")
+      cli::pluralize(", written by {x$process_count} process{?es}")
   ))
   meshes <- unique(vars$mesh[!is.na(vars$mesh)])
   if (length(meshes)) {

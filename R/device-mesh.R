@@ -134,10 +134,10 @@ mesh_summary <- function(mesh) {
   x <- times_symbol()
   n <- prod(shape)
   sprintf(
-    "%s (%s), %d %s device%s",
+    "%s (%s), %s",
     paste(shape, collapse = paste0(" ", x, " ")),
     paste(names(shape), collapse = paste0(" ", x, " ")),
-    n, .subset2(mesh, "device_type"), if (n == 1) "" else "s"
+    count_text(n, paste(.subset2(mesh, "device_type"), "device"))
   )
 }
 

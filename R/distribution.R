@@ -152,7 +152,7 @@ with_distribution <- function(x, code) {
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame()) {
   previous <- swap_distribution(as_keras_distribution(x))
-  defer(swap_distribution(previous), .local_envir)
+  withr::defer(swap_distribution(previous), envir = .local_envir)
   invisible(wrap_distribution(previous))
 }
 
@@ -238,10 +238,4 @@ as_keras_distribution <- function(x, arg = rlang::caller_arg(x),
       i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
     kind = "distribution", call = call
   )
-}
-
-# Runs `expr` when `envir` exits, like withr::defer().
-defer <- function(expr, envir = parent.frame()) {
-  thunk <- as.call(list(function() expr))
-  do.call(base::on.exit, list(thunk, TRUE, FALSE), envir = envir)
 }

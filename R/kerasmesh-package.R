@@ -27,6 +27,8 @@
 #' the fields `python_type` and `python_message`. A Keras method called
 #' directly from R (`model$fit()`) raises reticulate's own condition: wrap it
 #' in [with_kerasmesh_errors()] for the kerasmesh classes.
+#' [kerasmesh_conditions] lists every class.
 #'
 #' @keywords internal
+#' @importFrom rlang %||%
 "_PACKAGE"

@@ -168,7 +168,7 @@ format.kerasmesh_layout_map <- function(x, ...) {
   rules <- .subset2(x, "rules")
   n <- length(rules)
   header <- sprintf(
-    "<kerasmesh_layout_map> %d rule%s on a %s", n, if (n == 1) "" else "s",
+    "<kerasmesh_layout_map> %s on a %s", count_text(n, "rule"),
     mesh_summary(.subset2(x, "mesh"))
   )
   if (n == 0) {
@@ -209,8 +209,8 @@ build_layout_map <- function(mesh, rules, call = rlang::caller_env()) {
 # empty backtrace instead.
 local_python_value_in_call <- function(value, frame = parent.frame()) {
   if (inherits(value, "python.builtin.object")) {
-    old <- options(kerasmesh.empty_trace = TRUE)
-    do.call(on.exit, list(bquote(options(.(old))), add = TRUE), envir = frame)
+    withr::local_options(list(kerasmesh.empty_trace = TRUE),
+                         .local_envir = frame)
   }
   invisible()
 }

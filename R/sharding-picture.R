@@ -417,7 +417,7 @@ picture_roles <- function(x) {
 }
 
 plural_count <- function(n, word) {
-  sprintf("%s %s%s", format_count(n), word, if (n == 1) "" else "s")
+  count_text(n, word, count = format_count(n))
 }
 
 # -- console rendering --------------------------------------------------------

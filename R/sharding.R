@@ -64,8 +64,7 @@ variable_sharding <- function(model) {
 format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
   x <- as.data.frame(unclass_sharding(x))
   n <- nrow(x)
-  header <- sprintf("<kerasmesh_sharding> %d variable%s", n,
-                    if (n == 1) "" else "s")
+  header <- paste("<kerasmesh_sharding>", count_text(n, "variable"))
   if (n == 0) {
     return(header)
   }
