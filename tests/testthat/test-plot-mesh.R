@@ -21,3 +21,11 @@ test_that("mesh panels are 2-D slices along the axes after the second", {
   expect_identical(panels[[2]]$devices,
                    matrix(c("cpu:1", "cpu:5", "cpu:3", "cpu:7"), 2))
 })
+
+test_that("meshes plot from their descriptions alone, without Python", {
+  for (name in c("mesh-2x4", "mesh-3d")) {
+    mesh <- fixture_mesh(name)
+    expect_invisible(with_png(plot(mesh)))
+    expect_identical(with_png(plot(mesh, main = "A title")), mesh)
+  }
+})

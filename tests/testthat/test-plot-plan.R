@@ -65,3 +65,23 @@ test_that("a bad limit is a classed error that lists the units", {
     plot(plan, by = "rules")
   })
 })
+
+test_that("a plan plots by each grouping, with and without a limit", {
+  plan <- fixture_plan()
+  for (by in c("layer", "rule", "variable", "kind")) {
+    expect_invisible(with_png(plot(plan, by = by)))
+    expect_identical(with_png(plot(plan, by = by, limit = "16GB")), plan)
+  }
+})
+
+test_that("memory parts add up to the totals, for every grouping", {
+  plan <- fixture_plan()
+  s <- attr(plan, "summary")
+  for (by in c("layer", "rule", "variable", "kind")) {
+    parts <- kerasmesh:::plan_memory_parts(plan, by, "total")
+    expect_equal(sum(parts$device), s$device_total, label = by)
+    expect_equal(sum(parts$replicated), s$replicated_total, label = by)
+    weights <- kerasmesh:::plan_memory_parts(plan, by, "weights")
+    expect_equal(sum(weights$device), s$device_weights, label = by)
+  }
+})

@@ -33,3 +33,11 @@ test_that("plot() on a sharding report draws one variable", {
   expect_error(sharding_picture(row), class = "kerasmesh_error_device_mesh")
   expect_identical(sharding_picture(row, mesh = book_mesh())$copies, 2L)
 })
+
+test_that("pictures plot from their descriptions alone, without Python", {
+  for (name in c("picture-book-kernel", "picture-3d")) {
+    picture <- fixture_picture(name)
+    expect_invisible(with_png(plot(picture)))
+    expect_identical(with_png(plot(picture, main = "A title")), picture)
+  }
+})
