@@ -197,9 +197,18 @@ draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
                               c("inches", "null", "inches"))
   )
   grid::pushViewport(grid::viewport(layout = lay))
+  draw_bars(parts, totals, limit, fills, bar_names)
+  # The legend, in inches so swatches and labels line up.
+  grid::pushViewport(grid::viewport(layout.pos.col = 3))
+  draw_legend(parts, fills, legend_fs)
+  grid::popViewport(0)
+}
 
-  # The bars, in a viewport whose x scale is bytes (native units), with
-  # 8% of room to the right of the longest bar or the limit.
+# The two stacked bars (this plan per device, fully replicated) in a
+# viewport whose x scale is bytes (native units), with 8% of room to the
+# right of the longest bar or the limit; ticks, the limit and totals. Draws
+# in column 2 of the current layout and leaves the viewport as it found it.
+draw_bars <- function(parts, totals, limit, fills, bar_names) {
   xmax <- max(c(totals, limit)) * 1.08
   if (!is.finite(xmax) || xmax <= 0) {
     xmax <- 1
@@ -261,9 +270,10 @@ draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
   }
   grid::grid.lines(c(0, 0), c(0, 1), gp = grid::gpar(col = "grey40"))
   grid::popViewport(2)
+}
 
-  # The legend, in inches so swatches and labels line up.
-  grid::pushViewport(grid::viewport(layout.pos.col = 3))
+# The legend: a swatch and a label per group, in inches.
+draw_legend <- function(parts, fills, legend_fs) {
   n <- nrow(parts)
   line <- text_size("Xg", legend_fs)[1, "h"] * 1.5
   step <- min(line, (plot_height() - 0.2) / max(n, 1))
@@ -275,7 +285,6 @@ draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
                   gp = grid::gpar(fill = fills, col = "grey15", lwd = 0.7))
   grid::grid.text(parts$group, x = grid::unit(0.4, "inches"), y = y,
                   just = "left", gp = grid::gpar(fontsize = legend_fs))
-  grid::popViewport(0)
 }
 
 # "80GB", "16 GiB", 512e6 as bytes; NULL stays NULL.
