@@ -51,7 +51,7 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   model <- keras$Sequential(list(
 #'     keras$Input(shape = list(8L)),
@@ -122,7 +122,7 @@ restore_checkpoint <- function(model, dir, step = NULL) {
 #' @export
 #' @examplesIf keras_available()
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L)
 #' ))
@@ -173,7 +173,7 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
 #' @export
 #' @examplesIf keras_available()
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
 #' ), name = "small")

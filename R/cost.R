@@ -81,7 +81,7 @@
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(32L)),
@@ -140,7 +140,7 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(32L)),

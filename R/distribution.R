@@ -121,7 +121,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' dist <- data_parallel()
 #' with_distribution(dist, {
 #'   library(reticulate)
-#'   keras <- import(\"keras\")
+#'   keras <- import("keras")
 #'   model <- keras$Sequential(list(
 #'     keras$Input(shape = list(4L)),
 #'     keras$layers$Dense(2L)

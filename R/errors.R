@@ -23,7 +23,7 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' # Built before the distribution, so its weights live on one device.
 #' model <- keras$Sequential(list(keras$Input(shape = list(4L)),
 #'                                keras$layers$Dense(2L)))

@@ -248,7 +248,7 @@ new_layout_map <- function(desc) {
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(batch = 2, model = 4))
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' keras_map <- keras$distribution$LayoutMap(r_to_py(mesh))
 #' lm <- as_layout_map(keras_map)
 #' lm[[".*kernel"]] <- c(NA, "model")

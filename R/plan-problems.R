@@ -30,7 +30,7 @@
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(batch = 2, model = 4))
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   inputs <- keras$Input(shape = list(16L))
 #'   hidden <- keras$layers$Dense(64L, name = "up")(inputs)

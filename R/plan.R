@@ -89,7 +89,7 @@
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(16L)),
@@ -170,7 +170,7 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),
 #'                         keras$layers$Dense(6L, name = "dense")))

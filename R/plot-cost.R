@@ -22,7 +22,7 @@
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(keras$Input(shape = list(32L)),
 #'                         keras$layers$Dense(64L), keras$layers$Dense(16L)))

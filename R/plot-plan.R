@@ -40,7 +40,7 @@
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(16000L)),

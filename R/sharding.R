@@ -20,7 +20,7 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
 #' library(reticulate)
-#' keras <- import(\"keras\")
+#' keras <- import("keras")
 #' model <- with_distribution(model_parallel(lm), {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),
 #'                         keras$layers$Dense(8L)))
