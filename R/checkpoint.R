@@ -50,7 +50,7 @@
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' build <- function() {
 #'   model <- keras$Sequential(list(
@@ -121,7 +121,7 @@ restore_checkpoint <- function(model, dir, step = NULL) {
 #' @seealso [checkpoint_info()] to see what was saved.
 #' @export
 #' @examplesIf keras_available()
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L)
@@ -172,7 +172,7 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
 #'     `NA` when not split) and `mesh` (such as `"data=2, model=4"`).
 #' @export
 #' @examplesIf keras_available()
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")

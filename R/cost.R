@@ -80,7 +80,7 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
@@ -139,7 +139,7 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(

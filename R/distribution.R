@@ -120,7 +120,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' simulate_devices(8)
 #' dist <- data_parallel()
 #' with_distribution(dist, {
-#'   library(reticulate)
+#'   library(reticulate, include.only = "import")
 #'   keras <- import("keras")
 #'   model <- keras$Sequential(list(
 #'     keras$Input(shape = list(4L)),

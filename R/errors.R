@@ -22,7 +22,7 @@
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' # Built before the distribution, so its weights live on one device.
 #' model <- keras$Sequential(list(keras$Input(shape = list(4L)),

@@ -56,7 +56,7 @@
 #' lm
 #' lm[["sequential/dense/kernel"]]
 #' # The book's way, with keras3's tuple() (which is reticulate's):
-#' library(reticulate)
+#' library(reticulate, include.only = "tuple")
 #' lm["dense.*kernel"] <- NULL
 #' lm["dense.*kernel"] <- tuple(NULL, "model")
 #' lm
@@ -247,7 +247,7 @@ new_layout_map <- function(desc) {
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(batch = 2, model = 4))
-#' library(reticulate)
+#' library(reticulate, include.only = c("import", "r_to_py"))
 #' keras <- import("keras")
 #' keras_map <- keras$distribution$LayoutMap(r_to_py(mesh))
 #' lm <- as_layout_map(keras_map)

@@ -29,7 +29,7 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(batch = 2, model = 4))
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' build <- function() {
 #'   inputs <- keras$Input(shape = list(16L))

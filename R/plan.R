@@ -88,7 +88,7 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
@@ -169,7 +169,7 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),

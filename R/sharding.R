@@ -19,7 +19,7 @@
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
-#' library(reticulate)
+#' library(reticulate, include.only = "import")
 #' keras <- import("keras")
 #' model <- with_distribution(model_parallel(lm), {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),
