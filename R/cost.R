@@ -80,7 +80,8 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(32L)),
@@ -137,7 +138,8 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(32L)),
@@ -200,7 +202,7 @@ cost_distribution_arg <- function(x, arg = rlang::caller_arg(x),
       kind = "distribution", call = call
     )
   }
-  as_py_distribution(x, arg = arg, call = call)
+  as_keras_distribution(x, arg = arg, call = call)
 }
 
 cost_loss_arg <- function(loss, call = rlang::caller_env()) {
