@@ -99,7 +99,6 @@
 #'   timeout.}
 #' \item{`kerasmesh_error_variable_path`}{A variable path is not in the
 #'   model.}
-#' \item{`kerasmesh_error_variables`}{Two models' variables differ.}
 #' }
 #'
 #' @section Warnings:
