@@ -69,5 +69,6 @@ coverage: setup-site
 	  | grep -E "^TOTAL|passed|failed" \
 	  | sed 's/^TOTAL/Python shim line coverage (TOTAL)/'
 
+# `make bench BENCH=hub_70b` runs one benchmark (see bench/run.R).
 bench: setup
-	Rscript bench/run.R
+	Rscript bench/run.R $(BENCH)

@@ -1,19 +1,36 @@
 #' Move arrays between R and Keras
 #'
 #' reticulate before 1.38 cannot convert NumPy 2 arrays in either direction
-#' (Debian 12 ships 1.28), so R matrices can't be passed to `fit()` as they
-#' are. `np_array()` builds the NumPy array in Python from R's values;
+#' (Debian 12 ships 1.28), and later versions convert them to R arrays when
+#' they come back, so R matrices can't be passed to `fit()` the same way on
+#' every version. `np_array()` builds the NumPy array in Python from R's
+#' values and hands it back unconverted, on every reticulate version;
 #' `variable_values()` reads a model's variables back as R arrays.
 #'
-#' @param x A numeric vector, matrix or array. A vector becomes a 1-D array.
-#' @param dtype A NumPy dtype name.
-#' @return `np_array()`: a NumPy array (a Python object) with the same
-#'   dimensions and element order as `x`. `variable_values()`: a named list
+#' Nothing changes silently on the way: `NA` in integer or logical input is
+#' an error (reticulate would turn it into -2147483648 or `TRUE`), as is a
+#' value the dtype can't hold (`NA`, a fraction or an out-of-range number
+#' for an integer dtype; an overflow for a floating one). `NA` and `NaN` in
+#' double input become NaN in a floating dtype. Whole numbers a floating
+#' dtype rounds (beyond 2^24 for float32) give a warning of class
+#' `kerasmesh_warning_array_precision`.
+#'
+#' @param x A numeric or logical vector, matrix or array. A vector becomes
+#'   a 1-D array.
+#' @param dtype A NumPy dtype name (or `"bfloat16"`).
+#' @return `np_array()`: a NumPy array (a Python object, class
+#'   `numpy.ndarray`) with the same dimensions and element order as `x`.
+#'   It is held without conversion, so its attributes and methods return
+#'   Python objects too (`x$shape` is a Python tuple); use
+#'   [reticulate::py_to_r()] for R values. `variable_values()`: a named list
 #'   of numeric arrays, one per variable, named by path.
 #' @export
 #' @examplesIf keras_available()
 #' x <- np_array(matrix(1:6, nrow = 2))
 #' x$shape
+#' # NA in integers can't become a number silently; doubles keep it as NaN.
+#' try(np_array(c(1L, NA, 3L)))
+#' np_array(as.double(c(1L, NA, 3L)))
 np_array <- function(x, dtype = "float32") {
   if (!is.numeric(x) && !is.logical(x)) {
     kerasmesh_abort(
@@ -23,14 +40,16 @@ np_array <- function(x, dtype = "float32") {
     )
   }
   check_string(dtype)
+  check_no_na(x)
   dims <- dim(x) %||% length(x)
-  shim_call("arrays.as_array", as.vector(x), as.list(dims), dtype)
+  shim_object("arrays.as_array", as.vector(x), as.list(dims), dtype)
 }
 
 #' @rdname np_array
 #' @param model A Keras model.
 #' @export
 variable_values <- function(model) {
+  check_python_object(model, "a Keras model", kind = "model")
   values <- shim_call("arrays.variable_values", model)
   out <- Map(function(shape, v) {
     shape <- as.integer(unlist(shape))
@@ -43,4 +62,41 @@ variable_values <- function(model) {
   }, values$shapes, values$values)
   names(out) <- as.character(unlist(values$paths))
   out
+}
+
+# Integer and logical NA have no NaN: reticulate would pass them as
+# -2147483648 and TRUE.
+check_no_na <- function(x, arg = rlang::caller_arg(x),
+                        call = rlang::caller_env()) {
+  if (is.double(x) || !anyNA(x)) {
+    return(invisible(x))
+  }
+  where <- which(is.na(x))
+  n <- length(where)
+  shown <- paste(utils::head(where, 5), collapse = ", ")
+  if (n > 5) {
+    shown <- paste0(shown, ", and ", n - 5, " more")
+  }
+  type <- if (is.logical(x)) "logical" else "integer"
+  kerasmesh_abort(
+    c("{.arg {arg}} can't contain {.code NA}: {type} arrays have no
+       missing value.",
+      x = "{.code NA} at {cli::qty(n)}position{?s} {shown}.",
+      i = "{.code as.double({arg})} keeps {.code NA} as NaN, if that is
+           what you mean; or remove or replace the missing values."),
+    kind = "array_na", call = call
+  )
+}
+
+# An R value where a Python object is needed: say what was received.
+check_python_object <- function(x, what, kind, arg = rlang::caller_arg(x),
+                                call = rlang::caller_env()) {
+  if (!inherits(x, "python.builtin.object")) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be {what}.",
+        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
+      kind = kind, call = call
+    )
+  }
+  invisible(x)
 }

@@ -25,14 +25,15 @@ list_devices <- function(device_type = NULL) {
 #' with the same `n` does nothing; a different `n` after JAX started is an
 #' error, because only a new R session can change it.
 #'
-#' @param n Number of CPU devices, a positive whole number.
+#' @param n Number of CPU devices, a whole number from 1 to 4096 (more
+#'   would only exhaust memory and threads on one machine).
 #' @return `n`, invisibly.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' length(list_devices())
 simulate_devices <- function(n = 8) {
-  n <- check_count(n)
+  n <- check_count(n, max = max_simulated_devices)
   current <- if (python_started()) {
     shim_call("devices.local_cpu_device_count")
   }
@@ -58,6 +59,8 @@ simulate_devices <- function(n = 8) {
   set_process_env(XLA_FLAGS = flags, JAX_PLATFORMS = "cpu")
   invisible(n)
 }
+
+max_simulated_devices <- 4096
 
 # Python keeps its own copy of the environment once it has started.
 set_process_env <- function(...) {

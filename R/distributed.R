@@ -28,12 +28,24 @@
 #'   `num_processes - 1`. `NULL`: the environment variable
 #'   `KERAS_DISTRIBUTION_PROCESS_ID`.
 #'
-#'   When none of the three is given or set, JAX detects them where it can
-#'   (Cloud TPU, Slurm, Open MPI).
+#'   When none of the three is given or set, they come from the launcher
+#'   that started the process (see "Launchers" below), or else from JAX's
+#'   own detection (Cloud TPU).
 #' @param timeout Seconds to wait for every process to connect. When one
 #'   does not, every process that did wait fails after about `timeout`
 #'   seconds (at least 6) with an error of class
 #'   `kerasmesh_error_distributed_timeout`.
+#' @param bind_address Where process 0's coordinator listens: a host
+#'   (`"127.0.0.1"`, `"10.0.0.1"`), on the port of `coordinator_address`,
+#'   or `"host:port"`. `NULL`: the environment variable
+#'   `JAX_COORDINATOR_BIND_ADDRESS`, else every interface (`[::]`, as JAX
+#'   does), so that other hosts can connect. With a host, the CPU
+#'   collectives (gloo) listen on that host too. [launch_local()] binds
+#'   both to `127.0.0.1`.
+#' @param verbose Whether to show the C++ log lines of JAX's coordination
+#'   service (warnings about barriers, heartbeats and shutdown). By
+#'   default they are hidden (`options(kerasmesh.verbose = TRUE)` shows
+#'   them); errors are always shown.
 #' @return Invisibly, a list: `process_index`, `process_count`,
 #'   `coordinator_address`, `local_device_count`, `device_count` and
 #'   `cpu_collectives`.
@@ -46,8 +58,35 @@
 #' * `kerasmesh_error_distributed_started`: JAX already started in this
 #'   process, or the process already joined another run.
 #'
-#' Once processes are connected, JAX watches them: when one dies, the
-#' others end too rather than wait forever.
+#' Before JAX connects, every process checks in with process 0: a port that
+#' is already in use, two processes with the same `process_id` and
+#' processes that disagree on `num_processes` are errors of class
+#' `kerasmesh_error_distributed_connect` in every process, within
+#' `timeout`. (So every process of a run must call
+#' `distributed_initialize()`.) Once processes are connected, JAX watches
+#' them: when one dies, the others end too rather than wait forever.
+#'
+#' @section Launchers:
+#' With no arguments and no `KERAS_DISTRIBUTION_*` variables,
+#' `distributed_initialize()` reads the variables a cluster launcher sets,
+#' and finds the coordinator, count and id that JAX's own detection finds:
+#' * Slurm (`srun`): `SLURM_JOB_ID`, `SLURM_STEP_NODELIST`, `SLURM_NTASKS`,
+#'   `SLURM_PROCID`, `SLURM_LOCALID`. The coordinator is the step's first
+#'   node, on port `61440 + SLURM_JOB_ID %% 4096`.
+#' * Open MPI (`mpirun`): `OMPI_MCA_orte_hnp_uri`, `OMPI_COMM_WORLD_SIZE`,
+#'   `OMPI_COMM_WORLD_RANK`. The coordinator is `mpirun`'s host.
+#' * Kubernetes (an indexed Job): `JOB_COMPLETION_INDEX` is the process id;
+#'   the Job's template sets `JAX_COORDINATOR_ADDRESS` (the first pod's
+#'   `"host:port"`, such as `"train-0.train:1234"`) and
+#'   `KERASMESH_NUM_PROCESSES` (the Job's `parallelism`).
+#'
+#' `JAX_COORDINATOR_ADDRESS` replaces any launcher's coordinator and
+#' `JAX_COORDINATOR_PORT` its port, as in JAX. Incomplete launcher
+#' variables, two launchers' variables at once, or a process id that is
+#' not below the count are errors of class
+#' `kerasmesh_error_distributed_argument` that name the variables. A
+#' failure to reach the coordinator names the launcher and the address.
+#' The vignette has recipes for each.
 #' @seealso [process_index()], [launch_local()].
 #' @export
 #' @examples
@@ -67,7 +106,8 @@
 #' res$value[[1]]
 distributed_initialize <- function(coordinator_address = NULL,
                                    num_processes = NULL, process_id = NULL,
-                                   timeout = 300) {
+                                   timeout = 300, bind_address = NULL,
+                                   verbose = kerasmesh_verbose()) {
   if (!is.null(coordinator_address) &&
       (!is.character(coordinator_address) ||
        length(coordinator_address) != 1 || is.na(coordinator_address))) {
@@ -77,13 +117,32 @@ distributed_initialize <- function(coordinator_address = NULL,
       kind = "distributed_argument"
     )
   }
+  if (!is.null(bind_address) &&
+      (!is.character(bind_address) || length(bind_address) != 1 ||
+       is.na(bind_address))) {
+    kerasmesh_abort(
+      c("{.arg bind_address} must be a single string, a host or
+         {.val host:port}.",
+        x = "Received {.obj_type_friendly {bind_address}}."),
+      kind = "distributed_argument"
+    )
+  }
+  if (!is.logical(verbose) || length(verbose) != 1 || is.na(verbose)) {
+    kerasmesh_abort(
+      c("{.arg verbose} must be `TRUE` or `FALSE`.",
+        x = "Received {.obj_type_friendly {verbose}}."),
+      kind = "distributed_argument"
+    )
+  }
   info <- shim_call(
     "distributed.initialize",
     coordinator_address,
     as_whole_number(num_processes),
     as_whole_number(process_id),
     as_whole_number(timeout, null_ok = FALSE),
-    as.list(Sys.getenv(distribution_env_vars(), unset = ""))
+    as.list(distribution_env()),
+    bind_address,
+    verbose
   )
   invisible(info)
 }
@@ -110,13 +169,25 @@ process_count <- function() {
   as.integer(shim_call("distributed.process_count"))
 }
 
-# The variables Keras reads when an argument is not given.
-distribution_env_vars <- function() {
-  c(
-    "KERAS_DISTRIBUTION_JOB_ADDRESSES",
-    "KERAS_DISTRIBUTION_NUM_PROCESSES",
-    "KERAS_DISTRIBUTION_PROCESS_ID"
-  )
+# The variables the shim reads: Keras's, JAX's coordinator settings and
+# the launchers' (Slurm, Open MPI, Kubernetes).
+distribution_env <- function() {
+  env <- Sys.getenv()
+  keep <- grepl(paste0(
+    "^(KERAS_DISTRIBUTION_|JAX_COORDINATOR_|SLURM_|OMPI_|",
+    "JOB_COMPLETION_INDEX$|KERASMESH_NUM_PROCESSES$)"
+  ), names(env))
+  env <- env[keep]
+  stats::setNames(as.character(env), names(env))
+}
+
+# Whether to show JAX's C++ log lines: the option, else the variable
+# launch_local() sets for its workers.
+kerasmesh_verbose <- function() {
+  isTRUE(getOption(
+    "kerasmesh.verbose",
+    tolower(Sys.getenv("KERASMESH_VERBOSE")) %in% c("true", "1", "yes")
+  ))
 }
 
 # A single number for the shim, which checks its range: whole numbers as

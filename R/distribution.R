@@ -27,7 +27,7 @@
 #' simulate_devices(8)
 #' data_parallel()
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
 #' model_parallel(lm, batch_dim_name = "data")
 data_parallel <- function(mesh = NULL, devices = NULL,
                           auto_shard_dataset = TRUE) {
@@ -73,11 +73,28 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #'
 #' Keras creates variables, and splits batches, according to the current
 #' global distribution. Create a model *after* setting the distribution:
-#' once one is set, kerasmesh makes Keras's `fit()`, `evaluate()`,
+#' while one is set, kerasmesh makes Keras's `fit()`, `evaluate()`,
 #' `predict()` and `*_on_batch()` check first that the model's variables
-#' live on the distribution's mesh, and signal an error of class
+#' live on the distribution's mesh — the same devices in the same order,
+#' the same shape and axis names — and signal an error of class
 #' `kerasmesh_error_model_placement` instead of a late device error from
-#' JAX.
+#' JAX ("incompatible devices").
+#'
+#' @section The guard comes and goes with the distribution:
+#' The check wraps those methods of `keras.Model` only while a distribution
+#' set by kerasmesh is in effect: `set_distribution(NULL)`, or leaving
+#' `with_distribution()` or `local_distribution()` back to no distribution,
+#' gives `keras.Model` its own methods back, so other code in the session
+#' sees plain Keras.
+#'
+#' @section Errors from direct calls:
+#' Inside `with_distribution()`, Python errors become R conditions of the
+#' kerasmesh classes. A call such as `model$fit()` made outside it (after
+#' `set_distribution()`) goes from R straight to Keras, so its error reaches
+#' R the way reticulate signals it: of class `Rcpp::exception` on
+#' reticulate 1.28, `python.builtin.ValueError` from 1.29. Wrap the call in
+#' [with_kerasmesh_errors()] to get `kerasmesh_error_model_placement` (and
+#' the other kerasmesh classes) on every version.
 #'
 #' Under a [model_parallel()] distribution these methods also check the
 #' model's layout and the batch first (see [check_layout()]): a batch size
@@ -88,8 +105,6 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' `with_distribution()` and `local_distribution()` follow withr: they set
 #' the distribution for the duration of `code` or of the calling function,
 #' and restore the previous one afterwards, also when an error occurs.
-#' Inside `with_distribution()`, Python errors become R conditions of the
-#' kerasmesh classes.
 #'
 #' @param x A distribution from [data_parallel()] or [model_parallel()] (or
 #'   a Keras one), or `NULL` for none.

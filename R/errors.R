@@ -1,3 +1,44 @@
+#' Turn Python errors into kerasmesh conditions
+#'
+#' Runs `code` and turns a Python exception raised in it into an R
+#' condition of the kerasmesh classes: `kerasmesh_error_<kind>` (and
+#' `kerasmesh_error`) for kerasmesh's own checks, such as
+#' `kerasmesh_error_model_placement` from a guarded `fit()`, and
+#' `kerasmesh_error_python` for any other Python error. Errors from R pass
+#' through unchanged.
+#'
+#' [with_distribution()] does this for the code it runs. A Keras method
+#' called directly, such as `model$fit()` after [set_distribution()], goes
+#' from R straight to Python: kerasmesh can't see the call, and its error
+#' reaches R as reticulate signals it (class `Rcpp::exception` on
+#' reticulate 1.28, `python.builtin.<Type>` from 1.29). Wrapping the call
+#' gives the classed condition on every version; the original Python type
+#' and traceback are kept in the condition's `python_type` and
+#' `python_traceback` fields.
+#'
+#' @param code Code that calls Python, such as `model$fit(...)`.
+#' @return The value of `code`.
+#' @seealso [set_distribution()].
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' keras <- reticulate::import("keras")
+#' # Built before the distribution, so its weights live on one device.
+#' model <- keras$Sequential(list(keras$Input(shape = list(4L)),
+#'                                keras$layers$Dense(2L)))
+#' old <- set_distribution(data_parallel())
+#' err <- tryCatch(
+#'   with_kerasmesh_errors(
+#'     model$predict(np_array(matrix(0, 8, 4)), verbose = 0L)
+#'   ),
+#'   kerasmesh_error_model_placement = function(e) e
+#' )
+#' class(err)
+#' set_distribution(old)
+with_kerasmesh_errors <- function(code) {
+  with_python_errors(code)
+}
+
 kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
                             .envir = parent.frame()) {
   cli::cli_abort(
@@ -5,8 +46,16 @@ kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
     class = c(paste0("kerasmesh_error_", kind), "kerasmesh_error"),
     ...,
     call = call,
+    trace = if (isTRUE(getOption("kerasmesh.empty_trace"))) the$empty_trace,
     .envir = .envir
   )
+}
+
+# A backtrace of one frame, for errors whose real backtrace can't be
+# summarised (see local_python_value_in_call()). Made once when the package
+# loads: rlang summarises the whole call stack before it trims it.
+empty_trace <- function() {
+  rlang::trace_back(top = environment(), bottom = environment())
 }
 
 kerasmesh_warn <- function(message, kind, ..., .envir = parent.frame()) {
@@ -39,6 +88,13 @@ abort_from_python <- function(result, call) {
     python_traceback = result$traceback,
     call = call
   )
+}
+
+# Signals a warning the shim described as list(kind, message, bullets).
+warn_from_python <- function(w) {
+  bullets <- vapply(w[[3]], function(b) b[[2]], character(1))
+  names(bullets) <- vapply(w[[3]], function(b) b[[1]], character(1))
+  kerasmesh_warn(c(cli_escape(w[[2]]), cli_escape(bullets)), kind = w[[1]])
 }
 
 # Runs `expr`, turning a Python exception raised by a direct reticulate call

@@ -24,7 +24,9 @@
 #' Every error kerasmesh signals has class `kerasmesh_error` and a specific
 #' class such as `kerasmesh_error_mesh_shape`. Errors raised in Python have
 #' class `kerasmesh_error_python` and carry the Python type and message in
-#' the fields `python_type` and `python_message`.
+#' the fields `python_type` and `python_message`. A Keras method called
+#' directly from R (`model$fit()`) raises reticulate's own condition: wrap it
+#' in [with_kerasmesh_errors()] for the kerasmesh classes.
 #'
 #' @keywords internal
 "_PACKAGE"

@@ -1,26 +1,43 @@
 #' Create a layout map
 #'
 #' A layout map assigns layouts to model variables: each rule's key is a
-#' regular expression matched against variable paths (such as
-#' `"sequential/dense/kernel"`), and its value names, for each dimension of
+#' regular expression matched against the *whole* variable path (such as
+#' `"sequential/dense/kernel"`: `"dense.*kernel"` matches nothing there,
+#' `".*dense.*kernel"` does), and its value names, for each dimension of
 #' the variable, the mesh axis it is split over (`NA`: not split). Rules are
 #' checked when they are added, not when the model trains: every axis must
 #' be an axis of the mesh and appear once, and every key must compile as a
-#' Python regular expression.
+#' Python regular expression and must not be able to hang matching (a
+#' repeated group holding another repeat, such as `"(a+)+"`, overlapping
+#' alternatives inside a repeat, such as `"(a|ab)*"`, or more than four
+#' unbounded repeats are refused with `kerasmesh_error_layout_key`).
 #'
 #' Layout maps have value semantics, like other R objects: assigning a rule
 #' returns a modified copy (with a new Keras `LayoutMap` inside) and leaves
 #' other copies alone.
 #'
-#' @param mesh A [device_mesh()].
-#' @param ... Rules, `key = axes`. Axes are a character vector with `NA`
-#'   for an unsplit dimension (`c(NA, "model")`), or a list with `NULL`
-#'   (`list(NULL, "model")`).
+#' @param ... The mesh, then rules: `key = axes`. Axes name, for each
+#'   dimension, the mesh axis it is split over, in any of these forms:
+#'   * a character vector with `NA` for an unsplit dimension
+#'     (`c(NA, "model")`);
+#'   * a list with `NULL` (`list(NULL, "model")`);
+#'   * a Python tuple or list, such as keras3's (and reticulate's)
+#'     `tuple(NULL, "model")`;
+#'   * a Keras `TensorLayout` (its axes are used).
+#'
+#'   Keras 3.15 splits a dimension over one mesh axis at most, so several
+#'   axes for one dimension (`"data+model"`, `list(c("data", "model"))`)
+#'   are an error here, as in [sharding_picture()]. Any string works as a
+#'   key, also `"mesh"` or `"m"`: the mesh comes first, unnamed.
+#' @param mesh A [device_mesh()] (or a Keras `DeviceMesh`). Usually given
+#'   first, unnamed; it comes after `...` so that no rule key can be
+#'   mistaken for it.
 #' @return A `kerasmesh_layout_map`. [reticulate::r_to_py()] gives the Keras
 #'   `LayoutMap`.
 #'
 #' @section Working with rules:
-#' * `lm[["key"]] <- axes` or `lm["key"] <- axes` adds a rule; assigning
+#' * `lm[["key"]] <- axes` or `lm["key"] <- axes` adds a rule (axes in
+#'   any form `...` takes); assigning
 #'   `NULL` removes one. A key that is already present is an error: remove
 #'   it first.
 #' * `lm[["sequential/dense/kernel"]]` resolves a variable path as Keras
@@ -34,27 +51,46 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
-#' lm[["dense.*bias"]] <- "model"
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
+#' lm[[".*dense.*bias"]] <- "model"
 #' lm
 #' lm[["sequential/dense/kernel"]]
-layout_map <- function(mesh, ...) {
-  mesh <- as_device_mesh(mesh)
+#' # The book's way, with keras3's tuple() (which is reticulate's):
+#' tuple <- reticulate::tuple
+#' lm["dense.*kernel"] <- NULL
+#' lm["dense.*kernel"] <- tuple(NULL, "model")
+#' lm
+layout_map <- function(..., mesh) {
   rules <- list(...)
+  first_unnamed <- length(rules) > 0 && !nzchar(names(rules)[1] %||% "")
+  if (missing(mesh)) {
+    mesh <- NULL
+  } else if (first_unnamed && is_device_mesh(rules[[1]]) &&
+             !is_device_mesh(mesh)) {
+    # layout_map(m, mesh = axes): a rule whose key is "mesh", in its place.
+    rules <- c(rules, list(mesh = mesh))
+    at <- match(names(rules), names(sys.call())[-1])
+    if (!anyNA(at)) {
+      rules <- rules[order(at)]
+    }
+    mesh <- NULL
+  }
+  if (is.null(mesh) && first_unnamed) {
+    mesh <- rules[[1]]
+    rules <- rules[-1]
+  }
+  mesh <- as_device_mesh(mesh)
   keys <- names(rules)
   if (length(rules) > 0 && (is.null(keys) || any(keys == ""))) {
     kerasmesh_abort(
       c("Every rule in {.arg ...} must be named by its key.",
         x = "Rule{?s} {which(if (is.null(keys)) TRUE else keys == '')}
              {?has/have} no key.",
-        i = 'Write rules as {.code "dense.*kernel" = c(NA, "model")}.'),
+        i = 'Write rules as {.code ".*dense.*kernel" = c(NA, "model")}.'),
       kind = "layout_key"
     )
   }
-  layouts <- Map(as_layout_axes, rules, keys %||% character())
-  new_layout_map(shim_call(
-    "layout.new_layout_map", .subset2(mesh, "py"), as.list(keys), unname(layouts)
-  ))
+  build_layout_map(mesh, rules)
 }
 
 #' @export
@@ -66,6 +102,7 @@ layout_map <- function(mesh, ...) {
 
 #' @export
 `[[<-.kerasmesh_layout_map` <- function(x, i, value) {
+  local_python_value_in_call(value)
   key <- check_rule_key(i)
   if (is.null(value)) {
     return(new_layout_map(shim_call(
@@ -73,12 +110,13 @@ layout_map <- function(mesh, ...) {
     )))
   }
   new_layout_map(shim_call(
-    "layout.set_rule", .subset2(x, "py"), key, as_layout_axes(value, key)
+    "layout.set_rule", .subset2(x, "py"), key, axes_for_shim(value, key)
   ))
 }
 
 #' @export
 `[<-.kerasmesh_layout_map` <- function(x, i, value) {
+  local_python_value_in_call(value)
   if (length(i) == 1) {
     x[[i]] <- value
     return(x)
@@ -107,7 +145,7 @@ layout_map <- function(mesh, ...) {
       kind = "layout_key"
     )
   }
-  rlang::inject(layout_map(.subset2(x, "mesh"), !!!rules))
+  build_layout_map(.subset2(x, "mesh"), rules)
 }
 
 #' @export
@@ -152,6 +190,36 @@ print.kerasmesh_layout_map <- function(x, ...) {
   invisible(x)
 }
 
+# A layout map with `rules` (a named list of axes) on `mesh`. Not through
+# layout_map(), whose argument matching would see a key such as "mesh".
+build_layout_map <- function(mesh, rules, call = rlang::caller_env()) {
+  keys <- names(rules) %||% character()
+  layouts <- Map(function(axes, key) axes_for_shim(axes, key, call = call),
+                 rules, keys)
+  new_layout_map(shim_call(
+    "layout.new_layout_map", .subset2(mesh, "py"), as.list(keys),
+    unname(layouts), call = call
+  ))
+}
+
+# R puts the assigned value itself into the `[[<-` call. When an error is
+# raised, rlang 1.0 (and testthat, entracing it) summarises every call for
+# the backtrace, asking the value its length, which some Python objects (a
+# Keras Variable) answer by raising. kerasmesh_abort() then gives errors an
+# empty backtrace instead.
+local_python_value_in_call <- function(value, frame = parent.frame()) {
+  if (inherits(value, "python.builtin.object")) {
+    old <- options(kerasmesh.empty_trace = TRUE)
+    do.call(on.exit, list(bquote(options(.(old))), add = TRUE), envir = frame)
+  }
+  invisible()
+}
+
+is_device_mesh <- function(x) {
+  inherits(x, c("kerasmesh_device_mesh",
+                "keras.src.distribution.distribution_lib.DeviceMesh"))
+}
+
 new_layout_map <- function(desc) {
   rules <- lapply(desc$axes, axes_from_python)
   names(rules) <- as.character(unlist(desc$keys))
@@ -165,12 +233,33 @@ new_layout_map <- function(desc) {
   )
 }
 
+#' Use a Keras layout map as a kerasmesh one
+#'
+#' Wraps a Keras `LayoutMap` from anywhere, such as the one a keras-hub
+#' backbone's `get_layout_map()` returns, so that its rules can be read and
+#' changed from R (`lm[[key]] <- axes`), for example to paste the fixes
+#' that [layout_fix()] suggests. The rules are copied on the first change;
+#' the Keras object is not modified.
+#'
+#' @param x A Keras `LayoutMap`, or a [layout_map()] (returned as is).
+#' @param arg,call For error messages.
+#' @return A `kerasmesh_layout_map`.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(batch = 2, model = 4))
+#' keras <- reticulate::import("keras")
+#' keras_map <- keras$distribution$LayoutMap(reticulate::r_to_py(mesh))
+#' lm <- as_layout_map(keras_map)
+#' lm[[".*kernel"]] <- c(NA, "model")
+#' lm
 as_layout_map <- function(x, arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
   if (inherits(x, "kerasmesh_layout_map")) {
     return(x)
   }
-  if (inherits(x, "keras.src.distribution.distribution_lib.LayoutMap")) {
+  # The shim decides whether a Python object is a Keras LayoutMap.
+  if (inherits(x, "python.builtin.object")) {
     return(new_layout_map(shim_call("layout.describe_layout_map", x,
                                     call = call)))
   }
@@ -179,28 +268,6 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
       x = "Received {.obj_type_friendly {x}}.",
       i = "Create one with {.fn layout_map}."),
     kind = "layout_map", call = call
-  )
-}
-
-# R axes (character with NA, or list with NULL) as a list for a Python tuple.
-as_layout_axes <- function(value, key, call = rlang::caller_env()) {
-  if (is.logical(value) && all(is.na(value))) {
-    value <- as.character(value)
-  }
-  if (is.character(value)) {
-    return(na_to_null(value))
-  }
-  if (is.list(value)) {
-    return(lapply(value, function(a) {
-      if (length(a) == 1 && is.na(a)) NULL else a
-    }))
-  }
-  kerasmesh_abort(
-    c("The layout for {.val {key}} must be axis names, with NA for an
-       unsplit dimension.",
-      x = "Received {.obj_type_friendly {value}}.",
-      i = 'For example {.code c(NA, "model")}.'),
-    kind = "layout_axes", call = call
   )
 }
 

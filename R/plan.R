@@ -30,15 +30,20 @@
 #'
 #' @param model A built Keras model, or a function of no arguments that
 #'   builds and returns one (preferred: nothing is allocated).
-#' @param layout A [layout_map()] or a [model_parallel()] distribution (or
-#'   the Keras `LayoutMap` or `ModelParallel` they wrap). With a layout map,
-#'   the batch axis is the mesh's first axis, as in Keras.
+#' @param layout A [layout_map()] or a [model_parallel()] distribution, or
+#'   a Keras `LayoutMap` or `ModelParallel` from anywhere (such as a
+#'   keras-hub backbone's `get_layout_map()`). With a layout map, the batch
+#'   axis is the mesh's first axis, as in Keras.
 #' @param batch_size The global batch size to check against the batch axis,
 #'   or `NULL`.
 #' @param optimizer An optimizer name such as `"adam"` or a Keras optimizer,
 #'   whose slot variables are counted (a copy is built shape-only; yours is
 #'   not touched). `NULL` counts the model's compiled optimizer if it has
 #'   one, and otherwise no slots.
+#' @param replicated_share A variable that no rule matches, and that holds
+#'   more than this share (0 to 1) of what one device holds, is reported
+#'   (warning `kerasmesh_warning_replicated`) with a rule that splits it.
+#'   Defaults to the option `kerasmesh.replicated_share`, or 5%.
 #' @return A `kerasmesh_layout_plan`: a data frame with one row per model
 #'   variable and columns
 #'   * `path`, `shape` (list of integer vectors), `dtype`, `trainable`;
@@ -61,7 +66,20 @@
 #'   `replicated_optimizer`, `replicated_total`; `optimizer` (its class, or
 #'   `NULL`) and `slots` (per trainable variable: 2 for Adam); the batch
 #'   axis `batch_dim_name`, its size `batch_ways`, `batch_size` and
-#'   `device_batch`; and `unmatched`, the keys of rules that match nothing.
+#'   `device_batch`; and `unmatched`, the keys of rules that match nothing;
+#'   and tables of totals per rule (`by_rule`) and of rules for layer
+#'   outputs (`outputs`).
+#'
+#'   Problems are grouped, one per rule and kind, with the variables they
+#'   hit written compactly (`decoder_block_{0..17}/attention/{key,value}/
+#'   kernel`); [layout_fix()] gives the fixes found for them as code.
+#'
+#'   Rules for layer outputs (activations), such as
+#'   `".*dense.*output" = c("batch", NA)`, which Keras's `ModelParallel`
+#'   applies to each layer's output looked up as `<layer path>/output`, are
+#'   listed with the layers they apply to rather than reported as matching
+#'   nothing; one that matches no layer is a warning
+#'   (`kerasmesh_warning_unmatched_output_rule`).
 #' @seealso [check_layout()] to turn the problems into errors and warnings;
 #'   [variable_sharding()] for where a built model's variables really are.
 #' @export
@@ -69,7 +87,7 @@
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
-#'                  "dense/bias" = "model")
+#'                  ".*dense.*bias" = "model")
 #' keras <- reticulate::import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
@@ -81,17 +99,20 @@
 #' plan <- layout_plan(build, lm, batch_size = 32, optimizer = "adam")
 #' plan
 #' summary(plan)
-layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL) {
+layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
+                        replicated_share = getOption(
+                          "kerasmesh.replicated_share", 0.05)) {
   call <- rlang::current_env()
   source <- plan_layout_source(layout, call = call)
   if (!is.null(batch_size)) {
     batch_size <- check_count(batch_size)
   }
+  replicated_share <- check_share(replicated_share)
   optimizer <- plan_optimizer_arg(optimizer, call = call)
   model <- plan_model(model, call = call)
   new_layout_plan(shim_call(
     "plan.plan_layout", model, source$layout, batch_size, optimizer,
-    source$batch_dim_name, call = call
+    source$batch_dim_name, replicated_share = replicated_share, call = call
   ))
 }
 
@@ -111,11 +132,14 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL) {
 #' | batch size the axis can't divide | `kerasmesh_error_batch_size` |
 #' | rule that matches nothing | `kerasmesh_warning_unmatched_rule` |
 #' | layout shorter than the rank | `kerasmesh_warning_layout_rank` |
+#' | big variable no rule matches | `kerasmesh_warning_replicated` |
+#' | output rule matching no layer | `kerasmesh_warning_unmatched_output_rule` |
 #'
 #' One error is signalled for all the problems that would crash: its class
 #' holds the class of each kind of problem found, then
 #' `kerasmesh_error_layout_plan` and `kerasmesh_error`; the first problem is
-#' spelled out and the others listed. Warnings come first, one per kind of
+#' spelled out, with a fix when [layout_fix()] has one, and the others
+#' listed. Problems are grouped, one per rule and kind. Warnings come first, one per kind of
 #' problem, with classes `kerasmesh_warning_<kind>`,
 #' `kerasmesh_warning_layout_plan` and `kerasmesh_warning`. Both carry the
 #' plan (field `plan`) and their problems (field `problems`, a data frame).
@@ -134,7 +158,11 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL) {
 #' `options(kerasmesh.check_layout = FALSE)`.
 #'
 #' @inheritParams layout_plan
-#' @param ... Passed to [layout_plan()]: `batch_size`, `optimizer`.
+#' @param model A built Keras model, a function that builds one (see
+#'   [layout_plan()]), or a plan made by [layout_plan()] (then `layout` and
+#'   `...` are not used).
+#' @param ... Passed to [layout_plan()]: `batch_size`, `optimizer`,
+#'   `replicated_share`.
 #' @return The plan, invisibly, when nothing would crash.
 #' @export
 #' @examplesIf keras_available()
@@ -151,8 +179,15 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL) {
 #' # 6 units can't be split 4 ways: an error.
 #' lm <- layout_map(mesh, ".*kernel" = c(NA, "model"))
 #' try(check_layout(build, lm))
+#' # A plan made before can be checked too.
+#' plan <- layout_plan(build, lm)
+#' try(check_layout(plan))
 check_layout <- function(model, layout, ...) {
-  plan <- layout_plan(model, layout, ...)
+  plan <- if (inherits(model, "kerasmesh_layout_plan")) {
+    model
+  } else {
+    layout_plan(model, layout, ...)
+  }
   signal_plan_problems(plan, call = rlang::current_env())
   invisible(plan)
 }
@@ -170,15 +205,21 @@ format.kerasmesh_layout_plan <- function(x, ..., n = 20,
     if (rows == 1) "" else "s", mesh_summary(attr(x, "mesh"))
   )
   out <- header
+  prefix <- path_prefix(x$path)
+  if (nzchar(prefix)) {
+    out <- c(out, sprintf('Paths below "%s":', prefix))
+  }
   if (rows > 0) {
     shown <- x[seq_len(min(rows, n)), , drop = FALSE]
-    out <- c(out, format_plan_table(shown, attr(x, "problems"), width))
+    out <- c(out, format_plan_table(shown, attr(x, "problems"), width,
+                                    prefix))
     if (rows > n) {
       out <- c(out, sprintf("  ... and %d more variable%s", rows - n,
                             if (rows - n == 1) "" else "s"))
     }
   }
-  c(out, format_plan_totals(summary), format_plan_problems(x, width))
+  c(out, format_plan_totals(summary), format_plan_outputs(x, width),
+    format_plan_problems(x, width))
 }
 
 #' @export
@@ -196,7 +237,8 @@ print.kerasmesh_layout_plan <- function(x, ...) {
 
 #' @export
 as.data.frame.kerasmesh_layout_plan <- function(x, ...) {
-  for (a in c("summary", "problems", "rules", "mesh")) {
+  for (a in c("summary", "problems", "groups", "outputs", "rules",
+              "mesh")) {
     attr(x, a) <- NULL
   }
   class(x) <- "data.frame"
@@ -211,6 +253,8 @@ summary.kerasmesh_layout_plan <- function(object, ...) {
     c(s, list(
       mesh = attr(object, "mesh"),
       rules = attr(object, "rules"),
+      by_rule = plan_rule_totals(object),
+      outputs = attr(object, "outputs"),
       errors = sum(problems$severity == "error"),
       warnings = sum(problems$severity == "warning")
     )),
@@ -228,8 +272,9 @@ format.kerasmesh_layout_plan_summary <- function(x, ...) {
     sprintf("Variables:   %s (%s trainable), %s",
             plan_count(x$variables), plan_count(x$trainable),
             plan_plural(nrow(rules), "rule")),
-    sprintf("Parameters:  %s (%s in %s)", plan_count(x$parameters),
-            format_bytes(x$bytes), paste(x$dtypes, collapse = ", ")),
+    sprintf("Parameters:  %s (%s%s)", plan_count(x$parameters),
+            format_bytes(x$bytes),
+            if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
     "Memory:",
     format_plan_memory(x),
     if (is.null(x$optimizer)) {
@@ -242,7 +287,13 @@ format.kerasmesh_layout_plan_summary <- function(x, ...) {
       "none"
     }),
     sprintf("Problems:    %s, %s", plan_plural(x$errors, "error"),
-            plan_plural(x$warnings, "warning"))
+            plan_plural(x$warnings, "warning")),
+    format_rule_totals(x$by_rule),
+    if (!is.null(x$outputs) && nrow(x$outputs) > 0) {
+      sprintf("Output rules: %s", paste0(
+        '"', x$outputs$key, '" (', x$outputs$layers, " layers)",
+        collapse = ", "))
+    }
   )
 }
 
@@ -270,9 +321,8 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
   if (inherits(layout, "kerasmesh_layout_map")) {
     return(list(layout = .subset2(layout, "py"), batch_dim_name = NULL))
   }
-  keras_classes <- paste0("keras.src.distribution.distribution_lib.",
-                          c("LayoutMap", "ModelParallel"))
-  if (inherits(layout, keras_classes)) {
+  # Keras objects from any source: the shim decides what they are.
+  if (inherits(layout, "python.builtin.object")) {
     return(list(layout = layout, batch_dim_name = NULL))
   }
   kerasmesh_abort(
@@ -354,6 +404,8 @@ new_layout_plan <- function(desc) {
   }
   attr(df, "summary") <- summary
   attr(df, "problems") <- new_plan_problems(desc$problems)
+  attr(df, "groups") <- new_plan_groups(desc$groups)
+  attr(df, "outputs") <- new_plan_outputs(desc$outputs)
   attr(df, "rules") <- rules
   attr(df, "mesh") <- new_device_mesh(desc$mesh)
   class(df) <- c("kerasmesh_layout_plan", "data.frame")
@@ -390,54 +442,42 @@ plan_chr <- function(x) {
 
 signal_plan_problems <- function(plan, call = rlang::caller_env()) {
   problems <- attr(plan, "problems")
+  groups <- attr(plan, "groups")
   warnings <- problems[problems$severity == "warning", , drop = FALSE]
   for (kind in unique(warnings$kind)) {
     these <- warnings[warnings$kind == kind, , drop = FALSE]
+    grouped <- groups[groups$severity == "warning" & groups$kind == kind, ,
+                      drop = FALSE]
     cli::cli_warn(
-      plan_condition_message(these),
+      plan_group_message(grouped),
       class = c(paste0("kerasmesh_warning_", kind),
                 "kerasmesh_warning_layout_plan", "kerasmesh_warning"),
-      plan = plan, problems = these
+      plan = plan, problems = these, groups = grouped
     )
   }
   errors <- problems[problems$severity == "error", , drop = FALSE]
   if (nrow(errors) > 0) {
+    grouped <- groups[groups$severity == "error", , drop = FALSE]
     cli::cli_abort(
-      plan_condition_message(errors),
+      plan_group_message(grouped),
       class = c(paste0("kerasmesh_error_", unique(errors$kind)),
                 "kerasmesh_error_layout_plan", "kerasmesh_error"),
-      plan = plan, problems = errors, call = call
+      plan = plan, problems = errors, groups = grouped, call = call
     )
   }
   invisible(plan)
 }
 
-# The first problem in full, the others by their first line.
-plan_condition_message <- function(problems, max_listed = 5) {
-  first <- c(cli_escape(problems$message[[1]]),
-             cli_escape(problems$bullets[[1]]))
-  rest <- problems$message[-1]
-  if (length(rest) == 0) {
-    return(first)
-  }
-  listed <- utils::head(rest, max_listed)
-  more <- length(rest) - length(listed)
-  c(first,
-    i = sprintf("%d more problem%s:", length(rest),
-                if (length(rest) == 1) "" else "s"),
-    stats::setNames(cli_escape(listed), rep("*", length(listed))),
-    if (more > 0) c("*" = sprintf("... and %d more.", more)))
-}
-
 # -- formatting -------------------------------------------------------------
 
-format_plan_table <- function(x, problems, width) {
+format_plan_table <- function(x, problems, width, prefix = "") {
   marked <- function(severity) {
     problems$path[!is.na(problems$path) & problems$severity == severity]
   }
   status <- ifelse(x$path %in% marked("error"), "x",
                    ifelse(x$path %in% marked("warning"), "!", " "))
   rule <- ifelse(is.na(x$rule), "-", x$rule)
+  paths <- substring(x$path, nchar(prefix) + 1)
   cols <- data.frame(
     shape = vapply(x$shape, format_dims, ""),
     axes = vapply(x$axes, format_axes_short, ""),
@@ -445,7 +485,7 @@ format_plan_table <- function(x, problems, width) {
     per_device = format_bytes(x$device_bytes),
     stringsAsFactors = FALSE
   )
-  path_width <- max(nchar(c("path", x$path)))
+  path_width <- max(nchar(c("path", paths)))
   rule_width <- max(nchar(c("rule", rule)))
   # Two spaces of margin, and two between columns (status, path, rule and
   # `cols`). The axes column goes first (the shard shape shows the split),
@@ -460,17 +500,28 @@ format_plan_table <- function(x, problems, width) {
     cols$axes <- NULL
   }
   over <- excess(cols)
+  show_rule <- TRUE
   if (over > 0) {
-    cut <- min(over, max(0, path_width - 16))
-    path_width <- path_width - cut
-    rule_width <- max(10, rule_width - (over - cut))
+    # Rules shrink first (their start says which one), then paths (cut in
+    # the middle, so block numbers and the variable's name stay). When
+    # paths would still be cut short, the rule column goes: summary() has
+    # the rules.
+    cut <- min(over, max(0, rule_width - 14))
+    if (path_width - (over - cut) < min(path_width, 36)) {
+      show_rule <- FALSE
+      over <- over - rule_width - 2
+    } else {
+      rule_width <- rule_width - cut
+      over <- over - cut
+    }
+    path_width <- max(20, path_width - max(0, over))
   }
-  table <- cbind(
-    data.frame(" " = status, path = truncate_left(x$path, path_width),
-               rule = truncate_right(rule, rule_width),
-               check.names = FALSE, stringsAsFactors = FALSE),
-    cols
-  )
+  table <- data.frame(" " = status, path = truncate_path(paths, path_width),
+                      check.names = FALSE, stringsAsFactors = FALSE)
+  if (show_rule) {
+    table$rule <- truncate_right(rule, rule_width)
+  }
+  table <- cbind(table, cols)
   format_table(table, right = "per_device")
 }
 
@@ -499,18 +550,10 @@ format_plan_problems <- function(x, width) {
   }
   n_err <- sum(problems$severity == "error")
   n_warn <- sum(problems$severity == "warning")
-  marks <- ifelse(problems$severity == "error", "x", "!")
-  shown <- utils::head(seq_len(nrow(problems)), 10)
   c(
     sprintf("Problems: %s, %s (details: check_layout())",
             plan_plural(n_err, "error"), plan_plural(n_warn, "warning")),
-    unlist(lapply(shown, function(i) {
-      strwrap(paste(marks[i], times_to_ascii(problems$message[i])),
-              width = width, exdent = 2)
-    })),
-    if (nrow(problems) > 10) {
-      sprintf("... and %d more", nrow(problems) - 10)
-    }
+    format_plan_groups(attr(x, "groups"), width)
   )
 }
 

@@ -43,7 +43,10 @@ plot.kerasmesh_device_mesh <- function(x, ..., main = NULL) {
 #'   [sharding_picture()] instead.
 #' @param ... Not used.
 #' @param by Stack by `"layer"` (paths without their last part, and without
-#'   the model's name), `"variable"` or `"kind"`.
+#'   the model's name; with more layers than `max_groups`, layers that differ
+#'   only in their numbers, such as the blocks of a transformer, are one
+#'   group: `decoder_block_*/attention/query`), `"rule"` (the layout rule
+#'   that places each variable), `"variable"` or `"kind"`.
 #' @param what `"total"` counts weights, gradients of trainable variables
 #'   and optimizer slots (those the plan counted: see the `optimizer`
 #'   argument of [layout_plan()]); `"weights"` counts weights alone.
@@ -72,7 +75,8 @@ plot.kerasmesh_device_mesh <- function(x, ..., main = NULL) {
 #' plot(plan, limit = "16GB")
 #' plot(plan, by = "kind")
 plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
-                                       by = c("layer", "variable", "kind"),
+                                       by = c("layer", "rule", "variable",
+                                              "kind"),
                                        what = c("total", "weights"),
                                        limit = NULL, max_groups = 10,
                                        main = NULL) {
@@ -80,8 +84,8 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
     plot(sharding_picture(x, path = path), main = main)
     return(invisible(x))
   }
-  by <- rlang::arg_match(by)
-  what <- rlang::arg_match(what)
+  by <- check_choice(by, c("layer", "rule", "variable", "kind"))
+  what <- check_choice(what, c("total", "weights"))
   limit_label <- if (is.character(limit)) trimws(limit)
   limit <- parse_bytes(limit)
   if (!is.null(limit)) {
@@ -89,8 +93,12 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   }
   max_groups <- check_count(max_groups)
   summary <- attr(x, "summary")
-  parts <- plan_memory_parts(x, by, what)
+  parts <- plan_memory_parts(x, by, what, max_groups)
   parts <- lump_groups(parts, max_groups)
+  if (nrow(parts) == 0) {
+    # A model without variables (only Flatten, say): one empty segment.
+    parts <- data.frame(group = "no variables", device = 0, replicated = 0)
+  }
   main <- main %||% sprintf("Memory per device: model \"%s\"", summary$model)
   draw_memory_bars(parts, summary, attr(x, "mesh"), what, limit, main)
   invisible(x)
@@ -152,7 +160,7 @@ mesh_panels <- function(devices) {
 # -- the memory plan ----------------------------------------------------------
 
 # One row per group: bytes per device under the plan and replicated.
-plan_memory_parts <- function(x, by, what) {
+plan_memory_parts <- function(x, by, what, max_groups = Inf) {
   s <- attr(x, "summary")
   optimizer <- if (is.null(s$optimizer)) "optimizer" else s$optimizer
   total <- what == "total"
@@ -187,8 +195,13 @@ plan_memory_parts <- function(x, by, what) {
   }
   group <- if (by == "layer") {
     ifelse(grepl("/", paths, fixed = TRUE), sub("/[^/]*$", "", paths), paths)
+  } else if (by == "rule") {
+    ifelse(is.na(x$rule), "(no rule)", x$rule)
   } else {
     paths
+  }
+  if (by == "layer" && length(unique(group)) > max_groups) {
+    group <- gsub("[0-9]+", "*", group)
   }
   group <- factor(group, levels = unique(group))
   parts <- data.frame(

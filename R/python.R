@@ -43,8 +43,11 @@ configure_python <- function() {
   invisible()
 }
 
-shim <- function(call = rlang::caller_env()) {
-  if (is.null(the$shim)) {
+# The shim, imported twice: `convert = TRUE` for plain values (shim_call())
+# and `convert = FALSE` for Python objects that stay Python (shim_object()).
+shim <- function(call = rlang::caller_env(), convert = TRUE) {
+  handle <- if (convert) "shim" else "shim_objects"
+  if (is.null(the[[handle]])) {
     configure_python()
     if (!reticulate::py_module_available("keras")) {
       kerasmesh_abort(
@@ -55,13 +58,13 @@ shim <- function(call = rlang::caller_env()) {
         kind = "no_keras", call = call
       )
     }
-    the$shim <- reticulate::import_from_path(
+    the[[handle]] <- reticulate::import_from_path(
       "kerasmesh",
       path = system.file("python", package = "kerasmesh"),
-      convert = TRUE
+      convert = convert
     )
   }
-  the$shim
+  the[[handle]]
 }
 
 python_path <- function() {
@@ -69,14 +72,42 @@ python_path <- function() {
   if (is.null(config)) "(none found)" else config$python
 }
 
-# Calls "module.function" in the shim; returns its plain value or signals
-# the error it describes.
+# Every call into the shim states what it returns, by the function it
+# goes through:
+# * shim_call(): plain values (NULL, logicals, numbers, strings, lists of
+#   them) and Keras objects inside them. The shim checks that the result
+#   holds no NumPy value (kerasmesh.plain()), so reticulate converts it the
+#   same way on every version.
+# * shim_object(): one Python object that stays Python (a NumPy array),
+#   held through the `convert = FALSE` handle, so neither reticulate 1.28
+#   (which can't convert NumPy 2 arrays) nor >= 1.38 (which converts them
+#   to R arrays) changes it, and neither do its methods' results.
+# Both signal the shim's errors and warnings as kerasmesh conditions.
 shim_call <- function(name, ..., call = rlang::caller_env()) {
   result <- with_python_errors(shim(call)$call(name, ...), call = call)
+  signal_from_python(result, call)
+  result$value
+}
+
+shim_object <- function(name, ..., call = rlang::caller_env()) {
+  result <- with_python_errors(
+    shim(call, convert = FALSE)$call_object(name, ...),
+    call = call
+  )
+  signal_from_python(reticulate::py_to_r(reticulate::py_get_item(result, 0L)),
+                     call)
+  reticulate::py_get_item(result, 1L)
+}
+
+# Raises the error the shim's envelope describes, or passes on its warnings.
+signal_from_python <- function(result, call) {
+  for (w in result$warnings) {
+    warn_from_python(w)
+  }
   if (!isTRUE(result$ok)) {
     abort_from_python(result, call)
   }
-  result$value
+  invisible()
 }
 
 python_started <- function() {
@@ -110,14 +141,6 @@ na_to_null <- function(x) {
   out <- as.list(x)
   out[is.na(x)] <- list(NULL)
   out
-}
-
-# Layout axes from Python (None, a name, or several names) as a character
-# vector: NA for an unsplit dimension, several names joined with "+".
-axes_from_python <- function(x) {
-  vapply(x, function(a) {
-    if (is.null(a)) NA_character_ else paste(unlist(a), collapse = "+")
-  }, character(1), USE.NAMES = FALSE)
 }
 
 # Sizes from Python as integers, or doubles when they overflow R's integers.

@@ -37,8 +37,9 @@
 #'   for the picture.
 #' @param shape The tensor's shape: whole numbers, or a keras3 `shape()`.
 #' @param axes The layout: for each dimension the mesh axis it is split
-#'   over, `NA` when not split, as in [layout_map()]. Shorter layouts are
-#'   padded with `NA`, as Keras pads them.
+#'   over, `NA` when not split, in any form [layout_map()] takes (such as
+#'   `c(NA, "model")` or `tuple(NULL, "model")`), and checked the same way.
+#'   Shorter layouts are padded with `NA`, as Keras pads them.
 #' @param dtype The data type, for the byte counts.
 #' @param mesh For a [variable_sharding()] report: the mesh its variables
 #'   are placed on. The report records it (attribute `"mesh"`); pass it for
@@ -90,10 +91,7 @@ sharding_picture.default <- function(x, path, ...) {
 sharding_picture.kerasmesh_device_mesh <- function(x, axes, shape,
                                                    dtype = "float32", ...,
                                                    path = NULL) {
-  new_sharding_picture(shim_call(
-    "blocks.sharding_blocks", .subset2(x, "py"), axes_for_python(axes),
-    as_tensor_shape(shape), check_string(dtype), path
-  ))
+  mesh_picture(x, axes, shape, dtype, path)
 }
 
 #' @rdname sharding_picture
@@ -130,9 +128,11 @@ sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
       kind = "device_mesh"
     )
   }
-  picture <- sharding_picture(as_device_mesh(mesh), axes = x$axes[[row]],
-                              shape = x$shape[[row]], dtype = x$dtype[[row]],
-                              path = x$path[[row]])
+  # JAX may have placed an array over several axes on one dimension
+  # ("data+model"), which a layout can't ask for but a picture can show.
+  picture <- mesh_picture(as_device_mesh(mesh), x$axes[[row]],
+                          x$shape[[row]], x$dtype[[row]], x$path[[row]],
+                          several = TRUE)
   picture$source <- "placed"
   picture
 }
@@ -176,6 +176,16 @@ plot.kerasmesh_sharding <- function(x, path = NULL, ...,
 }
 
 # -- building the picture -----------------------------------------------------
+
+mesh_picture <- function(mesh, axes, shape, dtype, path, several = FALSE,
+                         call = rlang::caller_env()) {
+  new_sharding_picture(shim_call(
+    "blocks.sharding_blocks", .subset2(mesh, "py"),
+    axes_for_shim(axes, arg = "axes", call = call),
+    as_tensor_shape(shape, call = call), check_string(dtype, call = call),
+    path, several, call = call
+  ))
+}
 
 new_sharding_picture <- function(desc) {
   shape <- whole_numbers(desc$shape)
@@ -242,30 +252,6 @@ picture_row <- function(x, path, call = rlang::caller_env()) {
       }),
     kind = "variable_path", call = call
   )
-}
-
-# R axes (character with NA, "a+b" for a pair of axes) for Python.
-axes_for_python <- function(axes, call = rlang::caller_env()) {
-  if (is.logical(axes) && all(is.na(axes))) {
-    axes <- as.character(axes)
-  }
-  if (is.list(axes)) {
-    return(lapply(axes, function(a) {
-      if (is.null(a) || (length(a) == 1 && is.na(a))) NULL else as.list(a)
-    }))
-  }
-  if (!is.character(axes)) {
-    kerasmesh_abort(
-      c("{.arg axes} must be mesh axis names, with NA for an unsplit
-         dimension.",
-        x = "Received {.obj_type_friendly {axes}}.",
-        i = 'For example {.code c(NA, "model")}.'),
-      kind = "layout_axes", call = call
-    )
-  }
-  lapply(axes, function(a) {
-    if (is.na(a)) NULL else as.list(strsplit(a, "+", fixed = TRUE)[[1]])
-  })
 }
 
 as_tensor_shape <- function(shape, call = rlang::caller_env()) {

@@ -18,7 +18,7 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
 #' keras <- reticulate::import("keras")
 #' model <- with_distribution(model_parallel(lm), {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),

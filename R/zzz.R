@@ -3,4 +3,5 @@
     Sys.setenv(KERAS_BACKEND = "jax")
   }
   register_s3_method("reticulate", "r_to_py", "kerasmesh_object")
+  the$empty_trace <- empty_trace()
 }

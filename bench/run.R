@@ -1,6 +1,13 @@
 # `make bench`: kerasmesh beside plain Keras in Python, measured in the same
 # run, each benchmark in fresh processes, reported as ratios.
 # Writes bench/results.csv and prints the table.
+#
+# `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
+# the named benchmarks (throughput, startup, layout_resolution, book_plan,
+# book_cost, hub_70b) and replaces only their rows in bench/results.csv.
+# book_cost compares with the Keras baseline that allocates the book's model
+# (15 GiB), run once for book_plan; run without book_plan it skips that
+# baseline unless KERASMESH_BENCH_BASELINE=true.
 bench_dir <- dirname(normalizePath(sub("^--file=", "", grep(
   "^--file=", commandArgs(), value = TRUE
 ))))
@@ -25,21 +32,34 @@ run <- function(command, args, timeout = 600) {
   list(wall = wall, values = values)
 }
 
+benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
+                "book_cost", "hub_70b")
+only <- commandArgs(trailingOnly = TRUE)
+unknown <- setdiff(only, benchmarks)
+if (length(unknown)) {
+  stop("Unknown benchmark: ", paste(unknown, collapse = ", "),
+       ". Choose from: ", paste(benchmarks, collapse = ", "), ".")
+}
+wanted <- function(name) length(only) == 0 || name %in% only
+
 rscript <- file.path(R.home("bin"), "Rscript")
 results <- list()
 add_row <- function(benchmark, metric, unit, better, ours, theirs, note = "") {
-  ratio <- stats::median(ours) / stats::median(theirs)
+  ratio <- stats::median(ours) / stats::median(theirs, na.rm = TRUE)
   results[[length(results) + 1]] <<- data.frame(
     benchmark = benchmark, metric = metric, unit = unit, better = better,
     reps = length(ours),
     kerasmesh_min = min(ours), kerasmesh_median = stats::median(ours),
-    baseline_min = min(theirs), baseline_median = stats::median(theirs),
+    baseline_min = if (all(is.na(theirs))) NA_real_ else
+      min(theirs, na.rm = TRUE),
+    baseline_median = stats::median(theirs, na.rm = TRUE),
     ratio = ratio, note = note, stringsAsFactors = FALSE
   )
   message(sprintf("%-22s %-18s ratio %.3f", benchmark, metric, ratio))
 }
 
 # 1. Training throughput: R drives the same training loop as Python.
+if (wanted("throughput")) {
 ours <- theirs <- numeric()
 for (i in seq_len(3)) {
   ours <- c(ours, run(rscript, c("throughput.R", reps))$values)
@@ -47,8 +67,10 @@ for (i in seq_len(3)) {
 }
 add_row("training_throughput", "steps per second", "steps/s", "higher",
         ours, theirs, "2x4 mesh, model parallel, MLP 512-2048-2048-512")
+}
 
 # 2. Start-up, whole fresh processes.
+if (wanted("startup")) {
 library_time <- bare_time <- numeric()
 for (i in seq_len(reps + 2)) {
   library_time <- c(library_time, run(rscript, c("-e", paste(
@@ -73,8 +95,10 @@ for (i in seq_len(reps)) {
 }
 add_row("startup_first_mesh", "first device_mesh()", "s", "lower",
         mesh_time, keras_time, "baseline: python -c import keras + DeviceMesh")
+}
 
 # 3. Layout resolution: 10,000 paths x 100 rules.
+if (wanted("layout_resolution")) {
 res <- lapply(seq_len(reps), function(i) {
   run(python, "layout_resolution.py")$values
 })
@@ -82,12 +106,19 @@ add_row("layout_resolution", "10k paths x 100 rules", "s", "lower",
         vapply(res, function(v) v[["kerasmesh_seconds"]], 1),
         vapply(res, function(v) v[["keras_seconds"]], 1),
         "baseline: Keras LayoutMap lookups; results agree rule for rule")
+}
 
-# 4. Planning the book's 1.54-billion-parameter model.
+# 4. Planning the book's 1.54-billion-parameter model. Its baseline, Keras
+# allocating the model (15 GiB peak), runs once and serves book_cost too.
+keras_build <- NULL
+if (wanted("book_plan") ||
+    identical(Sys.getenv("KERASMESH_BENCH_BASELINE"), "true")) {
+  keras_build <- run(python, c("book_build.py"))$values
+}
+if (wanted("book_plan")) {
 plan <- lapply(seq_len(reps), function(i) {
   run(rscript, "book_plan.R")$values
 })
-keras_build <- run(python, c("book_build.py"))$values
 add_row("book_plan_time", "plan 1.54e9 params", "s", "lower",
         vapply(plan, function(v) v[["seconds"]], 1),
         keras_build[["seconds"]],
@@ -96,9 +127,62 @@ add_row("book_plan_memory", "peak RSS", "GiB", "lower",
         vapply(plan, function(v) v[["peak_rss_gib"]], 1),
         keras_build[["peak_rss_gib"]],
         "R process with layout_plan() vs Python process building the model")
+}
+
+# 5. Costing one training step of the book's model (layout_cost()), and
+# data parallel against model parallel on it (compare_layouts()).
+if (wanted("book_cost")) {
+  cost <- lapply(seq_len(reps), function(i) {
+    run(rscript, "book_cost.R")$values
+  })
+  base <- function(name) {
+    if (is.null(keras_build)) NA_real_ else keras_build[[name]]
+  }
+  field <- function(name) vapply(cost, function(v) v[[name]], 1)
+  add_row("book_cost_time", "cost 1.54e9 params", "s", "lower",
+          field("seconds"), base("seconds"),
+          "layout_cost() compiles a step abstractly; baseline: Keras builds the model")
+  add_row("book_cost_memory", "peak RSS", "GiB", "lower",
+          field("peak_rss_gib"), base("peak_rss_gib"),
+          "R process with layout_cost() vs Python process building the model")
+  add_row("book_compare_memory", "total per device", "GB", "lower",
+          field("mp_total_gb"), field("dp_total_gb"),
+          "compare_layouts(): 2x4 model parallel vs data parallel over 8")
+  add_row("book_compare_traffic", "bytes per step", "GB", "lower",
+          field("mp_traffic_gb"), field("dp_traffic_gb"),
+          "collectives per device per step: model parallel vs data parallel")
+}
+
+# 6. Planning a Llama-3-70B-sized keras-hub backbone on 32 devices.
+if (wanted("hub_70b")) {
+plan <- lapply(seq_len(reps), function(i) {
+  run(rscript, "hub_70b_plan.R")$values
+})
+keras_build <- lapply(seq_len(reps), function(i) {
+  run(python, "hub_70b_build.py")$values
+})
+add_row("hub_70b_plan_time", "plan 7.06e10 params", "s", "lower",
+        vapply(plan, function(v) v[["seconds"]], 1),
+        vapply(keras_build, function(v) v[["seconds"]], 1),
+        paste("4x8 mesh of 32 devices, keras-hub's own layout map;",
+              "baseline: Keras builds it under StatelessScope, no plan"))
+add_row("hub_70b_plan_memory", "peak RSS", "GiB", "lower",
+        vapply(plan, function(v) v[["peak_rss_gib"]], 1),
+        vapply(keras_build, function(v) v[["peak_rss_gib"]], 1),
+        "R process with layout_plan() vs Python process building abstractly")
+}
 
 table <- do.call(rbind, results)
-utils::write.csv(table, file.path(bench_dir, "results.csv"), row.names = FALSE)
+csv <- file.path(bench_dir, "results.csv")
+if (length(only) && file.exists(csv)) {
+  # Keep the other benchmarks' rows, in their places.
+  old <- utils::read.csv(csv, stringsAsFactors = FALSE)
+  new <- table
+  table <- rbind(old[!old$benchmark %in% new$benchmark, , drop = FALSE], new)
+  order <- match(table$benchmark, unique(c(old$benchmark, new$benchmark)))
+  table <- table[order(order), , drop = FALSE]
+}
+utils::write.csv(table, csv, row.names = FALSE)
 shown <- table
 num <- vapply(shown, is.numeric, TRUE) & names(shown) != "reps"
 shown[num] <- lapply(shown[num], function(x) signif(x, 3))

@@ -24,8 +24,8 @@ writeLines(paste0("  ", paths))
 cat("\n== The layout map: Dense kernels and biases split over \"model\"\n")
 lm <- layout_map(
   mesh,
-  "dense.*kernel" = c(NA, "model"),
-  "dense.*bias" = "model"
+  ".*dense.*kernel" = c(NA, "model"),
+  ".*dense.*bias" = "model"
 )
 print(lm)
 

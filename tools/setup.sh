@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kerasmesh needs; a second run only checks and takes seconds.
-#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf
-#   - a Python (>= 3.11) virtualenv at $KERASMESH_VENV with keras and jax
+#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf, Open MPI
+#   - a Python (>= 3.11) virtualenv at $KERASMESH_VENV with keras and jax,
+#     and the test packages (keras-hub, without TensorFlow)
 #   - the kerasmesh R package itself
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,7 @@ DEBIAN_PACKAGES=(
   r-cran-testthat r-cran-withr r-cran-callr r-cran-processx r-cran-knitr
   r-cran-rmarkdown r-cran-roxygen2 pandoc qpdf
   r-cran-ggplot2 r-cran-png r-cran-lintr
+  openmpi-bin # mpirun, for the multi-process tests (tests/testthat/test-mpirun.R)
 )
 # `setup.sh site`: also what `make site`, `site-check` and `coverage` need.
 if [ "${1:-}" = "site" ]; then
@@ -58,21 +60,32 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$python" -m venv "$VENV"
 fi
 
-if ! "$VENV/bin/python" - <<'PY' 2>/dev/null
+# Whether every requirement in a file is installed at its pinned version.
+requirements_met() {
+  "$VENV/bin/python" - "$1" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version
 from packaging.requirements import Requirement
-for line in open("tools/requirements.txt"):
+for line in open(sys.argv[1]):
     line = line.split("#")[0].strip()
     if line:
         req = Requirement(line)
         if not req.specifier.contains(version(req.name), prereleases=True):
             sys.exit(1)
 PY
-then
+}
+
+if ! requirements_met tools/requirements.txt; then
   echo "setup: installing Python packages into $VENV"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
     -r tools/requirements.txt
+fi
+# Test packages (keras-hub) without their declared dependencies, which
+# would pull in TensorFlow: the file lists all that is needed.
+if ! requirements_met tools/requirements-test.txt; then
+  echo "setup: installing test packages into $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    --no-deps -r tools/requirements-test.txt
 fi
 
 stamp=".setup-stamp"

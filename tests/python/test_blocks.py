@@ -39,11 +39,20 @@ def test_a_short_layout_is_padded_like_keras(mesh):
     assert out["shard_shape"] == [2, 4, 6]
 
 
-def test_an_axis_pair_splits_over_its_product(mesh):
-    out = blocks.sharding_blocks(mesh, [["data", "model"]], [16])
-    assert out["axes"] == [["data", "model"]]
-    assert len(out["blocks"]["devices"]) == 8
-    assert out["copies"] == 1
+def test_an_axis_pair_splits_over_its_product_when_jax_placed_it(mesh):
+    for pair in (["data", "model"], "data+model"):
+        out = blocks.sharding_blocks(mesh, [pair], [16], several=True)
+        assert out["axes"] == [["data", "model"]]
+        assert len(out["blocks"]["devices"]) == 8
+        assert out["copies"] == 1
+
+
+def test_an_axis_pair_is_refused_as_a_layout_keras_cant_place(mesh):
+    for pair in (["data", "model"], ("data", "model"), "data+model"):
+        with pytest.raises(KerasmeshError) as e:
+            blocks.sharding_blocks(mesh, [None, pair], [16, 16])
+        assert e.value.kind == "layout_axes"
+        assert "several mesh axes" in e.value.message
 
 
 def test_a_scalar_is_one_block_on_every_device(mesh):

@@ -4,8 +4,9 @@ import keras
 import pytest
 
 from kerasmesh import KerasmeshError
-from kerasmesh.distribution import (check_placement, data_parallel,
-                                    model_parallel, set_distribution)
+from kerasmesh.distribution import (data_parallel, model_parallel,
+                                    set_distribution)
+from kerasmesh.guard import check_placement
 from kerasmesh.layout import new_layout_map
 from kerasmesh.mesh import device_mesh
 from kerasmesh.sharding import variable_sharding

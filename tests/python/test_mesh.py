@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError, call
-from kerasmesh.mesh import describe_factorizations, device_mesh, factorizations
+from kerasmesh.mesh import (count_factorizations, describe_factorizations,
+                            device_mesh, factorizations)
 
 AXES = ["data", "model", "stage", "expert"]
 
@@ -75,6 +76,24 @@ def test_factorizations_multiply_to_n(n, rank):
     assert shapes and len(set(shapes)) == len(shapes)
     assert all(math.prod(s) == n and len(s) == rank for s in shapes)
     assert describe_factorizations(n, rank).startswith(f"{n} device")
+    assert count_factorizations(n, rank) == len(shapes)
+
+
+def test_hints_for_a_long_mesh_shape_are_counted_not_listed():
+    """A 400-axis shape used to enumerate millions of factorisations."""
+    import time
+
+    start = time.monotonic()
+    text = describe_factorizations(8, 400)
+    assert text == ("8 devices can form 10,746,800 shapes of rank 400: too "
+                    "many to list.")
+    assert describe_factorizations(720720, 5).endswith("656,238 more.")
+    assert len(factorizations(720720, 5, limit=12)) == 12
+    with pytest.raises(KerasmeshError) as e:
+        device_mesh([1] * 399 + [3], [f"a{i}" for i in range(400)])
+    assert e.value.kind == "mesh_shape"
+    assert "too many to list" in e.value.bullets[-1][1]
+    assert time.monotonic() - start < 5
 
 
 sizes = st.one_of(st.integers(-2, 9), st.floats(-1, 9, allow_nan=False),

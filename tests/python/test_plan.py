@@ -293,73 +293,6 @@ def test_checked_model_parallel_names_the_variable_at_creation(mesh):
     assert e.value.kind == "layout_divisibility"
 
 
-def test_check_before_training_catches_the_batch_size(mesh):
-    import numpy as np
-
-    lm = layout_map(mesh, **{"nothing": (None, "model")})
-    dist = keras.distribution.ModelParallel(layout_map=lm)
-    with dist.scope():
-        model = small_sequential()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            plan.check_before_training(model, "fit",
-                                       (np.zeros((8, 4)), np.zeros((8, 8))),
-                                       {"batch_size": 4})
-        assert any(issubclass(w.category, plan.KerasmeshLayoutWarning)
-                   for w in caught)
-        with pytest.raises(KerasmeshError) as e:
-            plan.check_before_training(model, "fit",
-                                       (np.zeros((8, 4)), np.zeros((8, 8))),
-                                       {"batch_size": 3})
-        assert e.value.kind == "batch_size"
-        old = plan.set_auto_check(False)
-        try:
-            plan.check_before_training(model, "fit", (np.zeros((8, 4)),),
-                                       {"batch_size": 3})
-        finally:
-            plan.set_auto_check(old)
-
-
-def test_check_before_training_stops_fit_before_the_first_step(
-        mesh, monkeypatch):
-    """As wired into Keras's fit() by the distribution's guard."""
-    import functools
-
-    import numpy as np
-
-    fit = keras.Model.fit
-
-    @functools.wraps(fit)
-    def guarded(self, *args, **kwargs):
-        plan.check_before_training(self, "fit", args, kwargs)
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(keras.Model, "fit", guarded)
-    dist = keras.distribution.ModelParallel(
-        layout_map=layout_map(mesh, **{".*kernel": (None, "model")}))
-    with dist.scope():
-        model = small_sequential()
-        model.compile(optimizer="sgd", loss="mse")
-        x, y = np.zeros((13, 4), "float32"), np.zeros((13, 8), "float32")
-        with pytest.raises(KerasmeshError, match="last batch") as e:
-            model.fit(x, y, batch_size=6, verbose=0)
-        assert e.value.kind == "batch_size"
-        model.fit(x[:12], y[:12], batch_size=6, verbose=0)
-
-
-def test_check_before_training_reads_the_batch_of_on_batch_calls(mesh):
-    import numpy as np
-
-    dist = keras.distribution.ModelParallel(layout_map=layout_map(mesh))
-    with dist.scope():
-        model = small_sequential()
-        with pytest.raises(KerasmeshError, match="Batch size 3"):
-            plan.check_before_training(model, "train_on_batch",
-                                       (np.zeros((3, 4)), np.zeros((3, 8))))
-        plan.check_before_training(model, "predict_on_batch",
-                                   (np.zeros((4, 4)),))
-
-
 def test_a_mesh_axis_used_twice_is_an_error():
     sizes = {"data": 2, "model": 4}
     placed = plan.place("dense/kernel", [16, 8], ["model", "model"],
@@ -367,3 +300,14 @@ def test_a_mesh_axis_used_twice_is_an_error():
     error = plan.first_error(placed["problems"])
     assert error is not None and error.kind == "layout_axes"
     assert "twice" in error.message and '"dense/kernel"' in error.message
+
+
+def test_batch_size_beyond_r_integers_is_refused(mesh):
+    """R and reticulate 1.28 would wrap it to a negative number."""
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8)])
+    with pytest.raises(KerasmeshError, match="at most 2,147,483,647") as e:
+        plan.plan_layout(model, layout_map(mesh), batch_size=3e9)
+    assert e.value.kind == "argument"
+    summary = plan.plan_layout(model, layout_map(mesh),
+                               batch_size=2**31 - 1)["summary"]
+    assert summary["batch_size"] == 2**31 - 1

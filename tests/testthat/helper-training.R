@@ -39,3 +39,9 @@ book_layout <- function(mesh = book_mesh()) {
                         ".*dense.*kernel" = c(NA, "model"),
                         ".*dense.*bias" = "model")
 }
+
+# Global data for runs of several processes: 64 rows, 4 global batches of 16.
+shared_mlp_data <- function(n = 64) {
+  set.seed(11)
+  list(x = matrix(rnorm(n * 32), n), y = matrix(rnorm(n * 16), n))
+}

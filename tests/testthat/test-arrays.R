@@ -2,7 +2,8 @@ test_that("np_array() keeps R's dimensions and element order", {
   skip_if_no_keras()
   m <- matrix(1:6, nrow = 2)
   x <- np_array(m)
-  expect_identical(x$shape, list(2L, 3L))
+  expect_true("numpy.ndarray" %in% class(x))
+  expect_identical(reticulate::py_to_r(x$shape), list(2L, 3L))
   back <- kerasmesh:::shim_call("arrays.as_lists", x)
   # Row-major values of the same matrix.
   expect_identical(as.numeric(unlist(back$values)), as.numeric(t(m)))
@@ -20,4 +21,71 @@ test_that("variable_values() returns R arrays named by path", {
 
 test_that("np_array() rejects what is not numeric", {
   expect_error(np_array("a"), class = "kerasmesh_error_array")
+})
+
+test_that("np_array() stays a NumPy array, its attributes Python objects", {
+  skip_if_no_keras()
+  x <- np_array(matrix(1:6, nrow = 2))
+  # Held unconverted: on reticulate >= 1.38 a converting handle would turn
+  # x$T into an R matrix; here it stays a NumPy array on every version.
+  expect_true("numpy.ndarray" %in% class(x$T))
+  expect_true("python.builtin.tuple" %in% class(x$shape))
+  expect_identical(reticulate::py_to_r(x$T$shape), list(3L, 2L))
+  expect_true("numpy.ndarray" %in% class(np_array(1)))
+})
+
+test_that("np_array() keeps double NA and NaN as NaN", {
+  skip_if_no_keras()
+  x <- np_array(c(1, NA, NaN))
+  back <- kerasmesh:::shim_call("arrays.as_lists", x)
+  expect_identical(is.nan(unlist(back$values)), c(FALSE, TRUE, TRUE))
+})
+
+test_that("np_array() refuses NA in integer and logical input", {
+  skip_if_no_keras()
+  err <- expect_error(np_array(c(1L, NA, 3L)),
+                      class = "kerasmesh_error_array_na")
+  expect_match(conditionMessage(err), "position 2", fixed = TRUE)
+  expect_match(conditionMessage(err), "as.double(x)", fixed = TRUE)
+  expect_error(np_array(c(TRUE, NA, FALSE)), class = "kerasmesh_error_array_na")
+  expect_error(np_array(matrix(c(1L, NA), 1), dtype = "float64"),
+               class = "kerasmesh_error_array_na")
+  expect_snapshot(error = TRUE, {
+    np_array(c(TRUE, NA, FALSE))
+    np_array(c(NA, 2L, NA, NA, NA, NA, NA, 8L))
+  })
+})
+
+test_that("np_array() refuses values the dtype can't hold", {
+  skip_if_no_keras()
+  expect_error(np_array(c(1L, 300L), dtype = "int8"),
+               class = "kerasmesh_error_array_range")
+  expect_error(np_array(1.5, dtype = "int32"),
+               class = "kerasmesh_error_array_range")
+  expect_error(np_array(c(1, NA), dtype = "int32"),
+               class = "kerasmesh_error_array_na")
+  expect_error(np_array(2, dtype = "bool"),
+               class = "kerasmesh_error_array_range")
+  expect_error(np_array(1e300), class = "kerasmesh_error_array_range")
+  expect_snapshot(error = TRUE, np_array(c(1L, 300L), dtype = "int8"))
+})
+
+test_that("np_array() warns when float32 rounds whole numbers", {
+  skip_if_no_keras()
+  expect_warning(x <- np_array(c(1, 2^24 + 1)),
+                 class = "kerasmesh_warning_array_precision")
+  expect_true("numpy.ndarray" %in% class(x))
+  expect_no_warning(np_array(c(2^24, 0.1, 2^30)))
+  expect_no_warning(np_array(2^24 + 1, dtype = "float64"))
+  expect_no_warning(np_array(.Machine$integer.max, dtype = "int32"))
+  expect_snapshot(x <- np_array(16777217L))
+})
+
+test_that("variable_values() says what it received instead of a model", {
+  skip_if_no_keras()
+  expect_error(variable_values(42), class = "kerasmesh_error_model")
+  err <- expect_error(variable_values(reticulate::dict(a = 1)),
+                      class = "kerasmesh_error_model")
+  expect_match(conditionMessage(err), "Received a Python dict", fixed = TRUE)
+  expect_snapshot(error = TRUE, variable_values(42))
 })

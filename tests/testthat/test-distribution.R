@@ -156,5 +156,5 @@ test_that("options(kerasmesh.check_layout = FALSE) turns the check off", {
     class = "kerasmesh_error_python"
   )
   expect_false(inherits(err, "kerasmesh_error_batch_size"))
-  expect_false(kerasmesh:::shim_call("plan.set_auto_check", TRUE))
+  expect_false(kerasmesh:::shim_call("guard.set_auto_check", TRUE))
 })

@@ -1,9 +1,5 @@
 # launch_local() with plain R workers: no Python, so these run everywhere.
 
-alive <- function(pids) {
-  vapply(pids, function(pid) isTRUE(tools::pskill(pid, 0L)), logical(1))
-}
-
 # pids, ports and timings vary between runs.
 scrub_launch <- function(lines) {
   lines <- gsub("127\\.0\\.0\\.1:[0-9]+", "127.0.0.1:<port>", lines)
@@ -12,7 +8,7 @@ scrub_launch <- function(lines) {
 }
 
 test_that("launch_local() gives each worker its process id and devices", {
-  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
   res <- launch_local(function(extra) {
     c(
       Sys.getenv(c(
@@ -46,7 +42,7 @@ test_that("launch_local() gives each worker its process id and devices", {
 })
 
 test_that("launch_local() stops the other workers when one fails", {
-  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
   started <- Sys.time()
   res <- launch_local(function() {
     if (Sys.getenv("KERAS_DISTRIBUTION_PROCESS_ID") == "1") {
@@ -66,7 +62,7 @@ test_that("launch_local() stops the other workers when one fails", {
 })
 
 test_that("launch_local() stops every worker when the timeout passes", {
-  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
   started <- Sys.time()
   res <- launch_local(function() Sys.sleep(60), processes = 2, timeout = 2)
   elapsed <- as.numeric(difftime(Sys.time(), started, units = "secs"))
@@ -78,7 +74,7 @@ test_that("launch_local() stops every worker when the timeout passes", {
 })
 
 test_that("launch_local() reports a worker killed by a signal", {
-  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
   skip_on_os("windows")
   res <- launch_local(function() {
     if (Sys.getenv("KERAS_DISTRIBUTION_PROCESS_ID") == "0") {
@@ -94,7 +90,7 @@ test_that("launch_local() reports a worker killed by a signal", {
 })
 
 test_that("launch_local() runs a script and returns what it saved", {
-  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
   script <- withr::local_tempfile(fileext = ".R")
   writeLines(c(
     'id <- as.integer(Sys.getenv("KERAS_DISTRIBUTION_PROCESS_ID"))',
@@ -110,7 +106,7 @@ test_that("launch_local() runs a script and returns what it saved", {
 })
 
 test_that("launch_local() reports a script's non-zero exit status", {
-  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
   script <- withr::local_tempfile(fileext = ".R")
   writeLines("quit(status = 3)", script)
   res <- launch_local(script, processes = 1, timeout = 60)
@@ -132,4 +128,49 @@ test_that("launch_local() checks its arguments", {
   })
   expect_error(launch_local(identity, processes = NA),
                class = "kerasmesh_error_argument")
+})
+
+test_that("launch_local()'s result has one element per worker", {
+  skip_if_not_installed("processx")
+  res <- launch_local(function() {
+    as.integer(Sys.getenv("KERAS_DISTRIBUTION_PROCESS_ID")) * 10L
+  }, processes = 3, timeout = 60)
+
+  expect_length(res, 3)
+  expect_identical(res[[2]]$process_id, 1L)
+  expect_identical(res[[2]]$value, 10L)
+  expect_identical(res[[2]]$status, "ok")
+  expect_identical(res[["status"]], rep("ok", 3))
+  expect_identical(res$value, list(0L, 10L, 20L))
+  expect_s3_class(res[2:3], "kerasmesh_launch")
+  expect_length(res[2:3], 2)
+  expect_identical(res[2:3]$process_id, 1:2)
+  expect_identical(res[2:3]$coordinator_address, res$coordinator_address)
+
+  df <- as.data.frame(res)
+  expect_identical(nrow(df), 3L)
+  expect_identical(df$process_id, 0:2)
+  expect_identical(df$status, rep("ok", 3))
+  expect_identical(df$value, list(0L, 10L, 20L))
+  expect_identical(lengths(lapply(seq_len(3), function(i) df$output[[i]])),
+                   c(0L, 0L, 0L))
+  expect_snapshot(print(res), transform = scrub_launch)
+})
+
+test_that("launch_local() leaves out log chatter unless verbose", {
+  skip_if_not_installed("processx")
+  chatty <- function() {
+    cat("[Gloo] Rank 0 is connected to 7 peer ranks. Expected number of",
+        "connected peer ranks is : 7\n")
+    cat("W1130 16:04:02.123456   1234 coordination_service.cc:12] barrier\n")
+    cat("E1130 16:04:02.123456   1234 coordination_service.cc:12] real\n")
+    cat("my own line\n")
+  }
+  quiet <- launch_local(chatty, processes = 1, timeout = 60, verbose = FALSE)
+  expect_identical(quiet$output[[1]], c(
+    "E1130 16:04:02.123456   1234 coordination_service.cc:12] real",
+    "my own line"
+  ))
+  loud <- launch_local(chatty, processes = 1, timeout = 60, verbose = TRUE)
+  expect_length(loud$output[[1]], 4)
 })

@@ -103,3 +103,28 @@ test_that("bad rules give classed errors when they are added", {
   # The failed assignments left the map as it was.
   expect_identical(names(lm), "dense.*kernel")
 })
+
+test_that("keys that look like argument names are ordinary rule keys", {
+  skip_if_no_keras()
+  mesh <- book_mesh()
+  keys <- c("m", "me", "mesh", "x", "i", "value", "...")
+  rules <- stats::setNames(rep(list(c(NA, "model")), length(keys)), keys)
+  lm <- do.call(layout_map, c(list(mesh), rules))
+  expect_identical(names(lm), keys)
+  lm <- layout_map(mesh, m = c(NA, "model"), me = "model",
+                   mesh = list(NULL, "data"))
+  expect_identical(as.list(lm),
+                   list(m = c(NA, "model"), me = "model",
+                        mesh = c(NA, "data")))
+  expect_identical(lm[["m"]], c(NA, "model"))
+  expect_identical(names(lm["m"]), "m")
+  expect_identical(names(lm[c("mesh", "me")]), c("mesh", "me"))
+  lm["x"] <- "data"
+  lm[["i"]] <- "model"
+  lm["value"] <- list(NULL, "model")
+  expect_identical(names(lm), c("m", "me", "mesh", "x", "i", "value"))
+  expect_identical(lm[["value"]], c(NA, "model"))
+  # The mesh may still be named.
+  expect_identical(names(layout_map(mesh = mesh, m = "model")), "m")
+  expect_identical(names(layout_map(m = "model", mesh = mesh)), "m")
+})

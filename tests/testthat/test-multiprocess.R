@@ -4,86 +4,27 @@
 # Workers load the installed kerasmesh: under R CMD check the one being
 # checked; under testthat::test_local() run `R CMD INSTALL .` first.
 
-skip_if_no_workers <- function() {
-  skip_if_not_installed("callr")
-  skip_if_no_keras()
-  installed <- find.package("kerasmesh", lib.loc = .libPaths(), quiet = TRUE)
-  if (length(installed) == 0) {
-    if (identical(Sys.getenv("KERASMESH_REQUIRE_PYTHON"), "true")) {
-      stop("kerasmesh must be installed for worker processes.")
-    }
-    skip("kerasmesh is not installed for worker processes.")
-  }
-}
-
-alive <- function(pids) {
-  vapply(pids, function(pid) isTRUE(tools::pskill(pid, 0L)), logical(1))
-}
-
-# The MLP and its training, the same in a worker and in this process. Each
-# process fits its share of every global batch: process p of n feeds rows
-# p * b / n + 1, ..., (p + 1) * b / n of each batch of b rows.
-train_shared_mlp <- function(x, y, epochs = 3L, global_batch = 16L) {
-  keras <- reticulate::import("keras")
-  mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
-  layouts <- kerasmesh::layout_map(
-    mesh,
-    ".*dense.*kernel" = c(NA, "model"),
-    ".*dense.*bias" = "model"
-  )
-  kerasmesh::local_distribution(kerasmesh::model_parallel(
-    layouts, batch_dim_name = "data", auto_shard_dataset = FALSE
-  ))
-  keras$utils$set_random_seed(7L)
-  model <- keras$Sequential(list(
-    keras$Input(shape = list(ncol(x))),
-    keras$layers$Dense(64L, activation = "relu", name = "dense"),
-    keras$layers$Dense(ncol(y), name = "dense_1")
-  ), name = "sequential")
-  model$compile(
-    optimizer = keras$optimizers$Adam(learning_rate = 0.01), loss = "mse"
-  )
-  n <- kerasmesh::process_count()
-  p <- kerasmesh::process_index()
-  share <- global_batch %/% n
-  rows <- unlist(lapply(
-    seq(0L, nrow(x) - 1L, by = global_batch),
-    function(start) start + p * share + seq_len(share)
-  ))
-  history <- model$fit(
-    kerasmesh::np_array(x[rows, , drop = FALSE]),
-    kerasmesh::np_array(y[rows, , drop = FALSE]),
-    epochs = epochs, batch_size = share, shuffle = FALSE, verbose = 0L
-  )
-  list(
-    loss = as.numeric(unlist(history$history$loss)),
-    weights = lapply(kerasmesh::variable_values(model), as.numeric)
-  )
-}
-environment(train_shared_mlp) <- globalenv()
-
-shared_data <- function(n = 64) {
-  set.seed(11)
-  list(x = matrix(rnorm(n * 32), n), y = matrix(rnorm(n * 16), n))
-}
+source(test_path("workers", "train-mlp.R"), local = TRUE)
 
 test_that("2 processes x 4 devices train like 1 process with 8 devices", {
   skip_if_no_workers()
   data <- shared_data()
-  res <- launch_local(function(train, x, y) {
+  res <- launch_local(function(train, x, y, listeners) {
     info <- kerasmesh::distributed_initialize(timeout = 60)
     jax <- reticulate::import("jax")
     local <- vapply(jax$local_devices(), function(d) {
       paste0(d$platform, ":", d$id)
     }, character(1))
     mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
+    trained <- train(x, y)
     c(
       list(info = info, devices = kerasmesh::list_devices(), local = local,
-           mesh = kerasmesh::mesh_devices(mesh)),
-      train(x, y)
+           mesh = kerasmesh::mesh_devices(mesh), listeners = listeners()),
+      trained
     )
-  }, processes = 2, devices_per_process = 4, timeout = 180,
-  args = list(train = train_shared_mlp, x = data$x, y = data$y))
+  }, processes = 2, devices_per_process = 4, timeout = 55,
+  args = list(train = train_shared_mlp, x = data$x, y = data$y,
+              listeners = own_listeners))
 
   expect_identical(res$status, c("ok", "ok"), info = paste(
     utils::tail(unlist(res$output), 20), collapse = "\n"
@@ -101,6 +42,18 @@ test_that("2 processes x 4 devices train like 1 process with 8 devices", {
   expect_setequal(c(w0$local, w1$local), w0$devices)
   expect_setequal(as.vector(w0$mesh), w0$devices)
   expect_identical(w0$mesh, w1$mesh)
+  # Each fed its half of every global batch of 16.
+  expect_identical(w0$rows[1:9], c(1:8, 17L))
+  expect_identical(w1$rows[1:9], c(9:16, 25L))
+  # The coordinator and gloo listened on 127.0.0.1 only.
+  for (w in list(w0, w1)) {
+    expect_gt(NROW(w$listeners), 0)
+    expect_true(all(is_loopback(w$listeners[, "file"],
+                                w$listeners[, "local"])))
+  }
+  expect_gt(NROW(w0$listeners), NROW(w1$listeners)) # the coordinator
+  # No log chatter of gloo or the coordination service by default.
+  expect_false(any(grepl("Gloo|coordination", unlist(res$output))))
   # Both processes saw the same global batches.
   expect_length(w0$loss, 3)
   expect_identical(w0$loss, w1$loss)

@@ -86,6 +86,6 @@ test_that("a bad limit is a classed error that lists the units", {
   plan <- layout_plan(build_mlp(), book_layout())
   expect_snapshot(error = TRUE, {
     plot(plan, limit = "lots")
-    plot(plan, by = "rule")
+    plot(plan, by = "rules")
   })
 })

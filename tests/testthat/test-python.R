@@ -77,3 +77,60 @@ test_that("keras_available() finds the virtualenv", {
   skip_if_no_keras()
   expect_true(keras_available())
 })
+
+test_that("the converting route refuses NumPy values, whatever reticulate", {
+  skip_if_no_keras()
+  err <- expect_error(
+    kerasmesh:::shim_call("arrays.as_array", list(1, 2), list(2L)),
+    class = "kerasmesh_error_python"
+  )
+  expect_identical(err$python_type, "TypeError")
+  expect_match(err$python_message, "numpy ndarray", fixed = TRUE)
+})
+
+test_that("Python objects come back through the non-converting handle", {
+  skip_if_no_keras()
+  # A converting handle converts what it returns, differently by version.
+  converting <- reticulate::import_from_path(
+    "kerasmesh.arrays",
+    path = system.file("python", package = "kerasmesh"), convert = TRUE
+  )
+  a <- converting$as_array(list(1, 2, 3), list(3L))
+  if (inherits(a, "python.builtin.object")) {
+    # reticulate < 1.38 can't convert a NumPy 2 array, but converts what
+    # it returns.
+    expect_identical(a$shape, list(3L))
+  } else {
+    # reticulate >= 1.38 converts the array itself to an R array.
+    expect_identical(as.vector(a), c(1, 2, 3))
+  }
+  # np_array() does not use it: its array and everything read from it stay
+  # Python, so no reticulate version converts them.
+  x <- np_array(c(1, 2, 3))
+  expect_true("numpy.ndarray" %in% class(x))
+  expect_s3_class(x$shape, "python.builtin.tuple")
+  expect_true("numpy.ndarray" %in% class(x$copy()))
+})
+
+test_that("plain results come back as the same R types", {
+  skip_if_no_keras()
+  desc <- kerasmesh:::shim_call("mesh.describe_mesh",
+                                reticulate::r_to_py(book_mesh()))
+  expect_identical(desc$shape, c(2L, 4L))
+  expect_identical(desc$axis_names, c("data", "model"))
+  expect_s3_class(desc$mesh,
+                  "keras.src.distribution.distribution_lib.DeviceMesh")
+})
+
+test_that("the shim's warnings arrive as classed R warnings", {
+  skip_if_no_keras()
+  expect_warning(
+    out <- kerasmesh:::shim_call("arrays.check_representable",
+                                 list(16777217), "float32"),
+    class = "kerasmesh_warning_array_precision"
+  )
+  expect_null(out)
+  expect_no_warning(
+    kerasmesh:::shim_call("arrays.check_representable", list(1), "float32")
+  )
+})

@@ -56,7 +56,7 @@ test_that("1-D tensors and scalars print as one row", {
 
 test_that("wide grids split into bands of columns that fit the width", {
   skip_if_no_keras()
-  wide <- sharding_picture(book_mesh(), axes = list(c("data", "model")),
+  wide <- sharding_picture(device_mesh(c(model = 8)), axes = "model",
                            shape = 64000)
   lines <- format(wide, width = 60)
   expect_true(all(nchar(lines) <= 60))

@@ -1,17 +1,34 @@
 """The Python half of the kerasmesh R package.
 
-R calls every function as `call("module.function", ...)`, which returns
-plain values (and the Keras objects R wraps) or a description of the error.
-Modules are imported on first use, so adding one needs no change here.
-Names defined here must not clash with module names: importing a
-submodule sets the package attribute of the same name.
+R calls every function in one of two ways, and the way states what it
+returns:
+
+* `call("module.function", ...)` for plain values: None, bool, int, float,
+  str, lists, tuples and dicts of them, and Keras objects that R wraps.
+  R converts the result, so it must hold no NumPy (or pandas) value:
+  reticulate 1.28 cannot convert NumPy 2 arrays and >= 1.38 converts them
+  to R arrays, so such a value would reach R differently on each version.
+  `plain()` enforces this.
+* `call_object("module.function", ...)` for a Python object that stays
+  Python in R (a NumPy array): R holds it through a `convert = FALSE`
+  handle, so no reticulate version converts it.
+
+Both return the envelope of `errors.envelope()` (`call_object()` with the
+value beside it). Modules are imported on
+first use, so adding one needs no change here. Names defined here must not
+clash with module names: importing a submodule sets the package attribute
+of the same name.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from .errors import KerasmeshError, envelope
+
+_PLAIN_LEAVES = (type(None), bool, int, float, str)
+_CONVERTED_MODULES = ("numpy", "pandas")
 
 
 def _function(name: str):
@@ -21,9 +38,47 @@ def _function(name: str):
     return getattr(module, fn_name)
 
 
+def plain(value: Any, where: str = "value") -> Any:
+    """`value`, after checking that reticulate converts it the same way on
+    every version: no NumPy or pandas object anywhere inside.
+
+    Raises:
+        TypeError: naming where the offending value is.
+    """
+    if isinstance(value, _PLAIN_LEAVES):
+        return value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            plain(v, f"{where}[{k!r}]")
+        return value
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            if not isinstance(v, _PLAIN_LEAVES):
+                plain(v, f"{where}[{i}]")
+        return value
+    module = type(value).__module__.partition(".")[0]
+    if module in _CONVERTED_MODULES:
+        raise TypeError(
+            f"The shim returned a {module} {type(value).__name__} at "
+            f"{where}; reticulate converts it differently by version. "
+            "Return builtins, or call it with call_object().")
+    return value
+
+
 def call(name: str, *args, **kwargs) -> dict:
-    """Call "module.function" inside the error envelope."""
-    return envelope(lambda: _function(name)(*args, **kwargs), (), {})
+    """Call "module.function" for plain values (see `plain()`)."""
+    return envelope(lambda: plain(_function(name)(*args, **kwargs)), (), {})
 
 
-__all__ = ["KerasmeshError", "call"]
+def call_object(name: str, *args, **kwargs) -> tuple:
+    """Call "module.function" for a Python object R keeps unconverted.
+
+    Returns:
+        (the envelope without its value, the value or None), so that R
+        converts the first and never the second.
+    """
+    out = envelope(lambda: _function(name)(*args, **kwargs), (), {})
+    return out, out.pop("value", None)
+
+
+__all__ = ["KerasmeshError", "call", "call_object", "plain"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError, describe_value, warn
 
 
 def itemsize(dtype: Any) -> int:
@@ -32,9 +32,17 @@ def as_array(values: Sequence[float], shape: Sequence[int],
              dtype: str = "float32", order: str = "F") -> Any:
     """A NumPy array from flat values (R's column-major order by default).
 
+    Values the dtype can't hold are refused, never changed silently (see
+    `check_representable()`).
+
+    Returns:
+        A NumPy array, C-ordered: a Python object, called with
+        `call_object()`.
+
     Raises:
         KerasmeshError: kind `array` when values and shape disagree or the
-            dtype is unknown.
+            dtype is unknown; `array_na`, `array_range` from
+            `check_representable()`.
     """
     import numpy as np
 
@@ -44,11 +52,12 @@ def as_array(values: Sequence[float], shape: Sequence[int],
         shape = [shape]
     shape = [int(s) for s in shape]
     try:
-        dtype = np.dtype(dtype)
+        dtype = _dtype(dtype)
     except TypeError as e:
         raise KerasmeshError(
             "array", "`dtype` must be a NumPy dtype name.",
             [("x", f"Received {describe_value(dtype)}.")]) from e
+    check_representable(values, dtype)
     flat = np.asarray(values, dtype=dtype)
     expected = 1
     for s in shape:
@@ -61,6 +70,121 @@ def as_array(values: Sequence[float], shape: Sequence[int],
     # C order, whatever order the values came in: Keras slices batches
     # along the first axis, which is slow on a Fortran-ordered array.
     return np.ascontiguousarray(flat.reshape(shape, order=order))
+
+
+def _dtype(name: Any) -> Any:
+    """The NumPy dtype of a name, also for JAX's ("bfloat16")."""
+    import numpy as np
+
+    try:
+        return np.dtype(name)
+    except TypeError:
+        import jax.numpy as jnp
+
+        return np.dtype(jnp.dtype(str(name)))
+
+
+def positions(mask: Any, first: int = 5) -> str:
+    """The 1-based positions where `mask` is true, as R users count:
+    "2, 5 and 9", or "2, 5, 9, 11, 12 and 3 more"."""
+    import numpy as np
+
+    where = [str(int(i) + 1) for i in np.flatnonzero(mask)]
+    if len(where) > first:
+        return ", ".join(where[:first]) + f" and {len(where) - first} more"
+    if len(where) == 1:
+        return where[0]
+    return ", ".join(where[:-1]) + " and " + where[-1]
+
+
+def check_representable(values: Sequence[float], dtype: Any) -> None:
+    """Refuse values `dtype` can't hold; warn when it rounds whole numbers.
+
+    NaN is a missing value: fine in a floating dtype, an error in an
+    integer or boolean one. Integer dtypes take whole numbers within their
+    range, booleans 0 and 1. A floating dtype must not overflow to
+    infinity; whole numbers beyond its exact range (2^24 for float32) that
+    it rounds give a warning.
+
+    Raises:
+        KerasmeshError: kinds `array_na`, `array_range`.
+    """
+    import numpy as np
+
+    dtype = _dtype(dtype)
+    raw = np.asarray(values, dtype=np.float64).ravel()
+    name = f'`dtype` "{dtype}"'
+    missing = np.isnan(raw)
+    if dtype.kind in "iub" and missing.any():
+        raise KerasmeshError(
+            "array_na", f"{name} can't hold NA or NaN.",
+            [("x", f"NA {_at(missing)}."),
+             ("i", 'Use a floating dtype such as "float32", where NA '
+                   "becomes NaN.")])
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        bad = (raw != np.trunc(raw)) | (raw < float(info.min)) | \
+            (raw >= float(info.max) + 1)
+        _refuse(bad, raw, name, f"whole numbers from {info.min} to "
+                                f"{info.max}")
+    elif dtype.kind == "b":
+        _refuse((raw != 0) & (raw != 1), raw, name, "0, 1, TRUE and FALSE")
+    else:
+        _check_float(raw, dtype, name)
+
+
+def _number(x: float) -> str:
+    """A value as R would print it in full: 16777217, 0.5, NaN, Inf."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Inf" if x > 0 else "-Inf"
+    if float(x).is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return repr(float(x))
+
+
+def _at(mask: Any) -> str:
+    plural = "s" if mask.sum() > 1 else ""
+    return f"at position{plural} {positions(mask)}"
+
+
+def _refuse(bad: Any, raw: Any, name: str, holds: str) -> None:
+    import numpy as np
+
+    if bad.any():
+        first = _number(raw[np.flatnonzero(bad)[0]])
+        raise KerasmeshError(
+            "array_range", f"{name} holds only {holds}.",
+            [("x", f"Can't store {first} ({_at(bad)})."),
+             ("i", "Choose a dtype that holds the values, or change them "
+                   "first.")])
+
+
+def _check_float(raw: Any, dtype: Any, name: str) -> None:
+    import numpy as np
+
+    if dtype.kind not in "fV":
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = raw.astype(dtype).astype(np.float64)
+    finite = np.isfinite(raw)
+    import jax.numpy as jnp
+
+    biggest = float(jnp.finfo(dtype).max)
+    _refuse(finite & ~np.isfinite(cast), raw, name,
+            f"values from {-biggest:.4g} to {biggest:.4g}")
+    whole = np.zeros_like(finite)
+    whole[finite] = raw[finite] == np.trunc(raw[finite])
+    rounded = whole & (cast != raw)
+    if rounded.any():
+        i = np.flatnonzero(rounded)[0]
+        warn("array_precision",
+             f"{name} can't hold every whole number exactly.",
+             [("x", f"{_number(raw[i])} became {_number(cast[i])} "
+                    f"({_at(rounded)})."),
+              ("i", 'Use dtype "float64" (or an integer dtype) to keep '
+                    "them exact.")])
 
 
 def as_lists(array: Any) -> dict:
@@ -97,9 +221,22 @@ def host_value(array: Any) -> Any:
     return np.asarray(multihost_utils.process_allgather(array, tiled=True))
 
 
+def check_model(model: Any, arg: str = "model") -> None:
+    """`model` must be a Keras model (anything with `variables`).
+
+    Raises:
+        KerasmeshError: kind `model`, saying what was received.
+    """
+    if not hasattr(model, "variables") or isinstance(model, type):
+        raise KerasmeshError(
+            "model", f"`{arg}` must be a Keras model.",
+            [("x", f"Received {describe_value(model)}.")])
+
+
 def variable_values(model: Any) -> dict:
     """Paths, shapes and row-major values of a model's variables, also in
     a process of a distributed run (see `host_value()`)."""
+    check_model(model)
     out = {"paths": [], "shapes": [], "values": []}
     for v in model.variables:
         arrays = as_lists(host_value(v.value))
@@ -115,6 +252,8 @@ def copy_variable_values(source: Any, target: Any) -> int:
     Raises:
         KerasmeshError: kind `variables` when the models' variables differ.
     """
+    check_model(source, "source")
+    check_model(target, "target")
     src, dst = list(source.variables), list(target.variables)
     shapes = ([tuple(v.shape) for v in src], [tuple(v.shape) for v in dst])
     if shapes[0] != shapes[1]:

@@ -14,7 +14,8 @@ import difflib
 import math
 from typing import Any, Sequence
 
-from .arrays import itemsize
+from .arrays import check_model, itemsize
+from .axes import check_axes
 from .errors import KerasmeshError, describe_value, quoted
 from .mesh import describe_mesh
 from .plan import entry_axes, first_error, place
@@ -79,17 +80,21 @@ def _spec_entry(entry: Any) -> Any:
 
 
 def sharding_blocks(mesh: Any, axes: Any, shape: Any,
-                    dtype: str = "float32", path: str | None = None) -> dict:
+                    dtype: str = "float32", path: str | None = None,
+                    several: bool = False) -> dict:
     """Where a layout would put the blocks of a tensor, allocating nothing.
 
     Args:
         mesh: a Keras `DeviceMesh`.
-        axes: one entry per dimension: a mesh axis name, None (not split),
-            or a list of names (split over their product); shorter layouts
+        axes: one entry per dimension, in any form `axes.check_axes()`
+            takes: a mesh axis name or None (not split); shorter layouts
             are padded with None, as Keras pads them.
         shape: the tensor's shape.
         dtype: its data type, for byte counts.
         path: a variable path to show, or None.
+        several: allow several axes on one dimension ("a+b", split over
+            their product), as JAX may place an array; Keras layouts
+            can't, so user-given axes never do.
 
     Returns:
         Shape, axes, shard shape, copies, bytes, the blocks (see
@@ -106,8 +111,7 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
     size = itemsize(dtype)
     sizes = {str(a): int(s) for a, s in
              zip(jax_mesh.axis_names, jax_mesh.devices.shape)}
-    if axes is None or isinstance(axes, str):
-        axes = [axes]
+    axes = check_axes(axes, list(sizes), None, several)
     placed = place(path or "tensor", list(shape), list(axes), None, sizes,
                    math.prod(sizes.values()))
     error = first_error(placed["problems"])
@@ -154,10 +158,7 @@ def variable_blocks(model: Any, path: str) -> dict:
     Raises:
         KerasmeshError: kinds `model`, `variable_path`.
     """
-    if not hasattr(model, "variables"):
-        raise KerasmeshError(
-            "model", "`model` must be a Keras model.",
-            [("x", f"Received {describe_value(model)}.")])
+    check_model(model)
     variable = _find_variable(model, str(path))
     value = variable.value
     sharding = value.sharding

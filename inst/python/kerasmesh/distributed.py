@@ -2,23 +2,27 @@
 
 `initialize()` does what `keras.distribution.initialize()` does on JAX
 (`jax.distributed.initialize()`, then one random seed for all processes),
-with three differences:
+with these differences:
 
-* arguments, and the `KERAS_DISTRIBUTION_*` variables Keras falls back to,
-  are checked first, with errors that name them;
-* the connection timeout is passed to JAX;
+* arguments, the `KERAS_DISTRIBUTION_*` variables Keras falls back to, and
+  the variables of a cluster launcher (`launchers.py`) are checked first,
+  with errors that name them;
+* the processes check in with process 0 before JAX connects, so that a
+  taken port, a duplicate id or a different count is an error in every
+  process (`handshake.py`);
+* the coordinator (and gloo) can listen on one interface only;
 * a peer that never arrives ends in a `distributed_timeout` error instead
-  of JAX terminating the process (see `_CatchingRuntime`).
+  of JAX terminating the process (`connect.py`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import time
 from numbers import Real
 from typing import Any, Mapping
 
+from . import launchers
 from .backend import jax_backend_started, require_backend
 from .errors import KerasmeshError, describe_value
 
@@ -31,12 +35,9 @@ _ADDRESS = re.compile(
     r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-_]*[A-Za-z0-9])?)"
     r":(?P<port>[0-9]{1,5})$")
 _INTEGER = re.compile(r"^\s*[+-]?[0-9]+\s*$")
-
-# Seconds the coordination client waits beyond `initialization_timeout`
-# before it gives up (measured on jaxlib 0.10.2: timeout + 5 s). JAX gets
-# the timeout less this margin, so that a missing peer is reported after
-# about `timeout` seconds in all.
-JAX_CONNECT_MARGIN_S = 5
+ENV_BIND_ADDRESS = "JAX_COORDINATOR_BIND_ADDRESS"
+_HOST = re.compile(
+    r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-_]*[A-Za-z0-9])?)$")
 
 
 # Arguments ----------------------------------------------------------------
@@ -119,12 +120,15 @@ def resolve_arguments(coordinator_address: Any = None,
 
     Each argument that is None falls back to its `KERAS_DISTRIBUTION_*`
     variable in `environ` (empty values count as unset), as Keras does.
-    When all three stay None, JAX detects them (TPU pods, Slurm, Open MPI).
+    When all three stay None, a launcher's variables give them (Slurm,
+    Open MPI, Kubernetes: see `launchers.detect()`); without one, JAX
+    looks for a cluster itself (Cloud TPU).
 
     Returns:
         A dict with `coordinator_address`, `num_processes`, `process_id`
-        (None where neither the argument nor the variable is set) and
-        `sources`, naming where each value came from.
+        (None where nothing gives them), `launcher` (the launcher's name,
+        "the KERAS_DISTRIBUTION_* variables" or None) and `sources`,
+        naming where each value came from.
 
     Raises:
         KerasmeshError: kind `distributed_argument`.
@@ -177,15 +181,46 @@ def resolve_arguments(coordinator_address: Any = None,
             "be given together.",
             [("x", "Missing: " + ", ".join(
                 f"`{m}` (or `{envs[m]}`)" for m in missing) + "."),
-             ("i", "Leave all three unset only where JAX detects them (TPU "
-                   "pods, Slurm, Open MPI).")])
+             ("i", "Leave all three unset only under a launcher (srun, "
+                   "mpirun, a Kubernetes indexed Job).")])
+    launcher = None
+    if not given:
+        found = launchers.detect(environ)
+        if found is not None:
+            launcher = found["launcher"]
+            address, n, pid = (found["coordinator_address"],
+                               found["num_processes"], found["process_id"])
+            parse_address(address, f"The {launcher} coordinator address")
+            sources = {a: launcher for a in sources}
+    elif any(sources[a] not in (None, "argument") for a in sources):
+        launcher = "the KERAS_DISTRIBUTION_* variables"
     return {"coordinator_address": address, "num_processes": n,
-            "process_id": pid, "sources": sources}
+            "process_id": pid, "launcher": launcher, "sources": sources}
 
 
-def jax_timeout(timeout: int) -> int:
-    """`initialization_timeout` for JAX so that it gives up after `timeout`."""
-    return max(1, timeout - JAX_CONNECT_MARGIN_S)
+def resolve_bind(bind_address: Any, environ: Mapping[str, str] | None,
+                 coordinator_port: int | None) -> tuple | None:
+    """Where the coordinator listens: (host, port), or None for JAX's own.
+
+    `bind_address` is a host ("127.0.0.1") or "host:port"; None falls back
+    to `JAX_COORDINATOR_BIND_ADDRESS`, then to every interface ([::]) on
+    the coordinator's port.
+
+    Raises:
+        KerasmeshError: kind `distributed_argument`.
+    """
+    source = "`bind_address`"
+    if bind_address is None:
+        bind_address = (environ or {}).get(ENV_BIND_ADDRESS) or None
+        source = f"`{ENV_BIND_ADDRESS}` (the fallback for `bind_address`)"
+    if bind_address is None:
+        return None
+    if isinstance(bind_address, str) and _HOST.match(bind_address.strip()):
+        if coordinator_port is None:
+            return None
+        return bind_address.strip(), coordinator_port
+    host, port = parse_address(bind_address, source)
+    return host, port
 
 
 def check_timeout(timeout: Any) -> int:
@@ -197,131 +232,6 @@ def check_timeout(timeout: Any) -> int:
             "distributed_argument", "`timeout` must be a positive number of "
             "seconds.", [("x", f"Received {describe_value(timeout)}.")])
     return max(1, math.ceil(timeout))
-
-
-# The runtime ----------------------------------------------------------------
-
-class _CatchingRuntime:
-    """Stands in for jaxlib's `_jax` module inside `jax.distributed`.
-
-    jaxlib's coordination client terminates the whole process (LOG(FATAL))
-    when it reports an error, such as a peer that does not connect before
-    the timeout, unless it is given a `missed_heartbeat_callback`. This
-    proxy adds one to the client JAX creates, so the failed connection
-    raises in `client.connect()` instead. (jaxlib 0.10.2 cannot pass the
-    status to Python: `connect()` then raises `RuntimeError: std::bad_cast`,
-    and after a successful connection a later error still ends the process,
-    as JAX intends: peers must not wait forever on a dead process.)
-    """
-
-    def __init__(self, runtime: Any, state: dict):
-        self._runtime = runtime
-        self._state = state
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._runtime, name)
-
-    def get_distributed_runtime_client(self, *args, **kwargs):
-        state = self._state
-
-        def on_error(status=None, *_):
-            if state.get("connected"):
-                import os
-                import sys
-                sys.stderr.write(
-                    "kerasmesh: the JAX distributed runtime reported a fatal "
-                    f"error: {status}\n")
-                sys.stderr.flush()
-                os.abort()
-            state["errors"].append(str(status))
-
-        kwargs["missed_heartbeat_callback"] = on_error
-        return self._runtime.get_distributed_runtime_client(*args, **kwargs)
-
-
-def _reset_runtime(global_state: Any) -> None:
-    """Forget a half-made connection so that `initialize()` can run again."""
-    for name in ("preemption_sync_manager", "client", "service"):
-        part = getattr(global_state, name, None)
-        if part is not None:
-            try:
-                part.shutdown()
-            except Exception:  # noqa: BLE001 - already failed; just let go
-                pass
-            setattr(global_state, name, None)
-    global_state.process_id = 0
-    global_state.num_processes = 1
-    global_state.coordinator_address = None
-
-
-def _connect(coordinator_address, num_processes, process_id,
-             timeout: int) -> None:
-    """`jax.distributed.initialize()` that raises instead of aborting."""
-    import jax
-    import jax._src.distributed as jax_distributed
-
-    state = {"errors": [], "connected": False}
-    runtime = jax_distributed._jax
-    jax_distributed._jax = _CatchingRuntime(runtime, state)
-    started = time.monotonic()
-    try:
-        jax.distributed.initialize(
-            coordinator_address=coordinator_address,
-            num_processes=num_processes, process_id=process_id,
-            initialization_timeout=jax_timeout(timeout))
-        state["connected"] = True
-    except Exception as e:  # noqa: BLE001 - translated below
-        elapsed = time.monotonic() - started
-        _reset_runtime(jax_distributed.global_state)
-        raise _connect_error(e, state["errors"], coordinator_address,
-                             num_processes, process_id, timeout,
-                             elapsed) from e
-    finally:
-        jax_distributed._jax = runtime
-
-
-def _connect_error(error: Exception, reported: list[str],
-                   coordinator_address, num_processes, process_id,
-                   timeout: int, elapsed: float) -> KerasmeshError:
-    """The R-facing error for a failed `jax.distributed.initialize()`."""
-    text = " ".join([str(error)] + reported)
-    # jaxlib 0.10.2 reports any client error as "std::bad_cast" (see
-    # `_CatchingRuntime`); one that comes no sooner than JAX's deadline is
-    # the timeout.
-    timed_out = "DEADLINE_EXCEEDED" in text or (
-        "bad_cast" in text and elapsed >= 0.9 * jax_timeout(timeout))
-    where = f"the coordinator at {coordinator_address}" \
-        if coordinator_address else "the coordinator"
-    if timed_out:
-        role = {0: " as the coordinator (process 0)", None: ""}.get(
-            process_id, f" as process {process_id}")
-        return KerasmeshError(
-            "distributed_timeout",
-            f"Not all {num_processes} processes connected to {where} "
-            f"within the timeout of {timeout} s.",
-            [("x", f"This process waited {elapsed:.0f} s{role}."),
-             ("i", "Start every process with the same coordinator address "
-                   "and its own process id, or raise `timeout`.")])
-    if isinstance(error, ValueError) and ("should be defined" in str(error)
-                                          or "must be defined" in str(error)):
-        return KerasmeshError(
-            "distributed_argument",
-            "`coordinator_address`, `num_processes` and `process_id` must "
-            "be given: JAX could not detect them.",
-            [("x", str(error)),
-             ("i", f"Pass them, or set `{ENV_ADDRESSES}`, "
-                   f"`{ENV_NUM_PROCESSES}` and `{ENV_PROCESS_ID}`.")])
-    detail = str(error).splitlines()[0] if str(error) else ""
-    if "bad_cast" in detail:
-        detail = "the JAX coordination service reported an error (its log " \
-                 "says which)"
-    return KerasmeshError(
-        "distributed_connect",
-        f"Can't connect to {where}.",
-        [("x", f"{type(error).__name__}: {detail}" if detail
-               else type(error).__name__),
-         ("i", "Is the port free on process 0 and reachable from every "
-               "process?")])
 
 
 def is_initialized() -> bool:
@@ -350,7 +260,8 @@ def describe() -> dict:
 
 def initialize(coordinator_address: Any = None, num_processes: Any = None,
                process_id: Any = None, timeout: Any = 300,
-               environ: Mapping[str, str] | None = None) -> dict:
+               environ: Mapping[str, str] | None = None,
+               bind_address: Any = None, verbose: bool = False) -> dict:
     """Join this process to a distributed run, as Keras does on JAX.
 
     Args:
@@ -359,8 +270,13 @@ def initialize(coordinator_address: Any = None, num_processes: Any = None,
         num_processes: the number of processes.
         process_id: this process's id, from 0 to `num_processes - 1`.
         timeout: seconds to wait for every process to connect.
-        environ: the `KERAS_DISTRIBUTION_*` variables to fall back to
-            (R passes its own environment; Python's copy may be older).
+        environ: the `KERAS_DISTRIBUTION_*` variables to fall back to,
+            and the launchers' (R passes its own environment; Python's
+            copy may be older).
+        bind_address: where process 0's coordinator listens, a host or
+            "host:port" (None: `JAX_COORDINATOR_BIND_ADDRESS`, else every
+            interface); gloo then listens on the same host.
+        verbose: show JAX's C++ warnings (coordination service chatter).
 
     Returns:
         `describe()` after connecting.
@@ -374,6 +290,8 @@ def initialize(coordinator_address: Any = None, num_processes: Any = None,
     args = resolve_arguments(coordinator_address, num_processes, process_id,
                              environ)
     timeout = check_timeout(timeout)
+    if bind_address is not None:
+        resolve_bind(bind_address, None, 1)
     require_backend(("jax",), "Distributed initialization")
     import jax
 
@@ -402,11 +320,13 @@ def initialize(coordinator_address: Any = None, num_processes: Any = None,
                    "listing devices, building a mesh or a model, ...)."),
              ("i", "Call `distributed_initialize()` first thing after "
                    "`library(kerasmesh)` (and `simulate_devices()`).")])
-    if jax.config.jax_cpu_collectives_implementation is None:
-        # CPU devices of different processes talk through gloo.
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    _connect(args["coordinator_address"], args["num_processes"],
-             args["process_id"], timeout)
+    port = None
+    if args["coordinator_address"] is not None:
+        port = parse_address(args["coordinator_address"])[1]
+    bind = resolve_bind(bind_address, environ, port)
+    from .connect import connect
+
+    connect(args, timeout, bind, bool(verbose))
     # What keras.distribution.initialize() does next: one seed everywhere.
     from keras.src.backend.jax.distribution_lib import initialize_rng
 

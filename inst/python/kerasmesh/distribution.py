@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from .backend import require_backend
 from .errors import KerasmeshError, describe_value, quoted
 from .layout import describe_layout_map
 from .mesh import describe_mesh, resolve_devices
-from .plan import checked_model_parallel, set_auto_check
-
-GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
-                   "test_on_batch", "predict_on_batch")
+from . import guard
+from .plan import checked_model_parallel
 
 
 def _mesh_data_parallel_class():
@@ -136,86 +133,17 @@ def set_distribution(dist: Any, check_layout: bool | None = None) -> Any:
     Args:
         dist: a Keras distribution, or None.
         check_layout: whether training checks the layout first (see
-            `plan.check_before_training()`); None leaves it as it is.
+            `guard.check_before_training()`); None leaves it as it is.
+
+    The training guard (guard.py) is installed while a distribution is set
+    and removed when `dist` is None, so Keras's own methods come back.
     """
     require_backend(("jax",), "A distribution")
     import keras
 
     previous = keras.distribution.distribution()
-    install_placement_guard()
     if check_layout is not None:
-        set_auto_check(check_layout)
+        guard.set_auto_check(check_layout)
     keras.distribution.set_distribution(dist)
+    guard.follow(dist)
     return previous
-
-
-def misplaced_variables(model: Any, dist: Any) -> list[str]:
-    """Paths of the model's variables that are not on `dist`'s devices."""
-    mesh_devices = set(dist.device_mesh.backend_mesh.devices.flat)
-    out = []
-    for v in getattr(model, "variables", []):
-        value = getattr(v, "_value", None)
-        sharding = getattr(value, "sharding", None)
-        if sharding is None:
-            continue
-        if set(sharding.device_set) != mesh_devices:
-            out.append(v.path)
-    return out
-
-
-def check_placement(model: Any, dist: Any = None) -> None:
-    """Raise when a model's variables live outside the distribution's mesh.
-
-    Keras fails late, at the first jitted step, with "Received incompatible
-    devices for jitted computation"; this names the cause.
-
-    Raises:
-        KerasmeshError: kind `model_placement`.
-    """
-    import keras
-
-    dist = dist if dist is not None else keras.distribution.distribution()
-    if dist is None:
-        return
-    misplaced = misplaced_variables(model, dist)
-    if misplaced:
-        n = len(misplaced)
-        raise KerasmeshError(
-            "model_placement",
-            f"The model's variables must live on the distribution's mesh.",
-            [("x", f"{n} variable{'s' if n > 1 else ''}, such as "
-                   f"\"{misplaced[0]}\", {'were' if n > 1 else 'was'} "
-                   "created before the distribution was set."),
-             ("i", "Create the model after `set_distribution()`, or inside "
-                   "`with_distribution()`.")])
-
-
-def install_placement_guard() -> None:
-    """Make Keras's training and inference methods check placement first.
-
-    They also check the batch and the layout against a ModelParallel
-    distribution (`plan.check_before_training()`).
-
-    Installed once, when kerasmesh first sets a distribution; a no-op while
-    no distribution is set.
-    """
-    import keras
-
-    for name in GUARDED_METHODS:
-        method = getattr(keras.Model, name)
-        if getattr(method, "_kerasmesh_guard", False):
-            continue
-        setattr(keras.Model, name, _guarded(method))
-
-
-def _guarded(method):
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        from .plan import check_before_training
-
-        check_placement(self)
-        check_before_training(self, method.__name__, args, kwargs)
-        return method(self, *args, **kwargs)
-
-    wrapper._kerasmesh_guard = True
-    return wrapper

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
-from .errors import KerasmeshError, describe_value, quoted
+from .axes import check_axes, format_axes
+from .errors import KerasmeshError, describe_value
 from .mesh import describe_mesh
-
-
-def format_axes(axes: Sequence[str | None] | None) -> str:
-    """Axes as R writes them: (NA, "model")."""
-    if axes is None:
-        return "NULL"
-    return "(" + ", ".join("NA" if a is None else f'"{a}"' for a in axes) + ")"
+from .patterns import check_safe
 
 
 def rule_keys(layout_map: Any) -> list[str]:
@@ -26,13 +21,14 @@ def rule_keys(layout_map: Any) -> list[str]:
 
 
 def check_key(key: Any) -> re.Pattern:
-    """A rule key must be a string that compiles as a regular expression."""
+    """A rule key must be a string that compiles as a regular expression
+    and can't backtrack without bound (`patterns.check_safe()`)."""
     if not isinstance(key, str) or key == "":
         raise KerasmeshError(
             "layout_key", "A layout rule's key must be a non-empty string.",
             [("x", f"Received {describe_value(key)}.")])
     try:
-        return re.compile(key)
+        pattern = re.compile(key)
     except re.error as e:
         raise KerasmeshError(
             "layout_key",
@@ -40,46 +36,8 @@ def check_key(key: Any) -> re.Pattern:
             [("x", f"{e.msg} at position {e.pos}."),
              ("i", "Escape literal brackets and dots with a backslash.")]
         ) from e
-
-
-def check_axes(axes: Any, mesh_axes: Sequence[str], key: str
-               ) -> tuple[str | None, ...]:
-    """Axes for a layout: mesh axis names or None, each axis at most once.
-
-    Raises:
-        KerasmeshError: kind `layout_axes`.
-    """
-    if isinstance(axes, str) or axes is None:
-        axes = [axes]
-    if not isinstance(axes, (list, tuple)):
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" must be axis names or NA.",
-            [("x", f"Received {describe_value(axes)}.")])
-    bad = [a for a in axes if a is not None and not isinstance(a, str)]
-    if bad:
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" must be axis names or NA.",
-            [("x", f"Received {describe_value(bad[0])}.")])
-    unknown = [a for a in axes if a is not None and a not in mesh_axes]
-    if unknown:
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" must use axes of the mesh.",
-            [("x", f"Unknown axis: {', '.join(quoted(unknown))}."),
-             ("i", f"The mesh's axes are "
-                   f"{', '.join(quoted(mesh_axes))}.")])
-    used = [a for a in axes if a is not None]
-    repeated = sorted({a for a in used if used.count(a) > 1})
-    if repeated:
-        raise KerasmeshError(
-            "layout_axes",
-            f"The layout for \"{key}\" can't use a mesh axis twice.",
-            [("x", f"{', '.join(quoted(repeated))} appears "
-                   f"{max(used.count(a) for a in repeated)} times in "
-                   f"{format_axes(axes)}.")])
-    return tuple(axes)
+    check_safe(key)
+    return pattern
 
 
 def new_layout_map(mesh: Any, keys: Iterable[Any] = (),
@@ -148,6 +106,8 @@ def lookup(layout_map: Any, path: Any) -> dict:
     keys = rule_keys(layout_map)
     if path in keys:
         return {"key": path, "axes": list(layout_map[path].axes)}
+    for key in keys:  # a Keras LayoutMap's keys were never checked
+        check_safe(key)
     matches = [k for k in keys if re.fullmatch(k, path)]
     if len(matches) > 1:
         raise KerasmeshError(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from numbers import Real
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .backend import MESH_BACKENDS, require_backend
 from .devices import device_type_of, list_devices
@@ -12,6 +13,7 @@ from .errors import KerasmeshError, describe_value
 
 TIMES = "\u00d7"
 MAX_LISTED_SHAPES = 12
+MAX_LISTED_RANK = 6
 
 
 def format_shape(shape: Sequence[Any]) -> str:
@@ -19,27 +21,88 @@ def format_shape(shape: Sequence[Any]) -> str:
     return TIMES.join("?" if s is None else str(s) for s in shape)
 
 
-def factorizations(n: int, rank: int) -> list[tuple[int, ...]]:
-    """All shapes of `rank` positive integers whose product is `n`."""
-    if rank == 1:
-        return [(n,)]
-    out = []
-    for first in range(1, n + 1):
-        if n % first == 0:
-            out.extend((first,) + rest
-                       for rest in factorizations(n // first, rank - 1))
-    return out
+def _divisors(n: int) -> list[int]:
+    """The divisors of `n`, in increasing order."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
+def iter_factorizations(n: int, rank: int) -> Iterator[tuple[int, ...]]:
+    """Shapes of `rank` positive integers whose product is `n`, lazily.
+
+    In increasing order of the first size, then the second, and so on.
+    Iterative, so a long rank can't exhaust the recursion limit.
+    """
+    if rank < 1 or n < 1:
+        return
+    # A stack of (prefix, rest): prefix sizes chosen, rest still to split.
+    stack: list[tuple[tuple[int, ...], int]] = [((), n)]
+    while stack:
+        prefix, rest = stack.pop()
+        if len(prefix) == rank - 1:
+            yield prefix + (rest,)
+            continue
+        for d in reversed(_divisors(rest)):
+            stack.append((prefix + (d,), rest // d))
+
+
+def factorizations(n: int, rank: int, limit: int | None = None
+                   ) -> list[tuple[int, ...]]:
+    """Shapes of `rank` positive integers whose product is `n`.
+
+    Args:
+        limit: at most this many (the first ones), or None for all; their
+            number grows fast with the rank (`count_factorizations()`).
+    """
+    return list(itertools.islice(iter_factorizations(n, rank), limit))
+
+
+def count_factorizations(n: int, rank: int) -> int:
+    """How many shapes of `rank` positive integers multiply to `n`.
+
+    For each prime power p^e in `n`, its e factors spread over `rank` axes
+    in C(e + rank - 1, rank - 1) ways; the count is their product.
+    """
+    count, rest, p = 1, n, 2
+    while p * p <= rest:
+        e = 0
+        while rest % p == 0:
+            rest //= p
+            e += 1
+        count *= math.comb(e + rank - 1, rank - 1)
+        p += 1
+    if rest > 1:
+        count *= rank
+    return count
 
 
 def describe_factorizations(n: int, rank: int) -> str:
-    """ "8 devices can form 1×8, 2×4, 4×2 or 8×1." """
-    shapes = [format_shape(s) for s in factorizations(n, rank)]
-    more = len(shapes) - MAX_LISTED_SHAPES
+    """ "8 devices can form 1×8, 2×4, 4×2 or 8×1."
+
+    Bounded: at most MAX_LISTED_SHAPES shapes are made, and shapes of more
+    than MAX_LISTED_RANK axes are counted, not listed.
+    """
+    noun = "device" if n == 1 else "devices"
+    count = count_factorizations(n, rank)
+    if rank > MAX_LISTED_RANK:
+        what = "too many to list" if count > MAX_LISTED_SHAPES else \
+            "too long to list"
+        return (f"{n} {noun} can form {count:,} "
+                f"shape{'' if count == 1 else 's'} of rank {rank}: {what}.")
+    shapes = [format_shape(s)
+              for s in factorizations(n, rank, MAX_LISTED_SHAPES)]
+    more = count - len(shapes)
     if more > 0:
-        shapes = shapes[:MAX_LISTED_SHAPES] + [f"{more} more"]
+        shapes.append(f"{more:,} more")
     listed = shapes[0] if len(shapes) == 1 else \
         ", ".join(shapes[:-1]) + " or " + shapes[-1]
-    noun = "device" if n == 1 else "devices"
     return f"{n} {noun} can form {listed}."
 
 

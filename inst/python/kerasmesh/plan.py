@@ -21,12 +21,17 @@ from .backend import MESH_BACKENDS, require_backend
 from .errors import KerasmeshError, describe_value
 from .layout import format_axes, rule_keys
 from .mesh import describe_mesh, format_shape
+from .outputs import (layer_output_paths, output_rules,
+                      unmatched_output_problem)
+from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
+                       replicated_problems)
 from .resolve import RuleResolver
 
 ERROR = "error"
 WARNING = "warning"
 MAX_NAMED = 3
 MAX_HINTED = 20
+MAX_WHOLE = 2**31 - 1
 
 
 class KerasmeshLayoutWarning(UserWarning):
@@ -284,7 +289,9 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
                        "JAX fails when the variable is created."),
                  ("i", f"Use a size divisible by {ways}, split another "
                        "dimension, or leave this one unsplit (NA).")],
-                f"{_dim(d)} ({shape[d]}) not divisible by {ways}"))
+                f"{_dim(d)} ({shape[d]}) not divisible by {ways}",
+                {"dimension": d + 1, "size": shape[d], "axis": "+".join(names),
+                 "axis_size": ways}))
     if unknown:
         problems.append(_problem(
             "layout_axes", ERROR, path, rule,
@@ -310,11 +317,11 @@ def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
 
 
 def _problem(kind: str, severity: str, path: str | None, rule: str | None,
-             message: str, bullets: list[tuple[str, str]], short: str
-             ) -> dict:
+             message: str, bullets: list[tuple[str, str]], short: str,
+             facts: dict | None = None) -> dict:
     return {"kind": kind, "severity": severity, "path": path, "rule": rule,
             "message": message, "bullets": [list(b) for b in bullets],
-            "short": short}
+            "short": short, "facts": facts or {}}
 
 
 # --------------------------------------------------------------------------
@@ -529,12 +536,18 @@ def _check_batch_size(batch_size: Any) -> int | None:
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
             [("x", f"Received {describe_value(batch_size)}.")])
+    if batch_size > MAX_WHOLE:
+        # R's integers (and reticulate 1.28's conversion) stop there.
+        raise KerasmeshError(
+            "argument", f"`batch_size` must be at most {MAX_WHOLE:,}.",
+            [("x", f"Received {int(batch_size):,}.")])
     return int(batch_size)
 
 
 def plan_layout(model: Any, layout: Any, batch_size: Any = None,
                 optimizer: Any = None, batch_dim_name: str | None = None,
-                samples: int | None = None) -> dict:
+                samples: int | None = None,
+                replicated_share: float | None = None) -> dict:
     """Plan how `layout` would place `model`'s variables, without allocating.
 
     Args:
@@ -547,9 +560,14 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
         batch_dim_name: the batch axis; None for the distribution's, or the
             mesh's first axis.
         samples: the number of samples per epoch, to check the last batch.
+        replicated_share: warn about an unmatched variable holding more
+            than this share of a device's weights (default 0.05).
 
     Returns:
-        {"variables": columns, "problems": list of problems, "rules":
+        {"variables": columns, "problems": list of problems, "groups": the
+        problems grouped by rule and kind, with checked fixes ("problems"
+        module), "outputs": rules for layer outputs ("outputs" module),
+        "rules":
         columns, "summary": dict, "mesh": describe_mesh()}. Byte counts and
         parameter counts are floats; shapes are lists of floats (reticulate
         1.28 mangles integers beyond 2^31).
@@ -620,8 +638,16 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
 
     paths = columns["path"]
     path_set = set(paths)
-    unmatched = [k for k in keys if used[k] == 0 and k not in involved]
+    layer_outputs = layer_output_paths(model)
+    outputs = output_rules(keys, resolver.patterns, used, layer_outputs)
+    for_outputs = {r["key"] for r in outputs["rules"]}
+    unmatched = [k for k in keys if used[k] == 0 and k not in involved
+                 and k not in for_outputs]
     for n, key in enumerate(unmatched):
+        if key in outputs["unmatched"]:
+            problems.append(unmatched_output_problem(key, layer_outputs,
+                                                     _problem))
+            continue
         pattern = resolver.patterns[resolver.exact[key]]
         claimed = [k for k in keys if k != key and k in path_set
                    and pattern.fullmatch(k)]
@@ -630,6 +656,12 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
             key, paths if n < MAX_HINTED else [], claimed, model.name,
             n_devices))
     problems += _batch_problems(batch_dim_name, batch_size, sizes, samples)
+    share = DEFAULT_SHARE if replicated_share is None \
+        else float(replicated_share)
+    problems += replicated_problems(columns, share, n_devices, _problem)
+    groups = group_problems(problems, columns)
+    fix_problems(groups, {k: list(layout_map[k].axes) for k in keys},
+                 columns, sizes, batch_dim_name)
 
     weights = sum(columns["bytes"])
     trainable_bytes = sum(b for b, t in zip(columns["bytes"],
@@ -667,12 +699,13 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
     rules = {"key": keys,
              "axes": [list(layout_map[k].axes) for k in keys],
              "variables": [used[k] for k in keys]}
-    return {"variables": columns, "problems": problems, "rules": rules,
+    return {"variables": columns, "problems": problems, "groups": groups,
+            "outputs": outputs["rules"], "rules": rules,
             "summary": summary, "mesh": describe_mesh(mesh)}
 
 
 # --------------------------------------------------------------------------
-# Checks for code outside R: at variable creation and before training
+# Checks for code outside R: at variable creation (before training: guard.py)
 
 
 def first_error(problems: Iterable[dict]) -> KerasmeshError | None:
@@ -747,83 +780,3 @@ def checked_model_parallel(layout_map: Any, batch_dim_name: str | None = None,
     cls = checked_model_parallel_class()
     return cls(layout_map=layout_map, batch_dim_name=batch_dim_name,
                auto_shard_dataset=bool(auto_shard_dataset))
-
-
-
-# Whether Keras's training and inference methods check the layout first
-# (see `check_before_training()`); R sets it from the option
-# `kerasmesh.check_layout`.
-_AUTO_CHECK = {"enabled": True, "checked": {}}
-TRAINING_METHODS = ("fit", "evaluate", "predict")
-
-
-def set_auto_check(enabled: bool) -> bool:
-    """Turn the pre-training layout check on or off; return the old value."""
-    old = _AUTO_CHECK["enabled"]
-    _AUTO_CHECK["enabled"] = bool(enabled)
-    return old
-
-
-def _batch_of_call(method: str, args: tuple, kwargs: dict
-                   ) -> tuple[int | None, int | None]:
-    """The batch size and sample count a training call will use."""
-    x = kwargs.get("x", args[0] if args else None)
-    batch_size = kwargs.get("batch_size")
-    position = 1 if method == "predict" else 2
-    if batch_size is None and len(args) > position and \
-            method in TRAINING_METHODS:
-        batch_size = args[position]
-    shape = getattr(x, "shape", None)
-    if shape is None and isinstance(x, (list, tuple)) and x:
-        shape = getattr(x[0], "shape", None)
-    if shape is None and isinstance(x, dict) and x:
-        shape = getattr(next(iter(x.values())), "shape", None)
-    samples = int(shape[0]) if shape is not None and len(shape) else None
-    if samples is None:
-        return None, None
-    if method.endswith("_on_batch"):
-        return samples, None
-    if batch_size is None and method in TRAINING_METHODS:
-        batch_size = 32
-    return (None if batch_size is None else int(batch_size)), samples
-
-
-def check_before_training(model: Any, method: str = "fit", args: tuple = (),
-                          kwargs: dict | None = None) -> None:
-    """Check a model against the current ModelParallel before it runs.
-
-    Meant to be called first thing in `Model.fit()` (and `evaluate()`,
-    `predict()` and the `*_on_batch()` methods, whose batch is `x`): raises the first problem that would crash (such as a
-    batch size, or a last batch, the batch axis can't divide) as a
-    `KerasmeshError`, and warns once per model and rule set about rules that
-    match nothing and layouts shorter than a variable's rank. Does nothing
-    unless a ModelParallel distribution is set and the check is enabled.
-    """
-    import keras
-    from keras.distribution import ModelParallel
-
-    dist = keras.distribution.distribution()
-    if not _AUTO_CHECK["enabled"] or not isinstance(dist, ModelParallel) \
-            or not getattr(model, "built", False):
-        return
-    batch_size, samples = _batch_of_call(method, args, kwargs or {})
-    key = (id(model), id(dist), batch_size, samples)
-    if key in _AUTO_CHECK["checked"]:
-        return
-    try:
-        plan = plan_layout(model, dist, batch_size=batch_size,
-                           optimizer=None, samples=samples)
-    except Exception as e:  # noqa: BLE001 - a failed check must not stop
-        warnings.warn(f"kerasmesh could not check the layout: {e}",
-                      KerasmeshLayoutWarning, stacklevel=3)
-        _AUTO_CHECK["checked"][key] = True
-        return
-    error = first_error(plan["problems"])
-    if error is not None:
-        raise error
-    seen = _AUTO_CHECK["checked"]
-    if not any(k[:2] == key[:2] for k in seen):
-        warn_problems(plan["problems"])
-    if len(seen) > 256:
-        seen.clear()
-    seen[key] = True

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from .patterns import compile_safe
+
 _PLAIN_FLAGS = re.compile("").flags
 
 
@@ -39,12 +41,14 @@ class RuleResolver:
 
     Raises:
         re.error: when a key does not compile.
+        KerasmeshError: kind `layout_key` for a key that could backtrack
+            without bound (see `patterns.py`).
     """
 
     def __init__(self, keys: Sequence[str]):
         self.keys = list(keys)
         self.exact = {k: i for i, k in enumerate(self.keys)}
-        self.patterns = [re.compile(k) for k in self.keys]
+        self.patterns = [compile_safe(k) for k in self.keys]
         self.joined = [i for i, p in enumerate(self.patterns)
                        if _combinable(p)]
         self.single = [i for i, p in enumerate(self.patterns)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from .errors import KerasmeshError, describe_value
+from .arrays import check_model
 from .mesh import describe_mesh, device_name
 
 
@@ -129,10 +129,7 @@ def variable_sharding(model: Any) -> dict:
     Raises:
         KerasmeshError: kind `model` when `model` has no variables.
     """
-    if not hasattr(model, "variables"):
-        raise KerasmeshError(
-            "model", "`model` must be a Keras model.",
-            [("x", f"Received {describe_value(model)}.")])
+    check_model(model)
     columns: dict[str, list] = {k: [] for k in (
         "path", "source", "shape", "dtype", "axes", "spec", "shard_shape",
         "copies", "bytes", "device_bytes")}

@@ -1,0 +1,249 @@
+#' What one training step costs each device, from XLA, without allocating
+#'
+#' Compiles one training step of `model` for the distribution's mesh, with
+#' every weight, optimizer variable and batch given only by its shape,
+#' dtype and layout, and reports what XLA says one device needs: memory for
+#' the weights, the optimizer state, the batch, the gradients and
+#' activations held during the step, and the collectives (all-reduce,
+#' all-gather, reduce-scatter, all-to-all, collective-permute) the layout
+#' forces every step, with the mesh axes each runs over. Nothing of the
+#' model's size is allocated: a model of billions of parameters is costed in
+#' seconds on a laptop.
+#'
+#' @section How the step is compiled:
+#' The model is built shape-only (as [layout_plan()] does) and its
+#' variables are placed by the planner, so the weight and optimizer bytes
+#' equal [layout_plan()]'s; a layout or batch size the planner rejects
+#' gives the planner's error (such as `kerasmesh_error_layout_divisibility`
+#' or `kerasmesh_error_batch_size`) before anything is compiled. The step
+#' is the one Keras's JAX trainer runs: the forward pass with
+#' `stateless_call()`, the gradient of the loss, the optimizer's update,
+#' jitted with the state donated and laid out as the distribution lays it
+#' out, inside the distribution's scope, on abstract arguments
+#' (`jax.ShapeDtypeStruct` with their `NamedSharding`). XLA's
+#' `memory_analysis()` and the compiled HLO give the figures. Collectives
+#' inside loops are counted once per appearance in the program.
+#'
+#' @section The timeout:
+#' XLA's compiler can't be interrupted from R or Python. It runs in a
+#' background thread; when `timeout` seconds (counted from the start of
+#' tracing) pass, `layout_cost()` stops waiting and signals an error of
+#' class `kerasmesh_error_timeout`, and the thread finishes its compile in
+#' the background, using a CPU core until it does, and its result is
+#' dropped.
+#'
+#' @param model A built Keras model, or a function of no arguments that
+#'   builds and returns one (preferred: it is built shape-only). The model
+#'   must have known inputs (a functional or Sequential model); it may have
+#'   several inputs and outputs.
+#' @param distribution A [data_parallel()] or [model_parallel()]
+#'   distribution (or the Keras one they wrap).
+#' @param batch_size The global batch size of the step.
+#' @param optimizer An optimizer name such as `"adam"` or a Keras
+#'   optimizer; `NULL` for the model's compiled optimizer, or plain SGD
+#'   (no slots) when it has none.
+#' @param loss A loss name such as `"mse"` or a Keras loss, or a list of
+#'   them (one per output, or named by output); `NULL` for the model's
+#'   compiled loss. A model without one (a backbone) is differentiated
+#'   through a stand-in: the mean of each output, summed over outputs. Targets
+#'   have the outputs' shapes (for losses named `sparse_*`, without the last
+#'   dimension, as integers).
+#' @param input_shapes A named list giving, for inputs with dimensions of
+#'   unknown size, their shape without the batch dimension, such as
+#'   `list(token_ids = 128, padding_mask = 128)`.
+#' @param ... Must be empty.
+#' @param timeout Seconds to wait for the compile (see below).
+#' @return A `kerasmesh_layout_cost` object, a list with
+#'   * `memory`: bytes per device, named `weights`, `optimizer`, `inputs`
+#'     (the device's part of the batch and targets), `activations`
+#'     (gradients and activations: XLA's temporaries), `outputs` (what the
+#'     step returns beyond the updated state, which reuses the donated
+#'     buffers) and `total`;
+#'   * `xla`: XLA's own figures per device, `argument`, `output`, `alias`
+#'     (outputs that reuse argument buffers), `temp`, `generated_code` and
+#'     `total` (argument + output - alias + temp);
+#'   * `collectives`: a data frame, one row per kind and set of mesh axes,
+#'     with `kind`, `axes` (joined with `"+"`), `count` and `bytes` per
+#'     device per step (the size of each collective's result, and for a
+#'     reduce-scatter, of the array it reduces);
+#'   * `traffic`: bytes per device per step by mesh axis;
+#'   * `ops`: every collective: `kind`, `axes`, `shapes`, `bytes`, `groups`;
+#'   * `plan`: the planner's totals (see [layout_plan()]); `mesh`;
+#'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;
+#'     `compile_seconds`; `versions` (Keras, JAX, jaxlib, XLA backend);
+#'     `warnings` (the plan's warnings: see [check_layout()]).
+#' @seealso [compare_layouts()] for several layouts side by side;
+#'   [layout_plan()] for the variables alone.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
+#'                  ".*dense.*bias" = "model")
+#' keras <- reticulate::import("keras")
+#' build <- function() {
+#'   keras$Sequential(list(
+#'     keras$Input(shape = list(32L)),
+#'     keras$layers$Dense(64L, activation = "relu"),
+#'     keras$layers$Dense(16L)
+#'   ))
+#' }
+#' cost <- layout_cost(build, model_parallel(lm), batch_size = 16,
+#'                     optimizer = "adam", loss = "mse")
+#' cost
+#' print(cost, device_memory = "16GB")
+#' plot(cost)
+layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
+                        loss = NULL, input_shapes = NULL, ...,
+                        timeout = 300) {
+  rlang::check_dots_empty()
+  call <- rlang::current_env()
+  distribution <- cost_distribution_arg(distribution, call = call)
+  batch_size <- check_count(batch_size)
+  optimizer <- plan_optimizer_arg(optimizer, call = call)
+  loss <- cost_loss_arg(loss, call = call)
+  input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
+  timeout <- check_seconds(timeout)
+  model <- plan_model(model, call = call)
+  wait_for_compiles_at_exit()
+  new_layout_cost(shim_call(
+    "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
+    input_shapes, timeout, call = call
+  ))
+}
+
+#' Compare layouts by what one training step costs
+#'
+#' Runs [layout_cost()] for each distribution and puts the results side by
+#' side: memory per device and the bytes each device sends over each mesh
+#' axis per step, and whether each fits a device's memory.
+#'
+#' @inheritParams layout_cost
+#' @param layouts A named list of distributions ([data_parallel()],
+#'   [model_parallel()]).
+#' @param ... Passed to [layout_cost()]: `optimizer`, `loss`,
+#'   `input_shapes`, `timeout`.
+#' @param device_memory The memory of one device: bytes, or a string such
+#'   as `"80GB"` or `"16 GiB"`; `NULL` to leave out the `fits` column.
+#' @return A `kerasmesh_layout_comparison`: a data frame with one row per
+#'   layout and columns `layout`, `mesh`, `weights`, `optimizer`, `inputs`,
+#'   `activations`, `outputs`, `total` (bytes per device), `traffic` (bytes
+#'   per device per step, all collectives), `collectives` (their count),
+#'   `compile_seconds` and, with `device_memory`, `fits`. Attribute
+#'   `traffic` holds the traffic per layout, mesh axis and kind, and
+#'   `costs` the [layout_cost()] results.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
+#'                  ".*dense.*bias" = "model")
+#' keras <- reticulate::import("keras")
+#' build <- function() {
+#'   keras$Sequential(list(
+#'     keras$Input(shape = list(32L)),
+#'     keras$layers$Dense(64L, activation = "relu"),
+#'     keras$layers$Dense(16L)
+#'   ))
+#' }
+#' layouts <- list(data_parallel = data_parallel(),
+#'                 model_parallel = model_parallel(lm))
+#' cmp <- compare_layouts(build, layouts, batch_size = 16,
+#'                        optimizer = "adam", loss = "mse",
+#'                        device_memory = "1MB")
+#' cmp
+#' plot(cmp)
+compare_layouts <- function(model, layouts, batch_size, ...,
+                            device_memory = NULL) {
+  call <- rlang::current_env()
+  if (!is.list(layouts) || inherits(layouts, "kerasmesh_object") ||
+      length(layouts) == 0 || is.null(names(layouts)) ||
+      anyNA(names(layouts)) || any(!nzchar(names(layouts))) ||
+      anyDuplicated(names(layouts))) {
+    kerasmesh_abort(
+      c("{.arg layouts} must be a list of distributions with unique names.",
+        x = "Received {.obj_type_friendly {layouts}}.",
+        i = "For example {.code list(dp = data_parallel(),
+             mp = model_parallel(lm))}."),
+      kind = "argument", call = call
+    )
+  }
+  limit <- parse_limit(device_memory)
+  batch_size <- check_count(batch_size)
+  costs <- lapply(layouts, function(d) {
+    layout_cost(model, d, batch_size = batch_size, ...)
+  })
+  new_layout_comparison(costs, limit)
+}
+
+# A compile left running by a timeout must end before the process exits:
+# exiting while XLA compiles aborts in its C++ code.
+wait_for_compiles_at_exit <- function() {
+  if (is.null(the$compile_waiter)) {
+    the$compile_waiter <- new.env()
+    reg.finalizer(the$compile_waiter, function(e) {
+      if (python_started()) {
+        try(shim_call("cost.wait_for_compiles"), silent = TRUE)
+      }
+    }, onexit = TRUE)
+  }
+  invisible()
+}
+
+# -- arguments ----------------------------------------------------------------
+
+cost_distribution_arg <- function(x, arg = rlang::caller_arg(x),
+                                  call = rlang::caller_env()) {
+  if (is.null(x)) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be a distribution.", x = "Received `NULL`.",
+        i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
+      kind = "distribution", call = call
+    )
+  }
+  as_py_distribution(x, arg = arg, call = call)
+}
+
+cost_loss_arg <- function(loss, call = rlang::caller_env()) {
+  ok_one <- function(l) {
+    inherits(l, "python.builtin.object") ||
+      (is.character(l) && length(l) == 1 && !is.na(l) && nzchar(l))
+  }
+  if (is.null(loss) || ok_one(loss)) {
+    return(loss)
+  }
+  if (is.character(loss) && !anyNA(loss)) {
+    loss <- as.list(loss)
+  }
+  if (is.list(loss) && length(loss) && all(vapply(loss, ok_one, TRUE))) {
+    return(if (is.null(names(loss))) unname(loss) else loss)
+  }
+  kerasmesh_abort(
+    c("{.arg loss} must be a loss name, a Keras loss, or a list of them.",
+      x = "Received {.obj_type_friendly {loss}}.",
+      i = 'For example {.code "mse"}; R functions can\'t be traced by JAX.'),
+    kind = "loss", call = call
+  )
+}
+
+cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  names <- names(x)
+  ok <- is.list(x) && length(x) > 0 && !is.null(names) && !anyNA(names) &&
+    all(nzchar(names)) && all(vapply(x, function(s) {
+      is.numeric(s) && length(s) > 0 && !anyNA(s) && all(s >= 1) &&
+        all(s == round(s))
+    }, TRUE))
+  if (!ok) {
+    kerasmesh_abort(
+      c("{.arg input_shapes} must be a named list of input shapes.",
+        x = "Received {.obj_type_friendly {x}}.",
+        i = "Give each shape without the batch dimension, such as
+             {.code list(token_ids = 128, padding_mask = 128)}."),
+      kind = "input_shapes", call = call
+    )
+  }
+  lapply(x, function(s) as.list(as.integer(s)))
+}

@@ -1,0 +1,143 @@
+# launch_local()'s result: one element per worker.
+
+launch_fields <- c("process_id", "pid", "status", "exit_status", "value",
+                   "error", "output")
+
+new_launch <- function(workers, address, timeout, elapsed, verbose = TRUE) {
+  rows <- lapply(workers, function(w) {
+    list(
+      process_id = as.integer(w$id),
+      pid = as.integer(w$pid),
+      status = w$status,
+      exit_status = as.integer(w$exit_status),
+      value = w$value,
+      error = w$error,
+      output = if (verbose) w$output_lines else quiet_lines(w$output_lines)
+    )
+  })
+  structure(rows, coordinator_address = address, timeout = timeout,
+            elapsed = elapsed, class = "kerasmesh_launch")
+}
+
+# Log lines that say all is well: gloo's connection messages and the
+# coordination service's info and warning lines (absl's "I1130 ..." and
+# "W1130 ..."). Errors ("E...", "F...") are kept.
+chatter_pattern <- paste0(
+  "^(\\[Gloo\\] Rank [0-9]+ is connected to [0-9]+ peer ranks|",
+  "[IW][0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\\])"
+)
+
+quiet_lines <- function(lines) {
+  lines[!grepl(chatter_pattern, lines)]
+}
+
+#' @export
+`$.kerasmesh_launch` <- function(x, name) {
+  launch_field(x, name)
+}
+
+#' @export
+`[[.kerasmesh_launch` <- function(x, i, ...) {
+  if (is.character(i)) {
+    return(launch_field(x, i))
+  }
+  .subset2(unclass(x), i)
+}
+
+#' @export
+`[.kerasmesh_launch` <- function(x, i) {
+  attrs <- attributes(x)
+  out <- unclass(x)[i]
+  attributes(out) <- attrs[setdiff(names(attrs), "names")]
+  out
+}
+
+# A field of every worker (a vector for process_id, pid, status and
+# exit_status; a list for value, error and output) or an attribute of the
+# launch.
+launch_field <- function(x, name) {
+  rows <- unclass(x)
+  switch(name,
+    process_id = , pid = , exit_status =
+      vapply(rows, function(r) r[[name]], integer(1)),
+    status = vapply(rows, function(r) r[[name]], character(1)),
+    value = , error = , output = lapply(rows, function(r) r[[name]]),
+    coordinator_address = , timeout = , elapsed = attr(x, name),
+    NULL
+  )
+}
+
+#' @export
+as.data.frame.kerasmesh_launch <- function(x, ...) {
+  out <- data.frame(
+    process_id = x$process_id, pid = x$pid, status = x$status,
+    exit_status = x$exit_status
+  )
+  out$value <- x$value
+  out$error <- x$error
+  out$output <- x$output
+  out
+}
+
+#' @export
+format.kerasmesh_launch <- function(x, ..., lines = 5) {
+  n <- length(x)
+  status <- x$status
+  counts <- table(factor(status, unique(status)))
+  header <- c(
+    sprintf("<kerasmesh_launch> %s at %s (%.1f s)",
+            cli::pluralize("{n} process{?es}"), x$coordinator_address,
+            x$elapsed),
+    paste("Status:", paste(counts, names(counts), collapse = ", "))
+  )
+  out <- header
+  for (i in seq_len(n)) {
+    w <- x[[i]]
+    exit <- if (is.na(w$exit_status)) "?" else w$exit_status
+    out <- c(out, sprintf(
+      "process %d (pid %d): %s, exit status %s", w$process_id, w$pid,
+      w$status, exit
+    ))
+    if (identical(w$status, "ok")) {
+      out <- c(out, paste0("  value: ", summarise_value(w$value)))
+      next
+    }
+    if (!is.null(w$error)) {
+      out <- c(out, paste0("  error: ", first_line(w$error)))
+    }
+    tail_lines <- utils::tail(w$output, lines)
+    if (length(tail_lines)) {
+      out <- c(out, "  last output:", paste0("  | ", truncate_right(tail_lines)))
+    }
+  }
+  out
+}
+
+#' @export
+print.kerasmesh_launch <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+# Short descriptions for print().
+
+summarise_value <- function(x) {
+  if (is.list(x) && !is.data.frame(x)) {
+    fields <- if (is.null(names(x))) "" else
+      paste0(": ", paste(names(x), collapse = ", "))
+    return(truncate_right(sprintf("a list of %d%s", length(x), fields)))
+  }
+  text <- tryCatch(
+    paste(utils::capture.output(utils::str(x, give.attr = FALSE,
+                                           vec.len = 2)),
+          collapse = " "),
+    error = function(e) class(x)[1]
+  )
+  truncate_right(gsub("\\s+", " ", trimws(text)))
+}
+
+first_line <- function(e) {
+  message <- tryCatch(conditionMessage(e), error = function(err) "")
+  lines <- strsplit(cli::ansi_strip(message), "\n", fixed = TRUE)[[1]]
+  truncate_right(if (length(lines)) lines[1] else "")
+}

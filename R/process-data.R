@@ -1,0 +1,145 @@
+#' Each process's share of the data
+#'
+#' In a run of several processes, each process feeds `fit()` only its part
+#' of every global batch: with `auto_shard_dataset = FALSE`, Keras builds
+#' each global batch from the processes' parts, in process order. For a
+#' global batch of `batch_size` rows and `processes` processes, process `p`
+#' feeds rows `p * b + 1, ..., (p + 1) * b` of each batch, where
+#' `b = batch_size / processes` is the per-process batch size.
+#'
+#' `process_rows()` gives those rows of an `n`-row dataset for one process.
+#' `process_data()` takes them from R arrays (the first dimension indexes
+#' rows), as NumPy arrays for `fit()`, with the per-process batch size:
+#' every process that calls `fit(d$x, d$y, batch_size = d$batch_size,
+#' shuffle = FALSE)` then trains on the same global batches as one process
+#' would with all rows and `batch_size`.
+#'
+#' A last, partial batch is split evenly: each process feeds
+#' `floor(rest / processes)` of its `rest` rows, and the rows left over are
+#' not fed (with a warning of class `kerasmesh_warning_rows_dropped`).
+#'
+#' @param n The number of rows of the whole dataset.
+#' @param batch_size The global batch size, a multiple of `processes`.
+#' @param process,processes This process's index and the number of
+#'   processes; by default [process_index()] and [process_count()].
+#' @return `process_rows()`: an integer vector of row numbers, in order.
+#'   `process_data()`: a list with `x`, `y` (NumPy arrays of this process's
+#'   rows; `y` is `NULL` without `y`), `rows` and `batch_size` (the
+#'   per-process batch size to pass to `fit()`).
+#' @seealso `vignette("multi-process", package = "kerasmesh")`.
+#' @export
+#' @examples
+#' # Rows of a 40-row dataset, global batches of 16, for process 1 of 2.
+#' process_rows(40, 16, process = 1, processes = 2)
+#' @examplesIf keras_available()
+#' x <- matrix(runif(64 * 3), 64)
+#' y <- matrix(runif(64), 64)
+#' d <- process_data(x, y, batch_size = 16)
+#' d$batch_size # 16 on a process on its own
+process_rows <- function(n, batch_size, process = process_index(),
+                         processes = process_count()) {
+  n <- check_rows(n)
+  batch_size <- check_count(batch_size)
+  processes <- check_count(processes)
+  if (!is.numeric(process) || length(process) != 1 || is.na(process) ||
+      process != round(process) || process < 0 || process >= processes) {
+    kerasmesh_abort(
+      c("{.arg process} must be a whole number from 0 to {processes - 1}.",
+        x = "Received {.obj_type_friendly {process}}{received_value(process)}."),
+      kind = "argument"
+    )
+  }
+  share <- batch_share(batch_size, processes)
+  full <- n %/% batch_size
+  rest <- n - full * batch_size
+  starts <- (seq_len(full) - 1) * batch_size
+  rows <- as.vector(outer(process * share + seq_len(share), starts, `+`))
+  if (rest > 0) {
+    last <- rest %/% processes
+    if (rest %% processes != 0) {
+      kerasmesh_warn(
+        c("{rest %% processes} row{?s} of the last batch {?is/are} not fed.",
+          i = "Its {rest} rows don't split evenly over {processes}
+               processes."),
+        kind = "rows_dropped"
+      )
+    }
+    rows <- c(rows, full * batch_size + process * last + seq_len(last))
+  }
+  as.integer(rows)
+}
+
+#' @rdname process_rows
+#' @param x,y R arrays (vectors, matrices or arrays) of all rows, the rows
+#'   along the first dimension; or, with `rows = NULL`, of this process's
+#'   rows only (each process read its own).
+#' @param rows The rows this process feeds; `NULL` when `x` and `y` hold
+#'   only this process's rows already.
+#' @param dtype The NumPy dtype of the arrays.
+#' @export
+process_data <- function(x, y = NULL, batch_size,
+                         rows = process_rows(n_rows(x), batch_size),
+                         dtype = "float32") {
+  batch_size <- check_count(batch_size)
+  share <- batch_share(batch_size, process_count())
+  if (!is.null(y) && n_rows(y) != n_rows(x)) {
+    kerasmesh_abort(
+      c("{.arg x} and {.arg y} must have the same number of rows.",
+        x = "{.arg x} has {n_rows(x)}, {.arg y} has {n_rows(y)}."),
+      kind = "argument"
+    )
+  }
+  list(
+    x = np_array(take_rows(x, rows), dtype = dtype),
+    y = if (!is.null(y)) np_array(take_rows(y, rows), dtype = dtype),
+    rows = rows,
+    batch_size = share
+  )
+}
+
+# Helpers --------------------------------------------------------------------
+
+# The per-process batch size, checking that the global one splits evenly.
+batch_share <- function(batch_size, processes, call = rlang::caller_env()) {
+  if (batch_size %% processes != 0) {
+    kerasmesh_abort(
+      c("{.arg batch_size} must be a multiple of the number of processes
+         ({processes}).",
+        x = "Received {batch_size}.",
+        i = "Each process feeds {.code batch_size / processes} rows of
+             every global batch."),
+      kind = "argument", call = call
+    )
+  }
+  batch_size %/% processes
+}
+
+n_rows <- function(x) {
+  if (is.null(dim(x))) length(x) else dim(x)[1]
+}
+
+# `x[rows, ...]`, keeping every other dimension.
+take_rows <- function(x, rows) {
+  if (is.null(rows)) {
+    return(x)
+  }
+  d <- dim(x)
+  if (is.null(d)) {
+    return(x[rows])
+  }
+  index <- c(list(rows), rep(list(TRUE), length(d) - 1))
+  do.call(`[`, c(list(x), index, list(drop = FALSE)))
+}
+
+check_rows <- function(x, arg = rlang::caller_arg(x),
+                       call = rlang::caller_env()) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) ||
+      x < 0 || x != round(x) || x > .Machine$integer.max) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be a whole number of rows (0 or more).",
+        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
+      kind = "argument", call = call
+    )
+  }
+  as.integer(x)
+}

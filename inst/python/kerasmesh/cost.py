@@ -1,0 +1,336 @@
+"""Compiled pre-flight: what one training step costs each device.
+
+`layout_cost()` lowers and compiles one Keras training step for a
+distribution's mesh with abstract arguments only: every weight, optimizer
+variable and batch is a `jax.ShapeDtypeStruct` carrying the
+`NamedSharding` its layout gives it, the model is built shape-only and its
+optimizer is built shape-only too, so nothing of the model's size is
+allocated. XLA then reports, per device, the bytes of the step's arguments,
+outputs and temporaries (`compiled.memory_analysis()`), and the compiled
+HLO lists every collective the layout forces each step.
+
+Placement comes from the planner (`plan.plan_layout()`), so weight and
+optimizer bytes are the plan's, and a layout the planner rejects raises
+the planner's error before anything is compiled.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+from . import hlo, plan
+from .backend import require_backend
+from .errors import KerasmeshError, describe_value
+from .layout import rule_keys
+from .mesh import describe_mesh, format_shape
+from .resolve import RuleResolver
+from .step import (data_spec, input_specs, loss_functions, shard_bytes,
+                   sharded, target_spec, total_loss)
+
+# --------------------------------------------------------------------------
+# Arguments
+
+
+def _check_timeout(timeout: Any) -> float:
+    ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) \
+        and math.isfinite(timeout) and timeout > 0
+    if not ok:
+        raise KerasmeshError(
+            "argument", "`timeout` must be a positive number of seconds.",
+            [("x", f"Received {describe_value(timeout)}.")])
+    return float(timeout)
+
+
+def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
+    """(LayoutMap, batch axis, kind) of a Keras distribution.
+
+    A data-parallel distribution replicates every variable: its layout is
+    an empty LayoutMap on its mesh.
+    """
+    import keras
+    from keras.distribution import DataParallel, ModelParallel
+
+    if isinstance(distribution, ModelParallel):
+        layout_map, batch = plan.layout_source(distribution)
+        return layout_map, batch, "model_parallel"
+    if isinstance(distribution, DataParallel):
+        mesh = distribution.device_mesh
+        return (keras.distribution.LayoutMap(mesh),
+                distribution.batch_dim_name, "data_parallel")
+    raise KerasmeshError(
+        "distribution",
+        "`distribution` must be a data-parallel or model-parallel "
+        "distribution.",
+        [("x", f"Received {describe_value(distribution)}.")])
+
+
+# Compiles still running after their caller stopped waiting.
+_PENDING: list[threading.Thread] = []
+
+
+def _compile(lowered: Any, wait: float, timeout: float) -> Any:
+    """`lowered.compile()`, waiting at most `wait` seconds.
+
+    XLA's compiler can't be interrupted from Python: it runs in a thread,
+    and on a timeout we stop waiting and drop its result. The thread is not
+    a daemon, so Python's exit waits for it (a process that exits while
+    XLA compiles aborts in XLA's C++ code); R calls `wait_for_compiles()`
+    when it exits, for the same reason.
+    """
+    if wait <= 0:
+        raise _timeout_error(timeout, "Tracing the step used up the time; "
+                                      "XLA did not start compiling.")
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["compiled"] = lowered.compile()
+        except Exception as e:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = e
+
+    worker = threading.Thread(target=work, name="kerasmesh-compile")
+    worker.start()
+    worker.join(wait)
+    if worker.is_alive():
+        _PENDING.append(worker)
+        raise _timeout_error(timeout, "XLA was still compiling when the "
+                                      "time ran out; it finishes in a "
+                                      "background thread and its result "
+                                      "is dropped.")
+    if "error" in box:
+        raise _compile_error(box["error"])
+    return box["compiled"]
+
+
+def _timeout_error(timeout: float, what: str) -> KerasmeshError:
+    return KerasmeshError(
+        "timeout",
+        f"Compiling the training step took longer than {timeout:g} s.",
+        [("x", what),
+         ("i", "Raise `timeout`, or cost a smaller model or batch.")])
+
+
+def wait_for_compiles() -> int:
+    """Wait for compiles left running by timeouts; return how many."""
+    n = 0
+    while _PENDING:
+        _PENDING.pop().join()
+        n += 1
+    return n
+
+
+def _compile_error(e: Exception) -> KerasmeshError:
+    return KerasmeshError(
+        "compile", "XLA can't compile the training step for this layout.",
+        [("x", f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")])
+
+
+def versions() -> dict:
+    """The versions of Keras, JAX, jaxlib and XLA's backend."""
+    import jax
+    import jaxlib
+    import keras
+
+    backend = jax.devices()[0].client
+    return {"keras": keras.__version__, "jax": jax.__version__,
+            "jaxlib": jaxlib.__version__,
+            "xla": str(backend.platform_version).splitlines()[0]}
+
+
+def layout_cost(model: Any, distribution: Any, batch_size: Any,
+                optimizer: Any = None, loss: Any = None,
+                input_shapes: dict | None = None, timeout: Any = 300
+                ) -> dict:
+    """Compile one training step abstractly and report its per-device cost.
+
+    Args:
+        model: a built Keras model or a function returning one (built
+            shape-only).
+        distribution: a Keras `DataParallel` or `ModelParallel`.
+        batch_size: the global batch size.
+        optimizer: an optimizer or its name; None for the model's compiled
+            one, or plain SGD when it has none.
+        loss: a loss or its name, or one per output; None for the model's
+            compiled loss, or the stand-in (each output's mean, summed).
+        input_shapes: {input name: shape without the batch dimension} for
+            inputs with dimensions of unknown size.
+        timeout: seconds to wait for XLA's compile.
+
+    Returns:
+        Plain values: `memory` (kerasmesh's breakdown per device), `xla`
+        (XLA's own figures), `collectives` (columns by kind and axes),
+        `ops` (each collective), `plan` (the planner's summary), `mesh`,
+        `compile_seconds`, `versions` and facts about the step.
+
+    Raises:
+        KerasmeshError: the planner's error for a layout or batch size that
+            can't work; kind `loss` for a loss that does not fit the
+            outputs; `input_shapes`; `timeout`; `compile`.
+    """
+    import jax
+    from keras import tree
+
+    require_backend(("jax",), "Costing a layout")
+    batch_size = plan._check_batch_size(batch_size)
+    if batch_size is None:
+        raise KerasmeshError(
+            "argument", "`batch_size` must be a positive whole number.",
+            [("x", "Received NULL.")])
+    timeout = _check_timeout(timeout)
+    layout_map, batch_dim, kind = distribution_layout(distribution)
+    model = plan.as_model(model)
+    if optimizer is None and getattr(model, "optimizer", None) is None:
+        optimizer = "sgd"
+
+    # The planner's checks and placement: one code path for the bytes.
+    planned = plan.plan_layout(model, layout_map, batch_size, optimizer,
+                               batch_dim)
+    error = plan.first_error(planned["problems"])
+    if error is not None:
+        raise error
+    keras_mesh = layout_map.device_mesh
+    mesh = keras_mesh.backend_mesh
+    sizes = {str(a): int(s) for a, s in zip(keras_mesh.axis_names,
+                                            keras_mesh.shape)}
+    axes_of = {id(v): axes for v, axes in zip(
+        plan._model_variables(model), planned["variables"]["axes"])}
+
+    def spec(v: Any, axes: Any) -> Any:
+        return sharded(v.shape, v.dtype, mesh, axes)
+
+    trainable = [spec(v, axes_of[id(v)]) for v in model.trainable_variables]
+    frozen = [spec(v, axes_of[id(v)]) for v in model.non_trainable_variables]
+    opt, opt_vars = plan.optimizer_variables(
+        optimizer, model, list(model.trainable_variables))
+    resolver = RuleResolver(rule_keys(layout_map))
+    slots = []
+    for v, ref in opt_vars:
+        if ref is not None and id(ref) in axes_of:
+            axes = axes_of[id(ref)]
+        else:
+            _, placed = plan._resolve(resolver, layout_map, v.path,
+                                      plan._shape(v), sizes,
+                                      math.prod(sizes.values()))
+            axes = placed["axes"]
+        slots.append(spec(v, axes))
+
+    # Inputs, outputs and targets.
+    structure, inputs = input_specs(model, batch_size, input_shapes)
+    plain_x = tree.map_structure(
+        lambda f: jax.ShapeDtypeStruct(tuple(f.shape), f.dtype), structure)
+    try:
+        out = jax.eval_shape(
+            lambda t, n, x: model.stateless_call(t, n, x)[0],
+            [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in trainable],
+            [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in frozen],
+            plain_x)
+    except Exception as e:  # noqa: BLE001 - the model can't take the inputs
+        shown = "; ".join(f'"{f.name}" {format_shape(f.shape)}'
+                          for f in inputs)
+        raise KerasmeshError(
+            "input_shapes", "The model can't run on inputs of these shapes.",
+            [("x", f"Inputs {shown}: {str(e).splitlines()[0][:300]}"),
+             ("i", "Check `input_shapes` and `batch_size`.")]) from e
+    preds = tree.flatten(out)
+    losses, loss_text = loss_functions(loss, model, len(preds))
+    targets = []
+    for i, p in enumerate(preds):
+        shape, dtype = (target_spec(losses[i], p.shape, str(p.dtype))
+                        if losses is not None else (p.shape, str(p.dtype)))
+        targets.append((list(shape), dtype))
+    if losses is not None:
+        try:
+            jax.eval_shape(
+                lambda ys, ps: total_loss(losses, ys, ps),
+                [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets],
+                preds)
+        except Exception as e:  # noqa: BLE001 - loss and outputs disagree
+            raise KerasmeshError(
+                "loss", f"Loss {loss_text} does not fit the model's outputs.",
+                [("x", "Outputs of shape " + ", ".join(
+                    format_shape(p.shape) for p in preds) + ": " +
+                       str(e).splitlines()[0][:300]),
+                 ("i", "Give a loss for these outputs, or `loss = NULL` "
+                       "for the stand-in (the mean of the outputs).")]
+            ) from e
+    xs = tree.map_structure(
+        lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
+    ys = [data_spec(distribution, s, d, mesh) if losses is not None else
+          None for s, d in targets]
+
+    def step(state, data):
+        t, n, o = state
+        x, y = data
+
+        def forward(t, n):
+            pred, n = model.stateless_call(t, n, x, training=True)
+            return total_loss(losses, y, tree.flatten(pred)), n
+
+        (value, n), grads = jax.value_and_grad(forward, has_aux=True)(t, n)
+        t, o = opt.stateless_apply(o, grads, t)
+        return value, (t, n, o)
+
+    state = (trainable, frozen, slots)
+    shardings = tuple([s.sharding for s in part] for part in state)
+    start = time.perf_counter()
+    try:
+        with distribution.scope():
+            lowered = jax.jit(step, donate_argnums=0,
+                              out_shardings=(None, shardings)).lower(
+                state, (xs, ys))
+    except KerasmeshError:
+        raise
+    except Exception as e:  # noqa: BLE001 - shown as a classed error
+        raise _compile_error(e) from e
+    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
+                        timeout)
+    seconds = time.perf_counter() - start
+    return _report(compiled, planned, kind, batch_dim, sizes, seconds,
+                   xs, ys, loss_text, inputs, keras_mesh)
+
+
+def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
+            sizes: dict, seconds: float, xs: Any, ys: list, loss_text: str,
+            inputs: list, keras_mesh: Any) -> dict:
+    from keras import tree
+
+    stats = compiled.memory_analysis()
+    xla = {k: float(getattr(stats, f"{k}_size_in_bytes", 0) or 0) for k in
+           ("argument", "output", "alias", "temp", "generated_code")}
+    xla["total"] = xla["argument"] + xla["output"] - xla["alias"] + \
+        xla["temp"]
+    summary = planned["summary"]
+    data = sum(shard_bytes(s) for s in tree.flatten(xs)) + \
+        sum(shard_bytes(s) for s in ys if s is not None)
+    memory = {
+        "weights": summary["device_weights"],
+        "optimizer": summary["device_optimizer"],
+        "inputs": float(data),
+        "activations": xla["temp"],
+        "outputs": max(0.0, xla["output"] - xla["alias"]),
+    }
+    memory["total"] = float(sum(memory.values()))
+    ops = hlo.parse_collectives(compiled.as_text(), list(sizes.values()),
+                                list(sizes))
+    return {
+        "memory": memory,
+        "xla": xla,
+        "collectives": hlo.summarise_collectives(ops),
+        "ops": ops,
+        "plan": summary,
+        "warnings": [p["message"] for p in planned["problems"]
+                     if p["severity"] == plan.WARNING],
+        "mesh": describe_mesh(keras_mesh),
+        "distribution": kind,
+        "batch_dim_name": batch_dim,
+        "batch_size": summary["batch_size"],
+        "inputs": {"name": [f.name for f in inputs],
+                   "shape": [[float(d) for d in f.shape] for f in inputs],
+                   "dtype": [f.dtype for f in inputs]},
+        "loss": loss_text,
+        "compile_seconds": float(seconds),
+        "versions": versions(),
+    }

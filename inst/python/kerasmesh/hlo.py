@@ -1,0 +1,208 @@
+"""Collectives in compiled HLO text, and the mesh axes each runs over.
+
+`compiled.as_text()` of a jitted function prints one instruction a line:
+
+    %all-reduce.8 = (f32[], f32[16,32]{1,0}) all-reduce(%a, %b),
+        channel_id=3, replica_groups={{0,4},{1,5},{2,6},{3,7}}, ...
+
+XLA writes the device groups in one of three forms, all handled here:
+
+* explicit: `replica_groups={{0,4},{1,5},{2,6},{3,7}}`;
+* iota: `replica_groups=[4,2]<=[2,4]T(1,0)`, the numbers 0..n-1 reshaped
+  to the dimensions after `<=`, transposed by `T(...)` when given, and
+  reshaped to `[groups, group size]`;
+* mesh: `replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}`, XLA's
+  own mesh of device ids 0..n-1 in row-major order, grouped along the
+  axes in braces;
+
+and `collective-permute` gives `source_target_pairs={{0,4},{1,5},...}`.
+Device ids are positions in the compiled program's device assignment,
+which for arrays placed with a `NamedSharding` is the mesh's devices in
+row-major order: id `i` sits at `numpy.unravel_index(i, mesh_shape)`. The
+mesh axes a collective runs over are those along which the devices of a
+group differ.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Sequence
+
+KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+         "collective-permute", "collective-broadcast")
+
+_INSTRUCTION = re.compile(
+    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<result>.+?)\s+"
+    r"(?P<kind>" + "|".join(re.escape(k) for k in KINDS) +
+    r")(?P<start>-start)?\([^)]*\)(?P<attrs>.*)$")
+_ARRAY = re.compile(r"\b(?P<dtype>[a-z]+[0-9]*(?:e[0-9]m[0-9][a-z0-9]*)?)"
+                    r"\[(?P<dims>[0-9,]*)\]")
+_EXPLICIT = re.compile(r"replica_groups=\{(?P<body>(?:\{[0-9,\s]*\},?)*)\}")
+_IOTA = re.compile(r"replica_groups=\[(?P<shape>[0-9,]+)\]<=\[(?P<dims>[0-9,]+)"
+                   r"\](?:T\((?P<perm>[0-9,]+)\))?")
+_MESH = re.compile(r"replica_groups=mesh\[(?P<axes>[^\]]*)\]\s*"
+                   r"\{(?P<over>[^}]*)\}")
+_MESH_AXIS = re.compile(r"'(?P<name>[^']+)'\s*=\s*(?P<size>[0-9]+)")
+_SUB_AXIS = re.compile(r"'([^']+)'\s*:\s*\(([0-9]+)\)([0-9]+)")
+_QUOTED = re.compile(r"'([^']+)'")
+_PAIRS = re.compile(r"source_target_pairs=\{(?P<body>(?:\{[0-9,\s]*\},?)*)\}")
+_GROUP = re.compile(r"\{([0-9,\s]*)\}")
+
+_BYTES = {"pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2,
+          "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4,
+          "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+
+
+def array_bytes(text: str) -> tuple[float, list[list[int]], list[str]]:
+    """Total bytes, shapes and dtypes of the arrays named in `text`."""
+    total, shapes, dtypes = 0.0, [], []
+    for m in _ARRAY.finditer(text):
+        dtype = m.group("dtype")
+        dims = [int(d) for d in m.group("dims").split(",") if d]
+        size = _BYTES.get(dtype)
+        if size is None:
+            bits = re.search(r"([0-9]+)", dtype)
+            size = max(1, int(bits.group(1)) // 8) if bits else 4
+        total += math.prod(dims) * size
+        shapes.append(dims)
+        dtypes.append(dtype)
+    return total, shapes, dtypes
+
+
+def _groups_of(body: str) -> list[list[int]]:
+    return [[int(i) for i in g.split(",") if i.strip()]
+            for g in _GROUP.findall(body)]
+
+
+def device_groups(attrs: str, n_devices: int) -> list[list[int]]:
+    """The device groups of one collective, from any of XLA's forms.
+
+    An empty list means one group of all devices (XLA's `{}`).
+    """
+    import numpy as np
+
+    m = _MESH.search(attrs)
+    if m:
+        return _mesh_groups(m.group("axes"), m.group("over"))
+    m = _IOTA.search(attrs)
+    if m:
+        shape = [int(s) for s in m.group("shape").split(",")]
+        dims = [int(s) for s in m.group("dims").split(",")]
+        ids = np.arange(math.prod(dims)).reshape(dims)
+        if m.group("perm"):
+            ids = np.transpose(ids, [int(p) for p in
+                                     m.group("perm").split(",")])
+        return ids.reshape(shape).tolist()
+    m = _EXPLICIT.search(attrs)
+    if m:
+        groups = _groups_of(m.group("body"))
+        return [g for g in groups if g]
+    m = _PAIRS.search(attrs)
+    if m:
+        return _groups_of(m.group("body"))
+    return []
+
+
+def _mesh_groups(axes_text: str, over_text: str) -> list[list[int]]:
+    """Groups from XLA's mesh form, sub-axes (`'x':(k)m`) included.
+
+    A sub-axis `'x':(k)m` is the part of size m of axis x after a major
+    part of size k: x's dimension is split into (k, m, rest) and the
+    middle one is grouped over.
+    """
+    import numpy as np
+
+    axes = _MESH_AXIS.findall(axes_text)
+    dims: list[int] = []
+    where: dict[str, int] = {}
+    subs = {n: (int(k), int(m)) for n, k, m in _SUB_AXIS.findall(over_text)}
+    for name, size in axes:
+        size = int(size)
+        where[name] = len(dims)
+        if name in subs:
+            k, m = subs[name]
+            dims += [k, m, size // (k * m)]
+        else:
+            dims.append(size)
+    over = [n for n in _QUOTED.findall(over_text) if n in where]
+    moved = [where[n] + (1 if n in subs else 0) for n in over]
+    rest = [d for d in range(len(dims)) if d not in moved]
+    ids = np.arange(math.prod(dims)).reshape(dims)
+    size = math.prod(dims[d] for d in moved)
+    return np.transpose(ids, rest + moved).reshape(-1, size).tolist()
+
+
+def group_axes(groups: Sequence[Sequence[int]], mesh_shape: Sequence[int],
+               axis_names: Sequence[str]) -> list[str]:
+    """The mesh axes along which the devices of each group differ."""
+    import numpy as np
+
+    n = math.prod(mesh_shape)
+    if not groups:
+        return [a for a, s in zip(axis_names, mesh_shape) if s > 1]
+    varying: set[int] = set()
+    for group in groups:
+        ids = [i for i in group if 0 <= i < n]
+        if len(ids) < 2:
+            continue
+        coords = np.array(np.unravel_index(ids, tuple(mesh_shape))).T
+        for d in range(len(mesh_shape)):
+            if len(set(coords[:, d].tolist())) > 1:
+                varying.add(d)
+    return [axis_names[d] for d in sorted(varying)]
+
+
+def parse_collectives(text: str, mesh_shape: Sequence[int],
+                      axis_names: Sequence[str]) -> list[dict]:
+    """Every collective in compiled HLO text, in program order.
+
+    Returns:
+        One dict per instruction: `kind` (such as "all-reduce"), `shapes`
+        and `dtypes` of its result arrays, `bytes` (the size of the array
+        one device takes part with: its result, which for an all-gather is
+        the gathered array, except for a reduce-scatter, whose operand,
+        the array it reduces, is its result times the group size),
+        `groups` (device ids) and `axes` (the mesh axes it runs over).
+    """
+    n = math.prod(mesh_shape)
+    out = []
+    for line in text.splitlines():
+        if "(" not in line or not any(k in line for k in KINDS):
+            continue
+        m = _INSTRUCTION.match(line)
+        if not m:
+            continue
+        kind = m.group("kind")
+        result, shapes, dtypes = array_bytes(m.group("result"))
+        groups = device_groups(m.group("attrs"), n)
+        if kind == "reduce-scatter":
+            result *= len(groups[0]) if groups else n
+        out.append({
+            "kind": kind,
+            "shapes": shapes,
+            "dtypes": dtypes,
+            "bytes": float(result),
+            "groups": groups,
+            "axes": group_axes(groups, mesh_shape, axis_names),
+        })
+    return out
+
+
+def summarise_collectives(ops: Sequence[dict]) -> dict:
+    """Collectives by kind and mesh axes, as columns.
+
+    Returns:
+        {"kind", "axes" (axes joined with "+"; "" for none), "count",
+        "bytes" (per device per step)}, sorted by bytes, largest first.
+    """
+    table: dict[tuple[str, str], list[float]] = {}
+    for op in ops:
+        key = (op["kind"], "+".join(op["axes"]))
+        row = table.setdefault(key, [0, 0.0])
+        row[0] += 1
+        row[1] += op["bytes"]
+    keys = sorted(table, key=lambda k: (-table[k][1], k))
+    return {"kind": [k[0] for k in keys], "axes": [k[1] for k in keys],
+            "count": [int(table[k][0]) for k in keys],
+            "bytes": [float(table[k][1]) for k in keys]}

@@ -1,0 +1,178 @@
+"""Where a process stands when a cluster launcher started it.
+
+`detect()` reads the variables that `srun` (Slurm), `mpirun` (Open MPI)
+and a Kubernetes indexed Job set, and returns the coordinator address, the
+number of processes and this process's id, as JAX's own cluster detection
+(`jax._src.clusters`) would find them:
+
+* Slurm: `SLURM_JOB_ID`, `SLURM_STEP_NODELIST`, `SLURM_NTASKS`,
+  `SLURM_PROCID`, `SLURM_LOCALID`; the coordinator is the step's first
+  node, port `SLURM_JOB_ID % 4096 + 61440`.
+* Open MPI: `OMPI_MCA_orte_hnp_uri`, `OMPI_COMM_WORLD_SIZE`,
+  `OMPI_COMM_WORLD_RANK`; the coordinator is the launcher's first address,
+  port derived from the Open MPI job id.
+* Kubernetes: `JOB_COMPLETION_INDEX` (an indexed Job) for the process id,
+  with `JAX_COORDINATOR_ADDRESS` and `KERASMESH_NUM_PROCESSES`, which the
+  Job's template sets (the Job API holds them, not the pod's environment).
+
+As in JAX, `JAX_COORDINATOR_ADDRESS` replaces any launcher's coordinator
+and `JAX_COORDINATOR_PORT` its port. Unlike JAX, a launcher whose
+variables are incomplete, or two launchers at once, is an error that names
+the variables, not a silent fallback.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from .errors import KerasmeshError
+
+SLURM_REQUIRED = ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS",
+                  "SLURM_PROCID", "SLURM_LOCALID")
+# Set by `srun` for a step; a batch script alone has some of the others.
+SLURM_MARKERS = ("SLURM_STEP_NODELIST", "SLURM_PROCID", "SLURM_LOCALID",
+                 "SLURM_STEP_NUM_NODES")
+OMPI_REQUIRED = ("OMPI_MCA_orte_hnp_uri", "OMPI_COMM_WORLD_SIZE",
+                 "OMPI_COMM_WORLD_RANK")
+OMPI_MARKERS = OMPI_REQUIRED + ("OMPI_COMM_WORLD_LOCAL_RANK",)
+K8S_REQUIRED = ("JOB_COMPLETION_INDEX", "JAX_COORDINATOR_ADDRESS",
+                "KERASMESH_NUM_PROCESSES")
+K8S_MARKERS = ("JOB_COMPLETION_INDEX",)
+
+LAUNCHERS = {
+    "Slurm": (SLURM_MARKERS, SLURM_REQUIRED),
+    "Open MPI": (OMPI_MARKERS, OMPI_REQUIRED),
+    "Kubernetes": (K8S_MARKERS, K8S_REQUIRED),
+}
+
+# Every variable detect() reads; R passes these from its environment.
+VARIABLES = tuple(sorted(set(
+    SLURM_REQUIRED + SLURM_MARKERS + OMPI_MARKERS + K8S_REQUIRED +
+    ("JAX_COORDINATOR_PORT",))))
+
+_ORTE_ADDRESS = re.compile(r"tcp://(.+?)[,:]|tcp6://\[(.+?)[,\]]")
+_WHOLE = re.compile(r"^[0-9]+$")
+
+
+def present(environ: Mapping[str, str]) -> list[str]:
+    """The launchers whose marker variables are set."""
+    return [name for name, (markers, _) in LAUNCHERS.items()
+            if any(environ.get(v) for v in markers)]
+
+
+def detect(environ: Mapping[str, str]) -> dict | None:
+    """The launcher's coordinator, process count and id, or None.
+
+    Returns:
+        None when no launcher's variables are set; otherwise a dict with
+        `launcher`, `coordinator_address`, `num_processes`, `process_id`
+        and `variables` (the names it read).
+
+    Raises:
+        KerasmeshError: kind `distributed_argument` when two launchers'
+            variables are set, a launcher's are incomplete or malformed, or
+            the process id is not below the count.
+    """
+    environ = {k: v for k, v in environ.items() if v not in ("", None)}
+    found = present(environ)
+    if not found:
+        return None
+    if len(found) > 1:
+        names = [f"`{v}`" for name in found
+                 for v in LAUNCHERS[name][0] if v in environ]
+        raise KerasmeshError(
+            "distributed_argument",
+            f"Variables of {len(found)} launchers are set: "
+            f"{' and '.join(found)}.",
+            [("x", "Found " + ", ".join(names) + "."),
+             ("i", "Start each process with one launcher, or unset the "
+                   "other's variables.")])
+    name = found[0]
+    missing = [v for v in LAUNCHERS[name][1] if v not in environ]
+    if missing:
+        raise KerasmeshError(
+            "distributed_argument",
+            f"The {name} variables are incomplete.",
+            [("x", "Missing: " + ", ".join(f"`{v}`" for v in missing) + "."),
+             ("i", _hint(name))])
+    if name == "Slurm":
+        n = _count(environ, "SLURM_NTASKS")
+        pid = _count(environ, "SLURM_PROCID", minimum=0)
+        address = f"{_first_node(environ['SLURM_STEP_NODELIST'])}:" + \
+            _port(environ, int(_count(environ, "SLURM_JOB_ID", 0)) % 2**12)
+        pid_var, n_var = "SLURM_PROCID", "SLURM_NTASKS"
+    elif name == "Open MPI":
+        n = _count(environ, "OMPI_COMM_WORLD_SIZE")
+        pid = _count(environ, "OMPI_COMM_WORLD_RANK", minimum=0)
+        address = _ompi_coordinator(environ)
+        pid_var, n_var = "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"
+    else:
+        n = _count(environ, "KERASMESH_NUM_PROCESSES")
+        pid = _count(environ, "JOB_COMPLETION_INDEX", minimum=0)
+        address = environ["JAX_COORDINATOR_ADDRESS"]
+        pid_var, n_var = "JOB_COMPLETION_INDEX", "KERASMESH_NUM_PROCESSES"
+    if "JAX_COORDINATOR_ADDRESS" in environ:
+        address = environ["JAX_COORDINATOR_ADDRESS"]
+    if pid >= n:
+        raise KerasmeshError(
+            "distributed_argument",
+            f"`{pid_var}` must be below `{n_var}` ({name}).",
+            [("x", f"`{pid_var}` is {pid} and `{n_var}` is {n}."),
+             ("i", f"Process ids run from 0 to {n - 1}.")])
+    return {"launcher": name, "coordinator_address": address,
+            "num_processes": n, "process_id": pid,
+            "variables": [v for v in LAUNCHERS[name][1]]}
+
+
+def _hint(name: str) -> str:
+    return {
+        "Slurm": "Start the processes with `srun` (a step of the job), not "
+                 "in the batch script itself.",
+        "Open MPI": "Start the processes with `mpirun` (or `mpiexec`).",
+        "Kubernetes": "Set `JAX_COORDINATOR_ADDRESS` (the first pod's "
+                      "\"host:port\") and `KERASMESH_NUM_PROCESSES` (the "
+                      "Job's `parallelism`) in the Job's template.",
+    }[name]
+
+
+def _count(environ: Mapping[str, str], var: str, minimum: int = 1) -> int:
+    value = environ[var].strip()
+    if not _WHOLE.match(value) or int(value) < minimum:
+        rule = "a positive whole number" if minimum == 1 else \
+            "a whole number (0 or more)"
+        raise KerasmeshError(
+            "distributed_argument", f"`{var}` must be {rule}.",
+            [("x", f"It is \"{environ[var]}\".")])
+    return int(value)
+
+
+def _port(environ: Mapping[str, str], offset: int) -> str:
+    """JAX's port: `JAX_COORDINATOR_PORT`, or one of the top 4096."""
+    return environ.get("JAX_COORDINATOR_PORT") or \
+        str(offset + (65535 - 2**12 + 1))
+
+
+def _first_node(node_list: str) -> str:
+    """The first host of a Slurm node list ("node[001-004],x" -> node001)."""
+    ind = next((i for i, ch in enumerate(node_list) if ch in ",["),
+               len(node_list))
+    if ind == len(node_list) or node_list[ind] == ",":
+        return node_list[:ind]
+    suffix = node_list[ind + 1:]
+    end = next((i for i, ch in enumerate(suffix) if ch in ",-]"),
+               len(suffix))
+    return node_list[:ind] + suffix[:end]
+
+
+def _ompi_coordinator(environ: Mapping[str, str]) -> str:
+    uri = environ["OMPI_MCA_orte_hnp_uri"]
+    match = _ORTE_ADDRESS.search(uri)
+    job = uri.split(".", maxsplit=1)[0]
+    if match is None or not _WHOLE.match(job):
+        raise KerasmeshError(
+            "distributed_argument",
+            "`OMPI_MCA_orte_hnp_uri` must name the launcher's address.",
+            [("x", f"It is \"{uri}\".")])
+    host = next(g for g in match.groups() if g is not None)
+    return f"{host}:{_port(environ, (int(job) // 2**12) % 2**12)}"

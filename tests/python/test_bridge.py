@@ -1,0 +1,58 @@
+"""What crosses to R: plain values through `call()`, objects through
+`call_object()`, warnings and errors in the envelope."""
+
+import numpy as np
+import pytest
+
+from kerasmesh import call, call_object, plain
+from kerasmesh.errors import KerasmeshWarning, envelope, warn
+
+
+def test_plain_values_pass():
+    value = {"a": [1, 2.5, None, "x", True], "b": ({"c": 1},)}
+    assert plain(value) is value
+
+
+@pytest.mark.parametrize("value", [
+    np.zeros(3), np.float32(1.0), {"x": [1, np.int64(2)]}])
+def test_numpy_values_are_refused_with_where_they_are(value):
+    with pytest.raises(TypeError, match="numpy"):
+        plain(value)
+
+
+def test_call_refuses_an_array_that_call_object_returns():
+    out = call("arrays.as_array", [1, 2, 3], [3])
+    assert out["ok"] is False
+    assert out["python_type"] == "TypeError"
+    status, value = call_object("arrays.as_array", [1, 2, 3], [3])
+    assert status["ok"] is True and "value" not in status
+    assert isinstance(value, np.ndarray)
+    assert value.shape == (3,)
+
+
+def test_call_object_errors_come_without_a_value():
+    status, value = call_object("arrays.as_array", [1, 2], [3])
+    assert status["ok"] is False and status["kind"] == "array"
+    assert value is None
+
+
+def test_warnings_travel_in_the_envelope():
+    def fn():
+        warn("demo", "Something to know.", [("i", "A way out.")])
+        return 1
+    out = envelope(fn, (), {})
+    assert out["value"] == 1
+    assert out["warnings"] == [["demo", "Something to know.",
+                                [["i", "A way out."]]]]
+
+
+def test_other_python_warnings_are_shown_not_swallowed():
+    import warnings
+
+    def fn():
+        warnings.warn("plain python warning", RuntimeWarning)
+        return 2
+    with pytest.warns(RuntimeWarning, match="plain python warning"):
+        out = envelope(fn, (), {})
+    assert out["warnings"] == []
+    assert not issubclass(RuntimeWarning, KerasmeshWarning)

@@ -1,0 +1,205 @@
+"""Sharded checkpoints: save on one mesh, restore onto another, and the
+steps that must not restore (unfinished, truncated)."""
+
+import os
+import shutil
+
+import keras
+import numpy as np
+import pytest
+
+from kerasmesh import checkpoint as ck
+from kerasmesh.checkpoint_callback import callback
+from kerasmesh.errors import KerasmeshError
+
+
+def mesh_distribution(shape):
+    mesh = keras.distribution.DeviceMesh(shape, ["data", "model"])
+    lm = keras.distribution.LayoutMap(mesh)
+    lm[".*dense.*kernel"] = (None, "model")
+    lm[".*dense.*bias"] = ("model",)
+    return keras.distribution.ModelParallel(layout_map=lm,
+                                            batch_dim_name="data")
+
+
+def build(units=64, seed=7):
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential([
+        keras.Input((32,)),
+        keras.layers.Dense(units, activation="relu", name="dense"),
+        keras.layers.Dense(16, name="dense_1"),
+    ], name="sequential")
+    model.compile(optimizer=keras.optimizers.Adam(0.01, name="adam"),
+                  loss="mse")
+    return model
+
+
+def data():
+    rng = np.random.default_rng(11)
+    return (rng.normal(size=(64, 32)).astype("float32"),
+            rng.normal(size=(64, 16)).astype("float32"))
+
+
+def values(model):
+    return {v.path: np.asarray(v.value) for v in
+            model.trainable_variables + model.optimizer.variables}
+
+
+@pytest.fixture()
+def distribution():
+    previous = keras.distribution.distribution()
+    yield lambda shape: keras.distribution.set_distribution(
+        mesh_distribution(shape))
+    keras.distribution.set_distribution(previous)
+
+
+@pytest.fixture()
+def trained(tmp_path, distribution):
+    """A model trained on a 2x4 mesh and saved at steps 4 and 8."""
+    distribution((2, 4))
+    model = build()
+    x, y = data()
+    model.fit(x, y, epochs=1, batch_size=16, shuffle=False, verbose=0)
+    ck.save(model, str(tmp_path))
+    model.fit(x, y, epochs=1, batch_size=16, shuffle=False, verbose=0)
+    ck.save(model, str(tmp_path))
+    return model, str(tmp_path)
+
+
+def test_restore_onto_another_mesh_is_exact(trained, distribution):
+    model, path = trained
+    distribution((8, 1))
+    fresh = build(seed=99)
+    result = ck.restore(fresh, path)
+    assert result["step"] == 8
+    before, after = values(model), values(fresh)
+    assert before.keys() == after.keys()
+    for k in before:
+        assert np.array_equal(before[k], after[k]), k
+    kernel = fresh.trainable_variables[0].value
+    assert kernel.sharding.mesh.devices.shape == (8, 1)
+    assert int(fresh.optimizer.iterations.numpy()) == 8
+
+
+def test_info_lists_steps_variables_and_layouts(trained):
+    _, path = trained
+    info = ck.info(path)
+    assert info["steps"]["step"] == [4, 8]
+    assert info["steps"]["complete"] == [True, True]
+    assert info["last_complete"] is True
+    assert info["step"] == 8
+    v = info["variables"]
+    i = v["key"].index("trainable_variables/sequential/dense/kernel")
+    assert v["shape"][i] == [32, 64]
+    assert v["axes"][i] == [None, "model"]
+    assert v["mesh_shape"][i] == [2, 4]
+    assert v["mesh_axes"][i] == ["data", "model"]
+    assert any(k.startswith("optimizer_variables/") for k in v["key"])
+
+
+def test_truncated_step_is_incomplete_and_the_previous_restores(
+        trained, distribution):
+    model, path = trained
+    data_dir = os.path.join(path, "8", "pytree", "d")
+    shutil.rmtree(data_dir)
+    info = ck.info(path)
+    assert info["steps"]["complete"] == [True, False]
+    assert "missing" in info["steps"]["problem"][1]
+    assert info["last_complete"] is False
+    assert info["step"] == 4
+    distribution((8, 1))
+    fresh = build(seed=99)
+    assert ck.restore(fresh, path)["step"] == 4
+    assert int(fresh.optimizer.iterations.numpy()) == 4
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(fresh, path, step=8)
+    assert e.value.kind == "checkpoint_incomplete"
+
+
+def test_unfinished_write_is_incomplete(trained):
+    _, path = trained
+    shutil.copytree(os.path.join(path, "8"),
+                    os.path.join(path, "12.orbax-checkpoint-tmp-1"))
+    info = ck.info(path)
+    assert info["steps"]["step"] == [4, 8, 12]
+    assert info["steps"]["complete"] == [True, True, False]
+    assert info["step"] == 8
+
+
+def test_bad_input_names_the_variable_and_overwrites_nothing(
+        trained, tmp_path, distribution):
+    _, path = trained
+    distribution((8, 1))
+    other = build(units=48, seed=3)
+    before = values(other)
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(other, path)
+    assert e.value.kind == "checkpoint_shape"
+    assert "sequential/dense/kernel" in e.value.message
+    after = values(other)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+    renamed = keras.Sequential([
+        keras.Input((32,)), keras.layers.Dense(64, name="other"),
+        keras.layers.Dense(16, name="dense_1")], name="sequential")
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(renamed, path)
+    assert e.value.kind == "checkpoint_variables"
+    assert "sequential/dense/" in str(e.value)
+
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(other, str(tmp_path / "nothing"))
+    assert e.value.kind == "checkpoint_directory"
+
+
+def test_mesh_that_cannot_hold_a_shape_is_reported():
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    saved = {"k": np.zeros((32, 10), "float32")}
+    variables = {"k": saved["k"]}
+    targets = {"k": NamedSharding(mesh, PartitionSpec(None, "model"))}
+    with pytest.raises(KerasmeshError) as e:
+        ck.check_capacity(saved, variables, targets)
+    assert e.value.kind == "checkpoint_layout"
+    assert '"k"' in e.value.message
+
+
+def test_saving_a_step_twice_needs_overwrite(trained):
+    model, path = trained
+    with pytest.raises(KerasmeshError) as e:
+        ck.save(model, path)
+    assert e.value.kind == "checkpoint_exists"
+    assert ck.save(model, path, overwrite=True)["step"] == 8
+
+
+def test_callback_saves_every_n_steps_and_keeps_the_last(
+        tmp_path, distribution):
+    distribution((2, 4))
+    model = build()
+    x, y = data()
+    cb = callback(str(tmp_path), every=2, unit="step", keep=2)
+    model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
+              callbacks=[cb])
+    assert cb.saved == [2, 4, 6, 8]
+    info = ck.info(str(tmp_path))
+    assert info["steps"]["step"] == [6, 8]
+    assert info["epoch"] == 1
+    # The saved step 8 is the model after training.
+    fresh = build(seed=5)
+    ck.restore(fresh, str(tmp_path))
+    before, after = values(model), values(fresh)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_callback_saves_every_epoch(tmp_path, distribution):
+    distribution((2, 4))
+    model = build()
+    x, y = data()
+    cb = callback(str(tmp_path), every=1, unit="epoch")
+    model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
+              callbacks=[cb])
+    info = ck.info(str(tmp_path))
+    assert info["steps"]["step"] == [4, 8]
+    assert info["epoch"] == 2

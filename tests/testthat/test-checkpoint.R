@@ -1,0 +1,300 @@
+# Sharded checkpoints: save on one mesh, restore onto another; steps cut
+# short; a run of 2 processes killed and resumed from its last checkpoint.
+
+mlp_distribution <- function(shape) {
+  kerasmesh::model_parallel(book_layout(kerasmesh::device_mesh(shape)),
+                            batch_dim_name = "data")
+}
+
+optimizer_values <- function(model) {
+  variable_values(model$optimizer)
+}
+
+scrub_dir <- function(lines) {
+  lines <- gsub("[0-9a-f]{32}", "<hash>", lines)
+  gsub("/[^ ]*/(checkpoint|nothing)[^ ]*", "<dir>", lines)
+}
+
+test_that("a checkpoint saved on a 2 x 4 mesh restores exactly onto 8 x 1", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  data <- mlp_data()
+  model <- with_distribution(mlp_distribution(c(data = 2, model = 4)), {
+    train_mlp(build_mlp(), data, epochs = 2L)
+  })
+  saved <- save_checkpoint(model, dir)
+  expect_identical(saved$step, 8L)
+
+  fresh <- with_distribution(mlp_distribution(c(data = 8, model = 1)), {
+    build_mlp()
+  })
+  expect_gt(max_abs_diff(variable_values(model), variable_values(fresh)), 0)
+  restored <- restore_checkpoint(fresh, dir)
+
+  expect_identical(restored$step, 8L)
+  expect_identical(
+    max_abs_diff(variable_values(model), variable_values(fresh)), 0
+  )
+  expect_identical(names(optimizer_values(fresh)),
+                   names(optimizer_values(model)))
+  expect_identical(
+    max_abs_diff(optimizer_values(model), optimizer_values(fresh)), 0
+  )
+  # Each variable lives where the 8 x 1 layout puts it.
+  placed <- variable_sharding(fresh)
+  expect_identical(mesh_shape(attr(placed, "mesh")), c(data = 8L, model = 1L))
+  kernel <- placed[placed$path == "sequential/dense/kernel", ]
+  expect_identical(kernel$axes[[1]], c(NA, "model"))
+
+  info <- checkpoint_info(dir)
+  expect_s3_class(info, "kerasmesh_checkpoint_info")
+  expect_identical(info$steps$step, 8L)
+  expect_true(info$last_complete)
+  v <- info$variables
+  row <- v[v$key == "trainable_variables/sequential/dense/kernel", ]
+  expect_identical(row$shape[[1]], c(32L, 64L))
+  expect_identical(row$axes[[1]], c(NA, "model"))
+  expect_identical(row$mesh, "data=2, model=4")
+  expect_true(any(v$group == "optimizer_variables"))
+})
+
+test_that("a step cut short is incomplete and the step before restores", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  data <- mlp_data()
+  with_distribution(mlp_distribution(c(data = 2, model = 4)), {
+    model <- train_mlp(build_mlp(), data, epochs = 1L)
+    save_checkpoint(model, dir)
+    at_step_4 <- variable_values(model)
+    train_mlp(model, data, epochs = 1L)
+    save_checkpoint(model, dir)
+  })
+  # A crash while writing step 8's arrays: part of the step is gone.
+  unlink(file.path(dir, "8", "pytree", "d"), recursive = TRUE)
+  # And one killed before Orbax renamed its temporary directory.
+  dir.create(file.path(dir, "12.orbax-checkpoint-tmp-1700000000"))
+
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$step, c(4L, 8L, 12L))
+  expect_identical(info$steps$complete, c(TRUE, FALSE, FALSE))
+  expect_match(info$steps$problem[2], "missing")
+  expect_match(info$steps$problem[3], "did not finish")
+  expect_false(info$last_complete)
+  expect_identical(info$step, 4L)
+  expect_snapshot(print(info), transform = scrub_dir)
+
+  fresh <- with_distribution(mlp_distribution(c(data = 8, model = 1)), {
+    build_mlp()
+  })
+  expect_identical(restore_checkpoint(fresh, dir)$step, 4L)
+  expect_identical(max_abs_diff(at_step_4, variable_values(fresh)), 0)
+  expect_error(restore_checkpoint(fresh, dir, step = 8),
+               class = "kerasmesh_error_checkpoint_incomplete")
+})
+
+test_that("bad checkpoints are classed errors that name the variable", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  with_distribution(mlp_distribution(c(data = 2, model = 4)), {
+    save_checkpoint(build_mlp(), dir)
+  })
+  keras <- keras()
+  # Another shape for dense/kernel.
+  other <- with_distribution(mlp_distribution(c(data = 8, model = 1)), {
+    keras$utils$set_random_seed(3L)
+    m <- keras$Sequential(list(
+      keras$Input(shape = list(32L)),
+      keras$layers$Dense(48L, name = "dense"),
+      keras$layers$Dense(16L, name = "dense_1")
+    ), name = "sequential")
+    m$compile(optimizer = "adam", loss = "mse")
+    m
+  })
+  before <- variable_values(other)
+  expect_snapshot(error = TRUE, restore_checkpoint(other, dir))
+  e <- tryCatch(restore_checkpoint(other, dir), error = identity)
+  expect_s3_class(e, "kerasmesh_error_checkpoint_shape")
+  expect_s3_class(e, "kerasmesh_error")
+  expect_identical(max_abs_diff(before, variable_values(other)), 0)
+
+  # Other names.
+  renamed <- keras$Sequential(list(
+    keras$Input(shape = list(32L)),
+    keras$layers$Dense(64L, name = "hidden"),
+    keras$layers$Dense(16L, name = "dense_1")
+  ), name = "sequential")
+  e <- tryCatch(restore_checkpoint(renamed, dir), error = identity)
+  expect_s3_class(e, "kerasmesh_error_checkpoint_variables")
+  expect_match(conditionMessage(e), "sequential/hidden/kernel", fixed = TRUE)
+
+  # A mesh that can't hold a saved shape (64 columns over 3 devices): the
+  # target model can't be built on it, an error naming the variable, before
+  # any restore. (restore_checkpoint() checks again; see test_checkpoint.py.)
+  mesh23 <- device_mesh(c(data = 2, model = 3), devices = 6)
+  e <- tryCatch(
+    with_distribution(model_parallel(book_layout(mesh23)), build_mlp()),
+    error = identity
+  )
+  expect_s3_class(e, "kerasmesh_error_layout_divisibility")
+  expect_match(conditionMessage(e), "sequential/dense/kernel", fixed = TRUE)
+  expect_identical(checkpoint_info(dir)$steps$complete, TRUE)
+
+  # Not a checkpoint.
+  empty <- withr::local_tempdir("nothing")
+  expect_snapshot(error = TRUE, checkpoint_info(empty),
+                  transform = scrub_dir)
+  expect_error(restore_checkpoint(other, empty),
+               class = "kerasmesh_error_checkpoint_directory")
+  expect_error(save_checkpoint(build_mlp(), dir),
+               class = "kerasmesh_error_checkpoint_exists")
+})
+
+test_that("checkpoint functions check their arguments", {
+  expect_snapshot(error = TRUE, {
+    save_checkpoint("model", "dir")
+    restore_checkpoint(list(), "dir")
+    checkpoint_info(c("a", "b"))
+    checkpoint_info("dir", step = -1)
+    checkpoint_callback("dir", every = 0)
+    checkpoint_callback("dir", unit = "batch")
+    checkpoint_callback("dir", keep = 1.5)
+  })
+})
+
+# Two processes -------------------------------------------------------------
+
+# launch_local()'s result, one element per worker: the one place that knows
+# its shape.
+worker_values <- function(res, field = "value") {
+  res[[field]]
+}
+
+alive_pids <- function(pids) {
+  pids[vapply(pids, function(p) isTRUE(tools::pskill(p, 0L)), logical(1))]
+}
+
+# One worker of a 2-process run on a 2 x 4 mesh: 3 epochs of 4 steps,
+# a checkpoint every 2 steps. With `resume`, it starts from the newest
+# complete checkpoint (mid-epoch too) and then also trains the same model
+# without interruption, for comparison. Process 1 kills itself (SIGKILL)
+# after step `kill_at`.
+checkpoint_worker <- function(dir, x, y, resume = FALSE, kill_at = 0L) {
+  kerasmesh::distributed_initialize(timeout = 60)
+  keras <- reticulate::import("keras")
+  mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
+  layouts <- kerasmesh::layout_map(
+    mesh, ".*dense.*kernel" = c(NA, "model"), ".*dense.*bias" = "model"
+  )
+  kerasmesh::local_distribution(kerasmesh::model_parallel(
+    layouts, batch_dim_name = "data", auto_shard_dataset = FALSE
+  ))
+  build <- function() {
+    keras$utils$set_random_seed(7L)
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(ncol(x))),
+      keras$layers$Dense(64L, activation = "relu", name = "dense"),
+      keras$layers$Dense(ncol(y), name = "dense_1")
+    ), name = "sequential")
+    model$compile(optimizer = keras$optimizers$Adam(0.01), loss = "mse")
+    model
+  }
+  p <- kerasmesh::process_index()
+  share <- 8L # each process's part of a global batch of 16
+  steps_per_epoch <- nrow(x) %/% 16L
+  # This process's rows of global batches first, first + 1, ...
+  rows <- function(first = 0L) {
+    starts <- seq(first * 16L, nrow(x) - 1L, by = 16L)
+    unlist(lapply(starts, function(s) s + p * share + seq_len(share)))
+  }
+  fit <- function(model, first_batch, epochs, initial_epoch, callbacks) {
+    r <- rows(first_batch)
+    model$fit(
+      kerasmesh::np_array(x[r, , drop = FALSE]),
+      kerasmesh::np_array(y[r, , drop = FALSE]),
+      batch_size = share, epochs = epochs, initial_epoch = initial_epoch,
+      shuffle = FALSE, verbose = 0L, callbacks = callbacks
+    )
+  }
+  steps <- 0L
+  killer <- keras$callbacks$LambdaCallback(
+    on_train_batch_end = function(batch, logs) {
+      steps <<- steps + 1L
+      if (p == 1 && steps == kill_at) {
+        tools::pskill(Sys.getpid(), tools::SIGKILL)
+      }
+    }
+  )
+  save_every_2 <- kerasmesh::checkpoint_callback(dir, every = 2, unit = "step",
+                                                 keep = 2)
+  model <- build()
+  start <- 0L
+  if (resume) {
+    start <- kerasmesh::restore_checkpoint(model, dir)$step
+  }
+  epoch <- start %/% steps_per_epoch
+  done <- start %% steps_per_epoch
+  if (done > 0) { # finish the epoch the checkpoint was taken in
+    fit(model, done, epoch + 1L, epoch, list(save_every_2, killer))
+    epoch <- epoch + 1L
+  }
+  fit(model, 0L, 3L, epoch, list(save_every_2, killer))
+  out <- list(start = start, weights = kerasmesh::variable_values(model))
+  if (resume) {
+    reference <- build()
+    fit(reference, 0L, 3L, 0L, list())
+    out$reference <- kerasmesh::variable_values(reference)
+  }
+  out
+}
+environment(checkpoint_worker) <- globalenv()
+
+test_that("2 processes killed mid-run resume from the last checkpoint", {
+  skip_if_no_keras()
+  skip_if_not_installed("callr")
+  skip_on_os("windows")
+  if (length(find.package("kerasmesh", .libPaths(), quiet = TRUE)) == 0) {
+    stop("kerasmesh must be installed for worker processes.")
+  }
+  dir <- withr::local_tempdir("checkpoint")
+  data <- shared_mlp_data()
+
+  # Process 1 dies after step 7; checkpoints were taken at steps 2, 4, 6.
+  killed <- launch_local(
+    checkpoint_worker, processes = 2, devices_per_process = 4, timeout = 90,
+    args = list(dir = dir, x = data$x, y = data$y, kill_at = 7L)
+  )
+  status <- worker_values(killed, "status")
+  expect_identical(status[2], "killed", info = paste(
+    utils::tail(unlist(worker_values(killed, "output")), 20), collapse = "\n"
+  ))
+  expect_true(status[1] != "ok")
+  expect_length(alive_pids(worker_values(killed, "pid")), 0)
+  info <- checkpoint_info(dir)
+  expect_identical(info$step, 6L)
+  expect_identical(info$process_count, 2L)
+
+  # Both restart from step 6 and finish the 12 steps.
+  resumed <- launch_local(
+    checkpoint_worker, processes = 2, devices_per_process = 4, timeout = 90,
+    args = list(dir = dir, x = data$x, y = data$y, resume = TRUE)
+  )
+  expect_identical(worker_values(resumed, "status"), c("ok", "ok"),
+                   info = paste(utils::tail(
+                     unlist(worker_values(resumed, "output")), 20
+                   ), collapse = "\n"))
+  expect_length(alive_pids(worker_values(resumed, "pid")), 0)
+  w <- worker_values(resumed)
+  expect_identical(c(w[[1]]$start, w[[2]]$start), c(6L, 6L))
+  expect_lte(max_abs_diff(w[[1]]$weights, w[[1]]$reference), 1e-6)
+  expect_identical(w[[1]]$weights, w[[2]]$weights)
+  final <- checkpoint_info(dir)
+  expect_identical(final$steps$step, c(10L, 12L))
+  expect_true(final$last_complete)
+
+  # The 2-process checkpoint restores into this single process, 8 x 1.
+  here <- with_distribution(mlp_distribution(c(data = 8, model = 1)), {
+    build_mlp()
+  })
+  expect_identical(restore_checkpoint(here, dir)$step, 12L)
+  expect_identical(max_abs_diff(w[[1]]$weights, variable_values(here)), 0)
+})

@@ -1,0 +1,63 @@
+# Rules for layer outputs: Keras's own end-to-end output-sharding case.
+
+output_sharding_layout <- function(mesh, ...) {
+  layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
+             ".*dense.*bias" = "model",
+             ".*dense.*output" = c("batch", NA), ...)
+}
+
+output_sharding_model <- function() {
+  keras <- reticulate::import("keras")
+  inputs <- keras$layers$Input(shape = list(28L, 28L, 1L))
+  y <- keras$layers$Flatten()(inputs)
+  y <- keras$layers$Dense(units = 200L, use_bias = FALSE,
+                          activation = "relu")(y)
+  y <- keras$layers$Dropout(0.4)(y)
+  y <- keras$layers$Dense(units = 16L, activation = "softmax")(y)
+  keras$Model(inputs = inputs, outputs = y)
+}
+
+test_that("output rules are listed with their layers, not as unmatched", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(batch = 2, model = 4))
+  lm <- output_sharding_layout(mesh)
+  expect_no_warning(plan <- check_layout(output_sharding_model, lm))
+  s <- summary(plan)
+  expect_length(s$unmatched, 0)
+  expect_identical(s$outputs$key, ".*dense.*output")
+  expect_identical(s$outputs$layers, 2L)
+  expect_identical(s$outputs$classes[[1]], "Dense")
+  expect_true(any(grepl("Rules for layer outputs", format(plan))))
+})
+
+test_that("an output rule that matches no layer warns", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(batch = 2, model = 4))
+  lm <- output_sharding_layout(mesh, "encoder.*output" = c("batch", NA))
+  w <- expect_warning(check_layout(output_sharding_model, lm),
+                      class = "kerasmesh_warning_unmatched_output_rule")
+  expect_match(conditionMessage(w), "no layer output")
+})
+
+test_that("fit() with an output rule gives no false warning", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(batch = 2, model = 4))
+  pywarnings <- reticulate::import("warnings", convert = FALSE)
+  recorder <- pywarnings$catch_warnings(record = TRUE)
+  caught <- recorder$`__enter__`()
+  on.exit(recorder$`__exit__`(NULL, NULL, NULL), add = TRUE)
+  pywarnings$simplefilter("always")
+  with_distribution(model_parallel(output_sharding_layout(mesh)), {
+    model <- output_sharding_model()
+    model$compile(loss = "mse")
+    x <- np_array(array(0, c(16, 28, 28, 1)))
+    y <- np_array(matrix(0, 16, 16))
+    expect_no_warning(model$fit(x, y, batch_size = 8L, verbose = 0L))
+  })
+  n <- reticulate::py_len(caught)
+  messages <- vapply(seq_len(n) - 1L, function(i) {
+    w <- reticulate::py_get_item(caught, i)
+    paste(reticulate::py_str(w$category), reticulate::py_str(w$message))
+  }, "")
+  expect_false(any(grepl("Kerasmesh|matches no", messages)))
+})

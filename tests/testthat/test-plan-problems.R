@@ -1,0 +1,151 @@
+# Grouped problems and their fixes, on keras-hub transformers.
+
+for (family in names(hub_families)) {
+  test_that(paste(family, "backbone: its own layout map fails on one key/value",
+                  "head, grouped, and the fix plans clean"), {
+    skip_if_no_keras_hub()
+    build <- hub_builder(family, kv_heads = 1L)
+    keras_lm <- hub_layout_map(family)
+    plan <- layout_plan(build, keras_lm)
+    groups <- attr(plan, "groups")
+    errors <- groups[groups$severity == "error", , drop = FALSE]
+    expect_identical(nrow(errors), 1L)
+    expect_identical(errors$kind, "layout_divisibility")
+    expect_identical(errors$count, 6L)
+    expect_identical(errors$listing[[1]], hub_families[[family]]$listing)
+    expect_identical(errors$size, 1)
+    expect_identical(errors$axis_size,
+                     c(batch = 2L, model = 4L)[[errors$axis]])
+    # One error for the rule, naming how many variables it hits.
+    # (Llama and Qwen also warn about their untied output embeddings.)
+    err <- suppressWarnings(
+      expect_error(check_layout(plan),
+                   class = "kerasmesh_error_layout_divisibility"),
+      classes = "kerasmesh_warning_replicated"
+    )
+    expect_match(conditionMessage(err), "can't split 6 variables evenly")
+    expect_match(conditionMessage(err), "layout_fix")
+    # The fix, pasted, plans clean.
+    code <- layout_fix(plan)
+    expect_s3_class(code, "kerasmesh_layout_fix")
+    expect_match(code[1], "<- NULL$")
+    lm <- as_layout_map(keras_lm)
+    eval(parse(text = code))
+    fixed <- layout_plan(build, lm)
+    expect_false(any(attr(fixed, "problems")$severity == "error"))
+    expect_identical(nrow(fixed), nrow(plan))
+    expect_lt(summary(fixed)$device_weights, summary(plan)$bytes)
+  })
+
+  test_that(paste(family, "backbone: its own layout map works when the",
+                  "heads divide"), {
+    skip_if_no_keras_hub()
+    plan <- check_layout(hub_builder(family, kv_heads = 4L),
+                         hub_layout_map(family),
+                         replicated_share = 1)
+    expect_s3_class(plan, "kerasmesh_layout_plan")
+    expect_length(layout_fix(plan), 0)
+  })
+}
+
+test_that("check_layout() accepts a plan and Keras's ModelParallel", {
+  skip_if_no_keras_hub()
+  build <- hub_builder("gemma", kv_heads = 4L)
+  keras <- reticulate::import("keras")
+  dist <- keras$distribution$ModelParallel(
+    layout_map = hub_layout_map("gemma"), batch_dim_name = "batch")
+  plan <- layout_plan(build, dist, batch_size = 8)
+  expect_identical(summary(plan)$batch_dim_name, "batch")
+  expect_identical(check_layout(plan), plan)
+  expect_invisible(check_layout(plan))
+  expect_error(layout_plan(build, keras$layers$Dense(2L)),
+               class = "kerasmesh_error_layout_map")
+})
+
+test_that("a big unmatched variable warns, named, with a rule that splits it", {
+  skip_if_no_keras_hub()
+  build <- hub_builder("llama", kv_heads = 4L)
+  keras_lm <- hub_layout_map("llama")
+  w <- expect_warning(check_layout(build, keras_lm),
+                      class = "kerasmesh_warning_replicated")
+  expect_match(conditionMessage(w), "token_embedding/reverse_embeddings",
+               fixed = TRUE)
+  plan <- layout_plan(build, keras_lm)
+  lm <- as_layout_map(keras_lm)
+  eval(parse(text = layout_fix(plan)))
+  expect_no_warning(fixed <- check_layout(build, lm))
+  expect_lt(summary(fixed)$device_weights, summary(plan)$device_weights)
+  # The share is an argument and an option.
+  expect_no_warning(check_layout(build, keras_lm, replicated_share = 0.9))
+  withr::local_options(kerasmesh.replicated_share = 0.9)
+  expect_no_warning(check_layout(build, keras_lm))
+  expect_error(layout_plan(build, keras_lm, replicated_share = 2),
+               class = "kerasmesh_error_argument")
+})
+
+test_that("a transformer's plan prints grouped, within 80 columns", {
+  skip_if_no_keras_hub()
+  plan <- layout_plan(hub_builder("gemma", kv_heads = 1L, num_layers = 18L),
+                      hub_layout_map("gemma"))
+  lines <- format(plan, width = 80)
+  expect_true(all(nchar(lines) <= 80))
+  expect_snapshot(print(plan, width = 80, n = 6))
+  # Block numbers stay visible.
+  expect_true(any(grepl("decoder_block_0/", lines, fixed = TRUE)))
+  s <- summary(plan)
+  expect_equal(sum(s$by_rule$device_bytes), s$device_weights)
+  expect_identical(sum(s$by_rule$variables), nrow(plan))
+  expect_true(all(nchar(format(s)) <= 80))
+})
+
+test_that("plot() aggregates 700+ variables by layer or rule", {
+  skip_if_no_keras_hub()
+  plan <- layout_plan(hub_builder("llama", kv_heads = 4L, num_layers = 80L),
+                      hub_layout_map("llama"))
+  expect_gt(nrow(plan), 700)
+  parts <- plan_memory_parts(plan, "layer", "weights", max_groups = 10)
+  expect_lte(nrow(parts), 12)
+  expect_true(any(grepl("transformer_layer_*/", parts$group, fixed = TRUE)))
+  by_rule <- plan_memory_parts(plan, "rule", "weights")
+  expect_setequal(by_rule$group, c(names(as_layout_map(
+    hub_layout_map("llama"))), "(no rule)"))
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(plan, by = "rule"))
+  expect_invisible(plot(plan))
+})
+
+test_that("fix code and path helpers work without Python", {
+  fix <- list(remove = "a.*(b|c).kernel",
+              add = list(list(key = "a_\\d+/b/kernel", axes = c("model", NA)),
+                         list(key = "a_\\d+/c/kernel", axes = c(NA, "model"))))
+  code <- fix_code(fix)
+  expect_identical(code[1], 'lm[["a.*(b|c).kernel"]] <- NULL')
+  expect_identical(code[2], 'lm[["a_\\\\d+/b/kernel"]] <- c("model", NA)')
+  expect_identical(eval(parse(text = sub("^.*<- ", "", code[2]))),
+                   c("model", NA))
+  expect_identical(path_prefix(c("seq/dense/kernel", "seq/dense_1/bias")),
+                   "seq/")
+  expect_identical(path_prefix(c("block_1/w", "block_2/w")), "")
+  cut <- truncate_path("decoder_block_17/attention/value/kernel", 30)
+  expect_lte(nchar(cut), 30)
+  expect_match(cut, "^decoder_block_17/")
+  expect_match(cut, "kernel$")
+})
+
+test_that("a path prefix all variables share is shown once", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  build <- function() {
+    keras$Sequential(list(
+      keras$Input(shape = list(16L)),
+      keras$layers$Dense(64L, name = "block_0"),
+      keras$layers$Dense(8L, name = "block_1")
+    ), name = "stack")
+  }
+  lm <- layout_map(book_mesh(), "stack/block_\\d+/kernel" = c(NA, "model"))
+  lines <- format(layout_plan(build, lm), width = 80)
+  expect_identical(lines[2], 'Paths below "stack/":')
+  expect_true(any(grepl("^\\s+block_1/kernel", lines)))
+  expect_false(any(grepl("^\\s+stack/block", lines)))
+})
