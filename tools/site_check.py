@@ -29,7 +29,8 @@ CHROMIUM_FLAGS = [
     "--disable-sync", "--disable-dev-shm-usage", "--window-size=1280,1600",
 ]
 SCREENSHOTS = {"index.html": "home.png",
-               "articles/device-mesh.html": "device-mesh.png"}
+               "articles/device-mesh.html": "device-mesh.png",
+               "articles/pictures.html": "pictures.png"}
 
 BROKEN_IMAGES_JS = """
 return Array.from(document.images)
