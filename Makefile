@@ -58,8 +58,7 @@ site: setup-site
 	  -e '  preview = FALSE, new_process = FALSE, install = FALSE)'
 
 # Every page of the site in headless Chromium, served on 127.0.0.1.
-site-check: setup-site
-	[ -f site/index.html ] || $(MAKE) site
+site-check: site
 	timeout 600 /usr/bin/python3 tools/site_check.py site
 
 coverage: setup-site
