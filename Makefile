@@ -1,4 +1,5 @@
-# kerasmesh: `make demo` runs the book's 2x4 mesh, `make check` the tests.
+# kerasmesh: `make demo` runs the book's 2x4 mesh, `make check` the tests,
+# `make check-debian13` the same tests on Debian 13 (in a cached chroot).
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -eu -o pipefail -c
@@ -15,7 +16,7 @@ export _R_CHECK_SYSTEM_CLOCK_ := FALSE
 PYTHON := $(KERASMESH_VENV)/bin/python
 
 .PHONY: setup setup-site demo check pytest rcheck lint bench document \
-	site site-check coverage
+  site site-check coverage check-debian13 test-chroot-cleanup
 
 setup:
 	bash tools/setup.sh
@@ -25,6 +26,19 @@ setup-site: setup
 
 demo: setup
 	Rscript demo/book-mesh.R
+
+# Debian 13 (R 4.5, reticulate 1.41, Python 3.13) in a chroot cached under
+# ~/.cache/kerasmesh/debian13: build what is missing, check that the runner
+# leaves no mount behind, then `make check` on a copy of this tree inside.
+# Needs root (debootstrap, mount, chroot), not the host's `make setup`.
+check-debian13:
+	bash tools/debian13.sh build
+	bash tools/test-chroot-cleanup.sh
+	bash tools/debian13.sh check
+
+test-chroot-cleanup:
+	bash tools/debian13.sh build
+	bash tools/test-chroot-cleanup.sh
 
 pytest: setup
 	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider

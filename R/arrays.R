@@ -21,9 +21,9 @@
 #' @return `np_array()`: a NumPy array (a Python object, class
 #'   `numpy.ndarray`) with the same dimensions and element order as `x`.
 #'   It is held without conversion, so its attributes and methods return
-#'   Python objects too (`x$shape` is a Python tuple); use
-#'   [reticulate::py_to_r()] for R values. `variable_values()`: a named list
-#'   of numeric arrays, one per variable, named by path.
+#'   Python objects too (`x$shape` is a Python tuple); convert them with
+#'   reticulate for R values. `variable_values()`: a named list of numeric
+#'   arrays, one per variable, named by path.
 #' @export
 #' @examplesIf keras_available()
 #' x <- np_array(matrix(1:6, nrow = 2))

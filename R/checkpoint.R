@@ -50,7 +50,8 @@
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   model <- keras$Sequential(list(
 #'     keras$Input(shape = list(8L)),
@@ -120,7 +121,8 @@ restore_checkpoint <- function(model, dir, step = NULL) {
 #' @seealso [checkpoint_info()] to see what was saved.
 #' @export
 #' @examplesIf keras_available()
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L)
 #' ))
@@ -170,7 +172,8 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
 #'     `NA` when not split) and `mesh` (such as `"data=2, model=4"`).
 #' @export
 #' @examplesIf keras_available()
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' model <- keras$Sequential(list(
 #'   keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
 #' ), name = "small")
@@ -204,12 +207,11 @@ format.kerasmesh_checkpoint_info <- function(x, ...) {
   }
   vars <- x$variables
   out <- c(out, sprintf(
-    "Step %s%s: %d variable%s%s", x$step,
+    "Step %s%s: %s%s", x$step,
     if (is.null(x$epoch)) "" else sprintf(" (epoch %s)", x$epoch),
-    nrow(vars), if (nrow(vars) == 1) "" else "s",
+    count_text(nrow(vars), "variable"),
     if (is.null(x$process_count)) "" else
-      sprintf(", written by %d process%s", x$process_count,
-              if (x$process_count == 1) "" else "es")
+      cli::pluralize(", written by {x$process_count} process{?es}")
   ))
   meshes <- unique(vars$mesh[!is.na(vars$mesh)])
   if (length(meshes)) {

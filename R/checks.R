@@ -112,5 +112,3 @@ received_value <- function(x) {
     ""
   }
 }
-
-`%||%` <- function(x, y) if (is.null(x)) y else x

@@ -80,7 +80,8 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(32L)),
@@ -104,12 +105,11 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
   loss <- cost_loss_arg(loss, call = call)
   input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
   timeout <- check_seconds(timeout)
-  model <- plan_model(model, call = call)
   wait_for_compiles_at_exit()
-  new_layout_cost(shim_call(
+  new_layout_cost(with_plan_model(model, function(model) shim_call(
     "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
     input_shapes, timeout, call = call
-  ))
+  ), call = call))
 }
 
 #' Compare layouts by what one training step costs
@@ -138,7 +138,8 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(32L)),
@@ -201,7 +202,7 @@ cost_distribution_arg <- function(x, arg = rlang::caller_arg(x),
       kind = "distribution", call = call
     )
   }
-  as_py_distribution(x, arg = arg, call = call)
+  as_keras_distribution(x, arg = arg, call = call)
 }
 
 cost_loss_arg <- function(loss, call = rlang::caller_env()) {

@@ -14,7 +14,7 @@
 #' @param devices `NULL` for all devices of the default type, a count `n`
 #'   for the first `n` devices, or a character vector of device names as
 #'   [list_devices()] gives them.
-#' @return A `kerasmesh_device_mesh` object. [reticulate::r_to_py()] gives
+#' @return A `kerasmesh_device_mesh` object. `r_to_py()` (reticulate's) gives
 #'   the Keras `DeviceMesh`, so the object can be passed to any
 #'   `keras$distribution` function.
 #' @seealso [mesh_shape()], [mesh_axis_names()] and [mesh_devices()] to read
@@ -89,7 +89,7 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
   if (inherits(x, "kerasmesh_device_mesh")) {
     return(x)
   }
-  if (inherits(x, "keras.src.distribution.distribution_lib.DeviceMesh")) {
+  if (python_kind(x) == "device_mesh") {
     return(new_device_mesh(shim_call("mesh.describe_mesh", x, call = call)))
   }
   kerasmesh_abort(
@@ -134,10 +134,10 @@ mesh_summary <- function(mesh) {
   x <- times_symbol()
   n <- prod(shape)
   sprintf(
-    "%s (%s), %d %s device%s",
+    "%s (%s), %s",
     paste(shape, collapse = paste0(" ", x, " ")),
     paste(names(shape), collapse = paste0(" ", x, " ")),
-    n, .subset2(mesh, "device_type"), if (n == 1) "" else "s"
+    count_text(n, paste(.subset2(mesh, "device_type"), "device"))
   )
 }
 

@@ -19,7 +19,7 @@
 #'   the mesh's first axis, as in Keras.
 #' @param auto_shard_dataset Whether Keras shards datasets across processes.
 #'   Set it to `FALSE` when each process feeds its own part of every batch.
-#' @return A `kerasmesh_distribution` object; [reticulate::r_to_py()] gives
+#' @return A `kerasmesh_distribution` object; `r_to_py()` (reticulate's) gives
 #'   the Keras distribution.
 #' @seealso [with_distribution()] to train under one.
 #' @export
@@ -120,7 +120,8 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' simulate_devices(8)
 #' dist <- data_parallel()
 #' with_distribution(dist, {
-#'   keras <- reticulate::import("keras")
+#'   library(reticulate, include.only = "import")
+#'   keras <- import("keras")
 #'   model <- keras$Sequential(list(
 #'     keras$Input(shape = list(4L)),
 #'     keras$layers$Dense(2L)
@@ -129,7 +130,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' variable_sharding(model)
 #' get_distribution()
 set_distribution <- function(x) {
-  previous <- swap_distribution(as_py_distribution(x))
+  previous <- swap_distribution(as_keras_distribution(x))
   invisible(wrap_distribution(previous))
 }
 
@@ -142,7 +143,7 @@ get_distribution <- function() {
 #' @rdname set_distribution
 #' @export
 with_distribution <- function(x, code) {
-  previous <- swap_distribution(as_py_distribution(x))
+  previous <- swap_distribution(as_keras_distribution(x))
   on.exit(swap_distribution(previous), add = TRUE)
   with_python_errors(code)
 }
@@ -150,8 +151,8 @@ with_distribution <- function(x, code) {
 #' @rdname set_distribution
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame()) {
-  previous <- swap_distribution(as_py_distribution(x))
-  defer(swap_distribution(previous), .local_envir)
+  previous <- swap_distribution(as_keras_distribution(x))
+  withr::defer(swap_distribution(previous), envir = .local_envir)
   invisible(wrap_distribution(previous))
 }
 
@@ -220,7 +221,7 @@ wrap_distribution <- function(py) {
   new_distribution(shim_call("distribution.describe_distribution", py))
 }
 
-as_py_distribution <- function(x, arg = rlang::caller_arg(x),
+as_keras_distribution <- function(x, arg = rlang::caller_arg(x),
                                call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
@@ -228,7 +229,7 @@ as_py_distribution <- function(x, arg = rlang::caller_arg(x),
   if (inherits(x, "kerasmesh_distribution")) {
     return(.subset2(x, "py"))
   }
-  if (inherits(x, "keras.src.distribution.distribution_lib.Distribution")) {
+  if (python_kind(x) == "distribution") {
     return(x)
   }
   kerasmesh_abort(
@@ -237,10 +238,4 @@ as_py_distribution <- function(x, arg = rlang::caller_arg(x),
       i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
     kind = "distribution", call = call
   )
-}
-
-# Runs `expr` when `envir` exits, like withr::defer().
-defer <- function(expr, envir = parent.frame()) {
-  thunk <- as.call(list(function() expr))
-  do.call(base::on.exit, list(thunk, TRUE, FALSE), envir = envir)
 }

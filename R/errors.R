@@ -22,7 +22,8 @@
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' # Built before the distribution, so its weights live on one device.
 #' model <- keras$Sequential(list(keras$Input(shape = list(4L)),
 #'                                keras$layers$Dense(2L)))
@@ -95,60 +96,6 @@ warn_from_python <- function(w) {
   bullets <- vapply(w[[3]], function(b) b[[2]], character(1))
   names(bullets) <- vapply(w[[3]], function(b) b[[1]], character(1))
   kerasmesh_warn(c(cli_escape(w[[2]]), cli_escape(bullets)), kind = w[[1]])
-}
-
-# Runs `expr`, turning a Python exception raised by a direct reticulate call
-# into a kerasmesh condition: `kerasmesh_error_<kind>` for the shim's own
-# errors (raised, say, inside a guarded `fit()`), `kerasmesh_error_python`
-# otherwise. reticulate 1.28 signals `Rcpp::exception`, newer versions
-# `python.builtin.*` conditions; both leave the exception in py_last_error().
-with_python_errors <- function(expr, call = rlang::caller_env()) {
-  withCallingHandlers(
-    expr,
-    error = function(e) {
-      if (is_python_error(e)) {
-        abort_from_python(python_error_description(e), call)
-      }
-    }
-  )
-}
-
-python_error_description <- function(e) {
-  last <- tryCatch(reticulate::py_last_error(), error = function(err) NULL)
-  exception <- attr(last, "exception") %||% last$exception %||%
-    (if (inherits(e, "python.builtin.object")) e)
-  kind <- if (!is.null(exception) &&
-              reticulate::py_has_attr(exception, "kind")) {
-    reticulate::py_to_r(reticulate::py_get_attr(exception, "kind"))
-  }
-  if (is.character(kind)) {
-    return(list(
-      kind = kind,
-      python_type = last$type,
-      message = reticulate::py_to_r(reticulate::py_get_attr(exception,
-                                                             "message")),
-      bullets = reticulate::py_to_r(reticulate::py_get_attr(exception,
-                                                             "bullets")),
-      traceback = last$traceback
-    ))
-  }
-  list(
-    kind = "python",
-    python_type = last$type %||% "Exception",
-    message = first_lines(last$value %||% conditionMessage(e)),
-    bullets = list(),
-    traceback = last$traceback
-  )
-}
-
-is_python_error <- function(e) {
-  inherits(e, "Rcpp::exception") ||
-    inherits(e, "python.builtin.BaseException")
-}
-
-first_lines <- function(x, n = 3) {
-  lines <- strsplit(x, "\n", fixed = TRUE)[[1]]
-  paste(utils::head(lines, n), collapse = "\n")
 }
 
 cli_escape <- function(x) {

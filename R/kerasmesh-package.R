@@ -2,7 +2,7 @@
 #'
 #' kerasmesh wraps the Keras 3 distribution API for R. Build a
 #' [device_mesh()], give variables layouts with a [layout_map()], and pass
-#' both straight to Keras: [reticulate::r_to_py()] on a kerasmesh object
+#' both straight to Keras: `r_to_py()` (reticulate's) on a kerasmesh object
 #' returns the Keras object it wraps.
 #'
 #' @section Python and the Keras backend:
@@ -27,6 +27,8 @@
 #' the fields `python_type` and `python_message`. A Keras method called
 #' directly from R (`model$fit()`) raises reticulate's own condition: wrap it
 #' in [with_kerasmesh_errors()] for the kerasmesh classes.
+#' [kerasmesh_conditions] lists every class.
 #'
 #' @keywords internal
+#' @importFrom rlang %||%
 "_PACKAGE"

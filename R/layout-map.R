@@ -32,7 +32,7 @@
 #' @param mesh A [device_mesh()] (or a Keras `DeviceMesh`). Usually given
 #'   first, unnamed; it comes after `...` so that no rule key can be
 #'   mistaken for it.
-#' @return A `kerasmesh_layout_map`. [reticulate::r_to_py()] gives the Keras
+#' @return A `kerasmesh_layout_map`. `r_to_py()` (reticulate's) gives the Keras
 #'   `LayoutMap`.
 #'
 #' @section Working with rules:
@@ -56,7 +56,7 @@
 #' lm
 #' lm[["sequential/dense/kernel"]]
 #' # The book's way, with keras3's tuple() (which is reticulate's):
-#' tuple <- reticulate::tuple
+#' library(reticulate, include.only = "tuple")
 #' lm["dense.*kernel"] <- NULL
 #' lm["dense.*kernel"] <- tuple(NULL, "model")
 #' lm
@@ -168,7 +168,7 @@ format.kerasmesh_layout_map <- function(x, ...) {
   rules <- .subset2(x, "rules")
   n <- length(rules)
   header <- sprintf(
-    "<kerasmesh_layout_map> %d rule%s on a %s", n, if (n == 1) "" else "s",
+    "<kerasmesh_layout_map> %s on a %s", count_text(n, "rule"),
     mesh_summary(.subset2(x, "mesh"))
   )
   if (n == 0) {
@@ -209,15 +209,14 @@ build_layout_map <- function(mesh, rules, call = rlang::caller_env()) {
 # empty backtrace instead.
 local_python_value_in_call <- function(value, frame = parent.frame()) {
   if (inherits(value, "python.builtin.object")) {
-    old <- options(kerasmesh.empty_trace = TRUE)
-    do.call(on.exit, list(bquote(options(.(old))), add = TRUE), envir = frame)
+    withr::local_options(list(kerasmesh.empty_trace = TRUE),
+                         .local_envir = frame)
   }
   invisible()
 }
 
 is_device_mesh <- function(x) {
-  inherits(x, c("kerasmesh_device_mesh",
-                "keras.src.distribution.distribution_lib.DeviceMesh"))
+  inherits(x, "kerasmesh_device_mesh") || python_kind(x) == "device_mesh"
 }
 
 new_layout_map <- function(desc) {
@@ -248,8 +247,9 @@ new_layout_map <- function(desc) {
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(batch = 2, model = 4))
-#' keras <- reticulate::import("keras")
-#' keras_map <- keras$distribution$LayoutMap(reticulate::r_to_py(mesh))
+#' library(reticulate, include.only = c("import", "r_to_py"))
+#' keras <- import("keras")
+#' keras_map <- keras$distribution$LayoutMap(r_to_py(mesh))
 #' lm <- as_layout_map(keras_map)
 #' lm[[".*kernel"]] <- c(NA, "model")
 #' lm

@@ -29,7 +29,8 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(batch = 2, model = 4))
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   inputs <- keras$Input(shape = list(16L))
 #'   hidden <- keras$layers$Dense(64L, name = "up")(inputs)
@@ -179,8 +180,7 @@ plan_group_message <- function(groups, max_listed = 5) {
   listed <- utils::head(rest, max_listed)
   more <- length(rest) - length(listed)
   c(out,
-    i = sprintf("%d more problem%s:", length(rest),
-                if (length(rest) == 1) "" else "s"),
+    i = paste0(count_text(length(rest), "more problem"), ":"),
     stats::setNames(cli_escape(listed), rep("*", length(listed))),
     if (more > 0) c("*" = sprintf("... and %d more.", more)))
 }
@@ -222,4 +222,32 @@ truncate_path <- function(x, width) {
   tail[whole] <- sub("^[^/]*/", "", tail[whole])
   x[long] <- paste0(head, "...", ifelse(whole, "/", ""), tail)
   x
+}
+
+signal_plan_problems <- function(plan, call = rlang::caller_env()) {
+  problems <- attr(plan, "problems")
+  groups <- attr(plan, "groups")
+  warnings <- problems[problems$severity == "warning", , drop = FALSE]
+  for (kind in unique(warnings$kind)) {
+    these <- warnings[warnings$kind == kind, , drop = FALSE]
+    grouped <- groups[groups$severity == "warning" & groups$kind == kind, ,
+                      drop = FALSE]
+    cli::cli_warn(
+      plan_group_message(grouped),
+      class = c(paste0("kerasmesh_warning_", kind),
+                "kerasmesh_warning_layout_plan", "kerasmesh_warning"),
+      plan = plan, problems = these, groups = grouped
+    )
+  }
+  errors <- problems[problems$severity == "error", , drop = FALSE]
+  if (nrow(errors) > 0) {
+    grouped <- groups[groups$severity == "error", , drop = FALSE]
+    cli::cli_abort(
+      plan_group_message(grouped),
+      class = c(paste0("kerasmesh_error_", unique(errors$kind)),
+                "kerasmesh_error_layout_plan", "kerasmesh_error"),
+      plan = plan, problems = errors, groups = grouped, call = call
+    )
+  }
+  invisible(plan)
 }

@@ -78,3 +78,93 @@ check_share <- function(x, arg = rlang::caller_arg(x),
   }
   as.numeric(x)
 }
+
+#' @export
+summary.kerasmesh_layout_plan <- function(object, ...) {
+  s <- attr(object, "summary")
+  problems <- attr(object, "problems")
+  structure(
+    c(s, list(
+      mesh = attr(object, "mesh"),
+      rules = attr(object, "rules"),
+      by_rule = plan_rule_totals(object),
+      outputs = attr(object, "outputs"),
+      errors = sum(problems$severity == "error"),
+      warnings = sum(problems$severity == "warning")
+    )),
+    class = "kerasmesh_layout_plan_summary"
+  )
+}
+
+#' @export
+format.kerasmesh_layout_plan_summary <- function(x, ...) {
+  rules <- x$rules
+  unmatched <- x$unmatched
+  c(
+    sprintf("<kerasmesh_layout_plan_summary> model \"%s\"", x$model),
+    sprintf("Mesh:        %s", mesh_summary(x$mesh)),
+    sprintf("Variables:   %s (%s trainable), %s",
+            plan_count(x$variables), plan_count(x$trainable),
+            plan_plural(nrow(rules), "rule")),
+    sprintf("Parameters:  %s (%s%s)", plan_count(x$parameters),
+            format_bytes(x$bytes),
+            if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
+    "Memory:",
+    format_plan_memory(x),
+    if (is.null(x$optimizer)) {
+      "  No optimizer given: pass `optimizer` to count its slots."
+    },
+    sprintf("Batch:       %s", format_plan_batch(x)),
+    sprintf("Unmatched:   %s", if (length(unmatched)) {
+      paste0('"', unmatched, '"', collapse = ", ")
+    } else {
+      "none"
+    }),
+    sprintf("Problems:    %s, %s", plan_plural(x$errors, "error"),
+            plan_plural(x$warnings, "warning")),
+    format_rule_totals(x$by_rule),
+    if (!is.null(x$outputs) && nrow(x$outputs) > 0) {
+      sprintf("Output rules: %s", paste0(
+        '"', x$outputs$key, '" (', x$outputs$layers, " layers)",
+        collapse = ", "))
+    }
+  )
+}
+
+#' @export
+print.kerasmesh_layout_plan_summary <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+format_plan_memory <- function(x) {
+  slots <- if (is.null(x$optimizer)) {
+    NULL
+  } else {
+    sprintf("+ %s slots (%s per variable)", x$optimizer,
+            format(x$slots, digits = 3))
+  }
+  labels <- c("weights", "+ gradients", slots)
+  device <- c(x$device_weights, x$device_weights + x$device_gradients,
+              if (!is.null(slots)) x$device_total)
+  replicated <- c(x$replicated_weights,
+                  x$replicated_weights + x$replicated_gradients,
+                  if (!is.null(slots)) x$replicated_total)
+  table <- data.frame(
+    " " = labels, "per device" = format_bytes(device),
+    "fully replicated" = format_bytes(replicated),
+    check.names = FALSE, stringsAsFactors = FALSE
+  )
+  format_table(table, right = c("per device", "fully replicated"))
+}
+
+format_plan_batch <- function(x) {
+  if (is.null(x$batch_size)) {
+    return(sprintf('split over "%s" (%s ways); no batch size given',
+                   x$batch_dim_name,
+                   if (is.null(x$batch_ways)) "?" else x$batch_ways))
+  }
+  sprintf('%d split over "%s" (%s ways): %s per device', x$batch_size,
+          x$batch_dim_name, x$batch_ways %||% "?",
+          if (is.null(x$device_batch)) "?" else format(x$device_batch))
+}

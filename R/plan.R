@@ -88,7 +88,8 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(16L)),
@@ -109,11 +110,10 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
   }
   replicated_share <- check_share(replicated_share)
   optimizer <- plan_optimizer_arg(optimizer, call = call)
-  model <- plan_model(model, call = call)
-  new_layout_plan(shim_call(
+  new_layout_plan(with_plan_model(model, function(model) shim_call(
     "plan.plan_layout", model, source$layout, batch_size, optimizer,
     source$batch_dim_name, replicated_share = replicated_share, call = call
-  ))
+  ), call = call))
 }
 
 #' Check a layout before training
@@ -168,7 +168,8 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),
 #'                         keras$layers$Dense(6L, name = "dense")))
@@ -192,42 +193,6 @@ check_layout <- function(model, layout, ...) {
   invisible(plan)
 }
 
-#' @export
-format.kerasmesh_layout_plan <- function(x, ..., n = 20,
-                                         width = cli::console_width()) {
-  summary <- attr(x, "summary")
-  if (is.null(summary)) {
-    return(utils::capture.output(print(as.data.frame(x))))
-  }
-  rows <- nrow(x)
-  header <- sprintf(
-    "<kerasmesh_layout_plan> %d variable%s on a %s", rows,
-    if (rows == 1) "" else "s", mesh_summary(attr(x, "mesh"))
-  )
-  out <- header
-  prefix <- path_prefix(x$path)
-  if (nzchar(prefix)) {
-    out <- c(out, sprintf('Paths below "%s":', prefix))
-  }
-  if (rows > 0) {
-    shown <- x[seq_len(min(rows, n)), , drop = FALSE]
-    out <- c(out, format_plan_table(shown, attr(x, "problems"), width,
-                                    prefix))
-    if (rows > n) {
-      out <- c(out, sprintf("  ... and %d more variable%s", rows - n,
-                            if (rows - n == 1) "" else "s"))
-    }
-  }
-  c(out, format_plan_totals(summary), format_plan_outputs(x, width),
-    format_plan_problems(x, width))
-}
-
-#' @export
-print.kerasmesh_layout_plan <- function(x, ...) {
-  writeLines(format(x, ...))
-  invisible(x)
-}
-
 # Subsets are plain data frames: the plan's totals describe all its rows.
 #' @export
 `[.kerasmesh_layout_plan` <- function(x, ...) {
@@ -243,64 +208,6 @@ as.data.frame.kerasmesh_layout_plan <- function(x, ...) {
   }
   class(x) <- "data.frame"
   x
-}
-
-#' @export
-summary.kerasmesh_layout_plan <- function(object, ...) {
-  s <- attr(object, "summary")
-  problems <- attr(object, "problems")
-  structure(
-    c(s, list(
-      mesh = attr(object, "mesh"),
-      rules = attr(object, "rules"),
-      by_rule = plan_rule_totals(object),
-      outputs = attr(object, "outputs"),
-      errors = sum(problems$severity == "error"),
-      warnings = sum(problems$severity == "warning")
-    )),
-    class = "kerasmesh_layout_plan_summary"
-  )
-}
-
-#' @export
-format.kerasmesh_layout_plan_summary <- function(x, ...) {
-  rules <- x$rules
-  unmatched <- x$unmatched
-  c(
-    sprintf("<kerasmesh_layout_plan_summary> model \"%s\"", x$model),
-    sprintf("Mesh:        %s", mesh_summary(x$mesh)),
-    sprintf("Variables:   %s (%s trainable), %s",
-            plan_count(x$variables), plan_count(x$trainable),
-            plan_plural(nrow(rules), "rule")),
-    sprintf("Parameters:  %s (%s%s)", plan_count(x$parameters),
-            format_bytes(x$bytes),
-            if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
-    "Memory:",
-    format_plan_memory(x),
-    if (is.null(x$optimizer)) {
-      "  No optimizer given: pass `optimizer` to count its slots."
-    },
-    sprintf("Batch:       %s", format_plan_batch(x)),
-    sprintf("Unmatched:   %s", if (length(unmatched)) {
-      paste0('"', unmatched, '"', collapse = ", ")
-    } else {
-      "none"
-    }),
-    sprintf("Problems:    %s, %s", plan_plural(x$errors, "error"),
-            plan_plural(x$warnings, "warning")),
-    format_rule_totals(x$by_rule),
-    if (!is.null(x$outputs) && nrow(x$outputs) > 0) {
-      sprintf("Output rules: %s", paste0(
-        '"', x$outputs$key, '" (', x$outputs$layers, " layers)",
-        collapse = ", "))
-    }
-  )
-}
-
-#' @export
-print.kerasmesh_layout_plan_summary <- function(x, ...) {
-  writeLines(format(x, ...))
-  invisible(x)
 }
 
 # Whether training under model_parallel() checks the layout first.
@@ -327,7 +234,12 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
   }
   kerasmesh_abort(
     c("{.arg {arg}} must be a layout map or a model-parallel distribution.",
-      x = "Received {.obj_type_friendly {layout}}.",
+      # cli < 3.6.1 names every S3 class, later ones the first only.
+      x = if (is.object(layout)) {
+        "Received a {.cls {class(layout)[[1]]}} object."
+      } else {
+        "Received {.obj_type_friendly {layout}}."
+      },
       i = if (inherits(layout, "kerasmesh_distribution")) {
         "A data-parallel distribution replicates every variable: there is
          no layout to plan."
@@ -352,27 +264,6 @@ plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
       i = 'For example {.code "adam"}.'),
     kind = "optimizer", call = call
   )
-}
-
-# A Keras model, or the model an R builder function returns, built
-# shape-only. Python callables are called by the shim in the same scope.
-plan_model <- function(model, arg = rlang::caller_arg(model),
-                       call = rlang::caller_env()) {
-  if (inherits(model, "python.builtin.object")) {
-    return(model)
-  }
-  if (!is.function(model)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a Keras model or a function that builds one.",
-        x = "Received {.obj_type_friendly {model}}."),
-      kind = "model", call = call
-    )
-  }
-  scope <- shim_call("plan.shape_only", call = call)
-  with_python_errors(scope$`__enter__`(), call = call)
-  on.exit(with_python_errors(scope$`__exit__`(NULL, NULL, NULL),
-                             call = call), add = TRUE)
-  model()
 }
 
 # -- the plan object --------------------------------------------------------
@@ -436,163 +327,4 @@ plan_chr <- function(x) {
   }
   vapply(x, function(e) if (is.null(e)) NA_character_ else as.character(e),
          character(1), USE.NAMES = FALSE)
-}
-
-# -- conditions -------------------------------------------------------------
-
-signal_plan_problems <- function(plan, call = rlang::caller_env()) {
-  problems <- attr(plan, "problems")
-  groups <- attr(plan, "groups")
-  warnings <- problems[problems$severity == "warning", , drop = FALSE]
-  for (kind in unique(warnings$kind)) {
-    these <- warnings[warnings$kind == kind, , drop = FALSE]
-    grouped <- groups[groups$severity == "warning" & groups$kind == kind, ,
-                      drop = FALSE]
-    cli::cli_warn(
-      plan_group_message(grouped),
-      class = c(paste0("kerasmesh_warning_", kind),
-                "kerasmesh_warning_layout_plan", "kerasmesh_warning"),
-      plan = plan, problems = these, groups = grouped
-    )
-  }
-  errors <- problems[problems$severity == "error", , drop = FALSE]
-  if (nrow(errors) > 0) {
-    grouped <- groups[groups$severity == "error", , drop = FALSE]
-    cli::cli_abort(
-      plan_group_message(grouped),
-      class = c(paste0("kerasmesh_error_", unique(errors$kind)),
-                "kerasmesh_error_layout_plan", "kerasmesh_error"),
-      plan = plan, problems = errors, groups = grouped, call = call
-    )
-  }
-  invisible(plan)
-}
-
-# -- formatting -------------------------------------------------------------
-
-format_plan_table <- function(x, problems, width, prefix = "") {
-  marked <- function(severity) {
-    problems$path[!is.na(problems$path) & problems$severity == severity]
-  }
-  status <- ifelse(x$path %in% marked("error"), "x",
-                   ifelse(x$path %in% marked("warning"), "!", " "))
-  rule <- ifelse(is.na(x$rule), "-", x$rule)
-  paths <- substring(x$path, nchar(prefix) + 1)
-  cols <- data.frame(
-    shape = vapply(x$shape, format_dims, ""),
-    axes = vapply(x$axes, format_axes_short, ""),
-    shard = vapply(x$shard_shape, format_dims, ""),
-    per_device = format_bytes(x$device_bytes),
-    stringsAsFactors = FALSE
-  )
-  path_width <- max(nchar(c("path", paths)))
-  rule_width <- max(nchar(c("rule", rule)))
-  # Two spaces of margin, and two between columns (status, path, rule and
-  # `cols`). The axes column goes first (the shard shape shows the split),
-  # then paths shrink, then rules.
-  excess <- function(cols) {
-    widths <- pmax(vapply(cols, function(c) max(nchar(c)), 1),
-                   nchar(names(cols)))
-    2 + 1 + path_width + rule_width + sum(widths) + 2 * (ncol(cols) + 2) -
-      width
-  }
-  if (excess(cols) > 0) {
-    cols$axes <- NULL
-  }
-  over <- excess(cols)
-  show_rule <- TRUE
-  if (over > 0) {
-    # Rules shrink first (their start says which one), then paths (cut in
-    # the middle, so block numbers and the variable's name stay). When
-    # paths would still be cut short, the rule column goes: summary() has
-    # the rules.
-    cut <- min(over, max(0, rule_width - 14))
-    if (path_width - (over - cut) < min(path_width, 36)) {
-      show_rule <- FALSE
-      over <- over - rule_width - 2
-    } else {
-      rule_width <- rule_width - cut
-      over <- over - cut
-    }
-    path_width <- max(20, path_width - max(0, over))
-  }
-  table <- data.frame(" " = status, path = truncate_path(paths, path_width),
-                      check.names = FALSE, stringsAsFactors = FALSE)
-  if (show_rule) {
-    table$rule <- truncate_right(rule, rule_width)
-  }
-  table <- cbind(table, cols)
-  format_table(table, right = "per_device")
-}
-
-format_plan_totals <- function(s) {
-  with <- if (is.null(s$optimizer)) {
-    "with gradients (no optimizer given)"
-  } else {
-    sprintf("with gradients and %s slots", s$optimizer)
-  }
-  c(
-    sprintf("Parameters: %s (%s)", plan_count(s$parameters),
-            format_bytes(s$bytes)),
-    sprintf("Per device: %s of weights, %s %s",
-            format_bytes(s$device_weights), format_bytes(s$device_total),
-            with),
-    sprintf("Replicated: %s of weights, %s %s",
-            format_bytes(s$replicated_weights),
-            format_bytes(s$replicated_total), with)
-  )
-}
-
-format_plan_problems <- function(x, width) {
-  problems <- attr(x, "problems")
-  if (is.null(problems) || nrow(problems) == 0) {
-    return("Problems: none")
-  }
-  n_err <- sum(problems$severity == "error")
-  n_warn <- sum(problems$severity == "warning")
-  c(
-    sprintf("Problems: %s, %s (details: check_layout())",
-            plan_plural(n_err, "error"), plan_plural(n_warn, "warning")),
-    format_plan_groups(attr(x, "groups"), width)
-  )
-}
-
-format_plan_memory <- function(x) {
-  slots <- if (is.null(x$optimizer)) {
-    NULL
-  } else {
-    sprintf("+ %s slots (%s per variable)", x$optimizer,
-            format(x$slots, digits = 3))
-  }
-  labels <- c("weights", "+ gradients", slots)
-  device <- c(x$device_weights, x$device_weights + x$device_gradients,
-              if (!is.null(slots)) x$device_total)
-  replicated <- c(x$replicated_weights,
-                  x$replicated_weights + x$replicated_gradients,
-                  if (!is.null(slots)) x$replicated_total)
-  table <- data.frame(
-    " " = labels, "per device" = format_bytes(device),
-    "fully replicated" = format_bytes(replicated),
-    check.names = FALSE, stringsAsFactors = FALSE
-  )
-  format_table(table, right = c("per device", "fully replicated"))
-}
-
-format_plan_batch <- function(x) {
-  if (is.null(x$batch_size)) {
-    return(sprintf('split over "%s" (%s ways); no batch size given',
-                   x$batch_dim_name,
-                   if (is.null(x$batch_ways)) "?" else x$batch_ways))
-  }
-  sprintf('%d split over "%s" (%s ways): %s per device', x$batch_size,
-          x$batch_dim_name, x$batch_ways %||% "?",
-          if (is.null(x$device_batch)) "?" else format(x$device_batch))
-}
-
-plan_count <- function(x) {
-  format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
-}
-
-plan_plural <- function(n, word) {
-  sprintf("%s %s%s", plan_count(n), word, if (n == 1) "" else "s")
 }

@@ -21,7 +21,8 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
 #'                  ".*dense.*bias" = "model")
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' build <- function() {
 #'   keras$Sequential(list(keras$Input(shape = list(32L)),
 #'                         keras$layers$Dense(64L), keras$layers$Dense(16L)))

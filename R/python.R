@@ -114,6 +114,73 @@ python_started <- function() {
   reticulate::py_available(initialize = FALSE)
 }
 
+# What a value is, in the shim's words (describe.kind_of(): "device_mesh",
+# "layout_map", "distribution", "model", ..., "other"), so that no R code
+# tests Keras's class paths, which Keras is free to move. An R value is
+# "r" and does not start Python.
+python_kind <- function(x) {
+  if (!inherits(x, "python.builtin.object")) {
+    return("r")
+  }
+  shim_call("describe.kind_of", x)
+}
+
+# Python errors ----------------------------------------------------------
+
+# Runs `expr`, turning a Python exception raised by a direct reticulate call
+# into a kerasmesh condition: `kerasmesh_error_<kind>` for the shim's own
+# errors (raised, say, inside a guarded `fit()`), `kerasmesh_error_python`
+# otherwise. reticulate 1.28 signals `Rcpp::exception`, newer versions
+# `python.builtin.*` conditions; both leave the exception in py_last_error().
+with_python_errors <- function(expr, call = rlang::caller_env()) {
+  withCallingHandlers(
+    expr,
+    error = function(e) {
+      if (is_python_error(e)) {
+        abort_from_python(python_error_description(e), call)
+      }
+    }
+  )
+}
+
+python_error_description <- function(e) {
+  last <- tryCatch(reticulate::py_last_error(), error = function(err) NULL)
+  exception <- attr(last, "exception") %||% last$exception %||%
+    (if (inherits(e, "python.builtin.object")) e)
+  kind <- if (!is.null(exception) &&
+              reticulate::py_has_attr(exception, "kind")) {
+    reticulate::py_to_r(reticulate::py_get_attr(exception, "kind"))
+  }
+  if (is.character(kind)) {
+    return(list(
+      kind = kind,
+      python_type = last$type,
+      message = reticulate::py_to_r(reticulate::py_get_attr(exception,
+                                                             "message")),
+      bullets = reticulate::py_to_r(reticulate::py_get_attr(exception,
+                                                             "bullets")),
+      traceback = last$traceback
+    ))
+  }
+  list(
+    kind = "python",
+    python_type = last$type %||% "Exception",
+    message = first_lines(last$value %||% conditionMessage(e)),
+    bullets = list(),
+    traceback = last$traceback
+  )
+}
+
+is_python_error <- function(e) {
+  inherits(e, "Rcpp::exception") ||
+    inherits(e, "python.builtin.BaseException")
+}
+
+first_lines <- function(x, n = 3) {
+  lines <- strsplit(x, "\n", fixed = TRUE)[[1]]
+  paste(utils::head(lines, n), collapse = "\n")
+}
+
 # Registered for reticulate::r_to_py() when reticulate loads (see zzz.R), so
 # that library(kerasmesh) does not load reticulate (over a second, through
 # its S4 imports).

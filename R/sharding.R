@@ -19,7 +19,8 @@
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
-#' keras <- reticulate::import("keras")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
 #' model <- with_distribution(model_parallel(lm), {
 #'   keras$Sequential(list(keras$Input(shape = list(16L)),
 #'                         keras$layers$Dense(8L)))
@@ -63,8 +64,7 @@ variable_sharding <- function(model) {
 format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
   x <- as.data.frame(unclass_sharding(x))
   n <- nrow(x)
-  header <- sprintf("<kerasmesh_sharding> %d variable%s", n,
-                    if (n == 1) "" else "s")
+  header <- paste("<kerasmesh_sharding>", count_text(n, "variable"))
   if (n == 0) {
     return(header)
   }

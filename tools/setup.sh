@@ -37,23 +37,61 @@ if [ "${#missing[@]}" -gt 0 ]; then
     --no-install-recommends "${missing[@]}"
 fi
 
+# Says what keeps a Python from hosting the virtualenv (on stdout, one
+# line), or nothing if it is fit: each requirement gets its own message.
+python_problem() {
+  "$1" - <<'PY' 2>&1 || echo "does not run"
+import os, sys, sysconfig
+version = ".".join(map(str, sys.version_info[:3]))
+if sys.version_info < (3, 11):
+    print(f"is Python {version}; kerasmesh needs Python >= 3.11 "
+          "(Keras 3.15 and jax 0.10 do not support older ones)")
+    sys.exit()
+if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+    print(f"(Python {version}) was built without a shared libpython "
+          "(Py_ENABLE_SHARED is not set), so reticulate cannot embed it; "
+          "use a Python built with --enable-shared")
+    sys.exit()
+lib = sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY")
+libdir = sysconfig.get_config_var("LIBDIR") or ""
+dirs = [libdir, os.path.join(libdir, sysconfig.get_config_var("MULTIARCH") or ""),
+        sysconfig.get_config_var("LIBPL") or ""]
+if lib and not any(os.path.exists(os.path.join(d, lib)) for d in dirs if d):
+    print(f"(Python {version}) has no shared libpython installed ({lib} "
+          f"is not in {libdir}), so reticulate cannot embed it; on Debian: "
+          f"apt-get install libpython{sys.version_info[0]}.{sys.version_info[1]}")
+    sys.exit()
+try:
+    import ensurepip, venv  # noqa: F401
+except ImportError:
+    print(f"(Python {version}) cannot create virtualenvs (no ensurepip); "
+          "on Debian: apt-get install python3-venv")
+PY
+}
+
+# The Python to build the virtualenv with: $KERASMESH_PYTHON when set (and
+# only it), else python3. Says what is wrong with each one it rejects.
 pick_python() {
-  for candidate in "${KERASMESH_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$candidate" ] || continue
-    command -v "$candidate" >/dev/null 2>&1 || continue
-    if "$candidate" -c 'import sys, sysconfig, venv
-ok = sys.version_info >= (3, 11) and sysconfig.get_config_var("Py_ENABLE_SHARED")
-sys.exit(0 if ok else 1)' 2>/dev/null; then
+  local candidates=(python3 /usr/bin/python3) candidate problem
+  [ -z "${KERASMESH_PYTHON:-}" ] || candidates=("$KERASMESH_PYTHON")
+  for candidate in "${candidates[@]}"; do
+    if ! command -v "$candidate" >/dev/null 2>&1; then
+      echo "setup: $candidate: not found" >&2
+      continue
+    fi
+    problem="$(python_problem "$candidate")"
+    if [ -z "$problem" ]; then
       echo "$candidate"; return 0
     fi
+    echo "setup: $candidate $problem" >&2
   done
   return 1
 }
 
 if [ ! -x "$VENV/bin/python" ]; then
   python="$(pick_python)" || {
-    echo "setup: no Python >= 3.11 with a shared libpython found;" \
-         "set KERASMESH_PYTHON" >&2
+    echo "setup: no usable Python for the virtualenv (see above);" \
+         "set KERASMESH_PYTHON to a Python >= 3.11 with a shared libpython" >&2
     exit 1
   }
   echo "setup: creating virtualenv $VENV with $python"

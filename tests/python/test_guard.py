@@ -134,7 +134,7 @@ def test_check_before_training_catches_the_batch_size(mesh):
             guard.check_before_training(
                 model, "fit", (np.zeros((8, 4)), np.zeros((8, 8))),
                 {"batch_size": 4})
-        assert any(issubclass(w.category, plan.KerasmeshLayoutWarning)
+        assert any(issubclass(w.category, guard.KerasmeshLayoutWarning)
                    for w in caught)
         with pytest.raises(KerasmeshError) as e:
             guard.check_before_training(

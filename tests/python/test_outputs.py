@@ -104,5 +104,5 @@ def test_no_false_warning_at_fit_for_output_rules(mesh):
     finally:
         guard.uninstall()
     ours = [w for w in caught
-            if issubclass(w.category, plan.KerasmeshLayoutWarning)]
+            if issubclass(w.category, guard.KerasmeshLayoutWarning)]
     assert ours == []

@@ -5,8 +5,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kerasmesh.paths import (common_prefix, compact_paths, listing,
-                             paths_regex)
+from kerasmesh.paths import compact_paths, listing, paths_regex
 
 
 def test_blocks_and_names_fold_into_one_pattern():
@@ -38,13 +37,6 @@ def test_regex_matches_the_paths_and_not_their_neighbours():
     exact = re.compile(paths_regex(paths, all_numbers=False))
     assert not exact.fullmatch("block_3/attention/key/kernel")
     assert exact.fullmatch("block_2/attention/key/kernel")
-
-
-def test_common_prefix_is_whole_segments():
-    assert common_prefix(["sequential/dense/kernel",
-                          "sequential/dense_1/bias"]) == "sequential/"
-    assert common_prefix(["decoder_block_1/a", "decoder_block_2/a"]) == ""
-    assert common_prefix([]) == ""
 
 
 def test_listing_counts_what_it_leaves_out():

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kerasmesh import plan
+from kerasmesh import guard, plan
 from kerasmesh.errors import KerasmeshError
-from kerasmesh.resolve import RuleResolver, resolve_paths
+from kerasmesh.resolve import RuleResolver
 
 
 @pytest.fixture(scope="module")
@@ -97,11 +97,10 @@ def test_resolver_agrees_with_keras_on_random_rules(mesh, keys, paths):
         assert ours(keys, path) == keras_lookup(lm, path)
 
 
-def test_resolve_paths_lists_conflicting_rules():
-    out = resolve_paths([".*kernel", "dense.*", "x"],
-                        ["dense/kernel", "x", "y"])
-    assert out["rule"] == [None, "x", None]
-    assert out["conflicts"] == [[".*kernel", "dense.*"], [], []]
+def test_resolver_lists_conflicting_rules():
+    resolver = RuleResolver([".*kernel", "dense.*", "x"])
+    out = [resolver.resolve(p) for p in ["dense/kernel", "x", "y"]]
+    assert out == [(None, [0, 1]), (2, []), (None, [])]
 
 
 # -- the book's model -------------------------------------------------------
@@ -286,20 +285,11 @@ def test_model_must_be_a_built_model(mesh):
 
 def test_checked_model_parallel_names_the_variable_at_creation(mesh):
     lm = layout_map(mesh, **{".*kernel": (None, "model")})
-    dist = plan.checked_model_parallel(lm)
+    dist = guard.checked_model_parallel(lm)
     with dist.scope():
         with pytest.raises(KerasmeshError, match="/kernel") as e:
             small_sequential(units=6)
     assert e.value.kind == "layout_divisibility"
-
-
-def test_a_mesh_axis_used_twice_is_an_error():
-    sizes = {"data": 2, "model": 4}
-    placed = plan.place("dense/kernel", [16, 8], ["model", "model"],
-                        "dense.*", sizes, 8)
-    error = plan.first_error(placed["problems"])
-    assert error is not None and error.kind == "layout_axes"
-    assert "twice" in error.message and '"dense/kernel"' in error.message
 
 
 def test_batch_size_beyond_r_integers_is_refused(mesh):

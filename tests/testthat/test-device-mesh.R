@@ -120,3 +120,13 @@ test_that("the error for a wrong product lists the valid shapes", {
   expect_match(message, "8 cpu devices")
   expect_match(message, "8 devices can form 1.8, 2.4, 4.2 or 8.1")
 })
+
+test_that("a mesh prints from its description alone, without Python", {
+  for (name in c("mesh-2x4", "mesh-3d")) {
+    mesh <- fixture_mesh(name)
+    lines <- format(mesh)
+    expect_true(all(nchar(lines) <= 80), label = name)
+  }
+  expect_snapshot(print(fixture_mesh()))
+  expect_snapshot(print(fixture_mesh("mesh-3d")))
+})

@@ -128,3 +128,9 @@ test_that("keys that look like argument names are ordinary rule keys", {
   expect_identical(names(layout_map(mesh = mesh, m = "model")), "m")
   expect_identical(names(layout_map(m = "model", mesh = mesh)), "m")
 })
+
+test_that("a layout map prints from its description alone, without Python", {
+  expect_snapshot(print(fixture_layout_map()))
+  expect_identical(names(fixture_layout_map()$rules),
+                   c(".*dense.*kernel", ".*dense.*bias"))
+})

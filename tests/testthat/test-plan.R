@@ -227,3 +227,18 @@ test_that("a builder that fails leaves Keras as it was", {
   expect_false(identical(reticulate::py_to_r(value), NULL))
   expect_s3_class(layout_plan(net(), lm), "kerasmesh_layout_plan")
 })
+
+test_that("a builder's own error reaches the caller with its classes", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh())
+  failing <- function() {
+    rlang::abort("no model today", class = "my_builder_error")
+  }
+  err <- expect_error(layout_plan(failing, lm), class = "my_builder_error")
+  expect_false(inherits(err, "kerasmesh_error_python"))
+  expect_error(layout_cost(failing, model_parallel(lm), batch_size = 8),
+               class = "my_builder_error")
+  # A kerasmesh error raised inside the builder keeps its kind too.
+  expect_error(layout_plan(function() layout_map(book_mesh(), 1), lm),
+               class = "kerasmesh_error_layout_key")
+})

@@ -134,3 +134,17 @@ test_that("the shim's warnings arrive as classed R warnings", {
     kerasmesh:::shim_call("arrays.check_representable", list(1), "float32")
   )
 })
+
+test_that("python_kind() names R values without starting Python", {
+  expect_identical(kerasmesh:::python_kind(1), "r")
+  expect_identical(kerasmesh:::python_kind(list(py = 1)), "r")
+})
+
+test_that("python_kind() asks the shim what a Keras object is", {
+  skip_if_no_keras()
+  mesh <- book_mesh()
+  expect_identical(kerasmesh:::python_kind(reticulate::r_to_py(mesh)),
+                   "device_mesh")
+  expect_identical(kerasmesh:::python_kind(reticulate::r_to_py(list(1))),
+                   "other")
+})

@@ -244,22 +244,3 @@ def variable_values(model: Any) -> dict:
         out["shapes"].append(arrays["shape"])
         out["values"].append(arrays["values"])
     return out
-
-
-def copy_variable_values(source: Any, target: Any) -> int:
-    """Assign `source`'s variable values to `target`'s, by position.
-
-    Raises:
-        KerasmeshError: kind `variables` when the models' variables differ.
-    """
-    check_model(source, "source")
-    check_model(target, "target")
-    src, dst = list(source.variables), list(target.variables)
-    shapes = ([tuple(v.shape) for v in src], [tuple(v.shape) for v in dst])
-    if shapes[0] != shapes[1]:
-        raise KerasmeshError(
-            "variables", "The two models must have variables of the same "
-            "shapes.", [("x", f"{len(src)} and {len(dst)} variables.")])
-    for s, d in zip(src, dst):
-        d.assign(s.numpy())
-    return len(dst)

@@ -16,9 +16,11 @@ from typing import Any, Sequence
 
 from .arrays import check_model, itemsize
 from .axes import check_axes
+from .checks import is_whole
 from .errors import KerasmeshError, describe_value, quoted
 from .mesh import describe_mesh
-from .plan import entry_axes, first_error, place
+from .placement import entry_axes, place
+from .plan import first_error
 from .sharding import (block_facts, blocks_of, describe_backend_mesh,
                        model_variables, spec_entries)
 
@@ -33,9 +35,7 @@ def _check_shape(shape: Any) -> tuple[int, ...]:
             [("x", f"Received {describe_value(shape)}.")])
     out = []
     for i, s in enumerate(shape):
-        ok = isinstance(s, (int, float)) and not isinstance(s, bool) and \
-            math.isfinite(s) and float(s).is_integer() and s >= 0
-        if not ok:
+        if not is_whole(s):
             raise KerasmeshError(
                 "shape", "`shape` must be a vector of whole numbers.",
                 [("x", f"Dimension {i + 1} is {describe_value(s)}.")])

@@ -11,6 +11,8 @@ from .errors import KerasmeshError, describe_value
 UNITS = ("epoch", "step")
 
 
+# Long because it defines the Keras Callback subclass inside, where Keras
+# is imported only when a callback is asked for.
 def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
              keep: Any = None) -> Any:
     """A Keras callback that saves a checkpoint every `every` epochs or

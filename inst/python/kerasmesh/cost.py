@@ -23,10 +23,15 @@ from typing import Any
 
 from . import hlo, plan
 from .backend import require_backend
+from .batches import check_batch_size
+from .checks import is_positive
 from .errors import KerasmeshError, describe_value
 from .layout import rule_keys
 from .mesh import describe_mesh, format_shape
+from .placement import (WARNING, mesh_sizes, resolve_placement,
+                        variable_shape)
 from .resolve import RuleResolver
+from .slots import optimizer_variables
 from .step import (data_spec, input_specs, loss_functions, shard_bytes,
                    sharded, target_spec, total_loss)
 
@@ -35,9 +40,7 @@ from .step import (data_spec, input_specs, loss_functions, shard_bytes,
 
 
 def _check_timeout(timeout: Any) -> float:
-    ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) \
-        and math.isfinite(timeout) and timeout > 0
-    if not ok:
+    if not is_positive(timeout):
         raise KerasmeshError(
             "argument", "`timeout` must be a positive number of seconds.",
             [("x", f"Received {describe_value(timeout)}.")])
@@ -140,6 +143,7 @@ def versions() -> dict:
             "xla": str(backend.platform_version).splitlines()[0]}
 
 
+# Over 60 lines for its docstring (28); the steps are helpers below.
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
                 input_shapes: dict | None = None, timeout: Any = 300
@@ -170,11 +174,10 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             can't work; kind `loss` for a loss that does not fit the
             outputs; `input_shapes`; `timeout`; `compile`.
     """
-    import jax
     from keras import tree
 
     require_backend(("jax",), "Costing a layout")
-    batch_size = plan._check_batch_size(batch_size)
+    batch_size = check_batch_size(batch_size)
     if batch_size is None:
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
@@ -193,17 +196,40 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         raise error
     keras_mesh = layout_map.device_mesh
     mesh = keras_mesh.backend_mesh
-    sizes = {str(a): int(s) for a, s in zip(keras_mesh.axis_names,
-                                            keras_mesh.shape)}
+    opt, state = _state_specs(model, planned, layout_map, optimizer)
+    structure, inputs = input_specs(model, batch_size, input_shapes)
+    preds = _output_specs(model, structure, inputs, state)
+    losses, loss_text, targets = _target_specs(loss, model, preds)
+    xs = tree.map_structure(
+        lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
+    ys = [data_spec(distribution, s, d, mesh) if losses is not None else
+          None for s, d in targets]
+    start = time.perf_counter()
+    lowered = _lower_step(model, opt, losses, distribution, state, xs, ys)
+    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
+                        timeout)
+    seconds = time.perf_counter() - start
+    return _report(compiled, planned, kind, batch_dim,
+                   mesh_sizes(keras_mesh), seconds, xs, ys, loss_text,
+                   inputs, keras_mesh)
+
+
+def _state_specs(model: Any, planned: dict, layout_map: Any,
+                 optimizer: Any) -> tuple[Any, tuple]:
+    """The optimizer, and sharded specs of (trainable, non-trainable,
+    optimizer) variables as the plan places them; slots follow their
+    model variable, other optimizer variables the layout map."""
+    keras_mesh = layout_map.device_mesh
+    mesh, sizes = keras_mesh.backend_mesh, mesh_sizes(keras_mesh)
     axes_of = {id(v): axes for v, axes in zip(
-        plan._model_variables(model), planned["variables"]["axes"])}
+        plan.model_variables(model), planned["variables"]["axes"])}
 
     def spec(v: Any, axes: Any) -> Any:
         return sharded(v.shape, v.dtype, mesh, axes)
 
     trainable = [spec(v, axes_of[id(v)]) for v in model.trainable_variables]
     frozen = [spec(v, axes_of[id(v)]) for v in model.non_trainable_variables]
-    opt, opt_vars = plan.optimizer_variables(
+    opt, opt_vars = optimizer_variables(
         optimizer, model, list(model.trainable_variables))
     resolver = RuleResolver(rule_keys(layout_map))
     slots = []
@@ -211,14 +237,25 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         if ref is not None and id(ref) in axes_of:
             axes = axes_of[id(ref)]
         else:
-            _, placed = plan._resolve(resolver, layout_map, v.path,
-                                      plan._shape(v), sizes,
-                                      math.prod(sizes.values()))
+            _, placed = resolve_placement(resolver, layout_map, v.path,
+                                          variable_shape(v), sizes,
+                                          math.prod(sizes.values()))
             axes = placed["axes"]
         slots.append(spec(v, axes))
+    return opt, (trainable, frozen, slots)
 
-    # Inputs, outputs and targets.
-    structure, inputs = input_specs(model, batch_size, input_shapes)
+
+def _output_specs(model: Any, structure: Any, inputs: list,
+                  state: tuple) -> list:
+    """The model's outputs (shape and dtype) for the input specs.
+
+    Raises:
+        KerasmeshError: kind `input_shapes` when the model can't take them.
+    """
+    import jax
+    from keras import tree
+
+    trainable, frozen, _ = state
     plain_x = tree.map_structure(
         lambda f: jax.ShapeDtypeStruct(tuple(f.shape), f.dtype), structure)
     try:
@@ -234,32 +271,52 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             "input_shapes", "The model can't run on inputs of these shapes.",
             [("x", f"Inputs {shown}: {str(e).splitlines()[0][:300]}"),
              ("i", "Check `input_shapes` and `batch_size`.")]) from e
-    preds = tree.flatten(out)
+    return tree.flatten(out)
+
+
+def _target_specs(loss: Any, model: Any, preds: list
+                  ) -> tuple[Any, str, list[tuple[list, str]]]:
+    """The loss functions, how to name them, and a (shape, dtype) target
+    per output.
+
+    Raises:
+        KerasmeshError: kind `loss` when the loss does not fit the outputs.
+    """
+    import jax
+
     losses, loss_text = loss_functions(loss, model, len(preds))
     targets = []
     for i, p in enumerate(preds):
         shape, dtype = (target_spec(losses[i], p.shape, str(p.dtype))
                         if losses is not None else (p.shape, str(p.dtype)))
         targets.append((list(shape), dtype))
-    if losses is not None:
-        try:
-            jax.eval_shape(
-                lambda ys, ps: total_loss(losses, ys, ps),
-                [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets],
-                preds)
-        except Exception as e:  # noqa: BLE001 - loss and outputs disagree
-            raise KerasmeshError(
-                "loss", f"Loss {loss_text} does not fit the model's outputs.",
-                [("x", "Outputs of shape " + ", ".join(
-                    format_shape(p.shape) for p in preds) + ": " +
-                       str(e).splitlines()[0][:300]),
-                 ("i", "Give a loss for these outputs, or `loss = NULL` "
-                       "for the stand-in (the mean of the outputs).")]
-            ) from e
-    xs = tree.map_structure(
-        lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
-    ys = [data_spec(distribution, s, d, mesh) if losses is not None else
-          None for s, d in targets]
+    if losses is None:
+        return losses, loss_text, targets
+    try:
+        jax.eval_shape(
+            lambda ys, ps: total_loss(losses, ys, ps),
+            [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets], preds)
+    except Exception as e:  # noqa: BLE001 - loss and outputs disagree
+        raise KerasmeshError(
+            "loss", f"Loss {loss_text} does not fit the model's outputs.",
+            [("x", "Outputs of shape " + ", ".join(
+                format_shape(p.shape) for p in preds) + ": " +
+                   str(e).splitlines()[0][:300]),
+             ("i", "Give a loss for these outputs, or `loss = NULL` "
+                   "for the stand-in (the mean of the outputs).")]) from e
+    return losses, loss_text, targets
+
+
+def _lower_step(model: Any, opt: Any, losses: Any, distribution: Any,
+                state: tuple, xs: Any, ys: list) -> Any:
+    """One training step (forward, gradients, optimizer update), lowered
+    for the sharded state and batch without running it.
+
+    Raises:
+        KerasmeshError: kind `compile` when JAX can't lower it.
+    """
+    import jax
+    from keras import tree
 
     def step(state, data):
         t, n, o = state
@@ -273,23 +330,16 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         t, o = opt.stateless_apply(o, grads, t)
         return value, (t, n, o)
 
-    state = (trainable, frozen, slots)
     shardings = tuple([s.sharding for s in part] for part in state)
-    start = time.perf_counter()
     try:
         with distribution.scope():
-            lowered = jax.jit(step, donate_argnums=0,
-                              out_shardings=(None, shardings)).lower(
+            return jax.jit(step, donate_argnums=0,
+                           out_shardings=(None, shardings)).lower(
                 state, (xs, ys))
     except KerasmeshError:
         raise
     except Exception as e:  # noqa: BLE001 - shown as a classed error
         raise _compile_error(e) from e
-    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
-                        timeout)
-    seconds = time.perf_counter() - start
-    return _report(compiled, planned, kind, batch_dim, sizes, seconds,
-                   xs, ys, loss_text, inputs, keras_mesh)
 
 
 def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
@@ -322,7 +372,7 @@ def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
         "ops": ops,
         "plan": summary,
         "warnings": [p["message"] for p in planned["problems"]
-                     if p["severity"] == plan.WARNING],
+                     if p["severity"] == WARNING],
         "mesh": describe_mesh(keras_mesh),
         "distribution": kind,
         "batch_dim_name": batch_dim,

@@ -51,8 +51,3 @@ def local_cpu_device_count() -> int | None:
     import jax
 
     return jax.local_device_count("cpu")
-
-
-def default_device_type() -> str:
-    """The type of the devices Keras uses by default."""
-    return device_type_of(list_devices()[0])

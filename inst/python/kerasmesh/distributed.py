@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 import re
-from numbers import Real
 from typing import Any, Mapping
 
 from . import launchers
 from .backend import jax_backend_started, require_backend
+from .checks import is_positive, is_whole
 from .errors import KerasmeshError, describe_value
 
 ENV_ADDRESSES = "KERAS_DISTRIBUTION_JOB_ADDRESSES"
@@ -102,9 +102,7 @@ def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
     if from_env is not None and isinstance(value, str) and \
             _INTEGER.match(value):
         value = int(value)
-    ok = isinstance(value, Real) and not isinstance(value, bool) and \
-        math.isfinite(value) and float(value).is_integer() and value >= minimum
-    if not ok:
+    if not is_whole(value, minimum):
         rule = "a positive whole number" if minimum == 1 else \
             "a whole number (0 or more)"
         raise KerasmeshError(
@@ -113,6 +111,7 @@ def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
     return int(value)
 
 
+# Over 60 lines for its docstring and the three fallbacks, kept together.
 def resolve_arguments(coordinator_address: Any = None,
                       num_processes: Any = None, process_id: Any = None,
                       environ: Mapping[str, str] | None = None) -> dict:
@@ -166,6 +165,28 @@ def resolve_arguments(coordinator_address: Any = None,
         address = coordinator_from(
             address, n, _source("coordinator_address",
                                 env_of("coordinator_address")))
+    given = _given_together(address, n, pid)
+    launcher = None
+    if not given:
+        found = launchers.detect(environ)
+        if found is not None:
+            launcher = found["launcher"]
+            address, n, pid = (found["coordinator_address"],
+                               found["num_processes"], found["process_id"])
+            parse_address(address, f"The {launcher} coordinator address")
+            sources = {a: launcher for a in sources}
+    elif any(sources[a] not in (None, "argument") for a in sources):
+        launcher = "the KERAS_DISTRIBUTION_* variables"
+    return {"coordinator_address": address, "num_processes": n,
+            "process_id": pid, "launcher": launcher, "sources": sources}
+
+
+def _given_together(address: Any, n: Any, pid: Any) -> list[str]:
+    """The names of the arguments given: all three or none.
+
+    Raises:
+        KerasmeshError: kind `distributed_argument` for one or two.
+    """
     given = [a for a, v in (("coordinator_address", address),
                             ("num_processes", n), ("process_id", pid))
              if v is not None]
@@ -183,19 +204,7 @@ def resolve_arguments(coordinator_address: Any = None,
                 f"`{m}` (or `{envs[m]}`)" for m in missing) + "."),
              ("i", "Leave all three unset only under a launcher (srun, "
                    "mpirun, a Kubernetes indexed Job).")])
-    launcher = None
-    if not given:
-        found = launchers.detect(environ)
-        if found is not None:
-            launcher = found["launcher"]
-            address, n, pid = (found["coordinator_address"],
-                               found["num_processes"], found["process_id"])
-            parse_address(address, f"The {launcher} coordinator address")
-            sources = {a: launcher for a in sources}
-    elif any(sources[a] not in (None, "argument") for a in sources):
-        launcher = "the KERAS_DISTRIBUTION_* variables"
-    return {"coordinator_address": address, "num_processes": n,
-            "process_id": pid, "launcher": launcher, "sources": sources}
+    return given
 
 
 def resolve_bind(bind_address: Any, environ: Mapping[str, str] | None,
@@ -225,9 +234,7 @@ def resolve_bind(bind_address: Any, environ: Mapping[str, str] | None,
 
 def check_timeout(timeout: Any) -> int:
     """Seconds to wait for every process, a positive number (rounded up)."""
-    ok = isinstance(timeout, Real) and not isinstance(timeout, bool) and \
-        math.isfinite(timeout) and timeout > 0
-    if not ok:
+    if not is_positive(timeout):
         raise KerasmeshError(
             "distributed_argument", "`timeout` must be a positive number of "
             "seconds.", [("x", f"Received {describe_value(timeout)}.")])
@@ -293,8 +300,30 @@ def initialize(coordinator_address: Any = None, num_processes: Any = None,
     if bind_address is not None:
         resolve_bind(bind_address, None, 1)
     require_backend(("jax",), "Distributed initialization")
-    import jax
+    if _already_joined(args):
+        return describe()
+    port = None
+    if args["coordinator_address"] is not None:
+        port = parse_address(args["coordinator_address"])[1]
+    bind = resolve_bind(bind_address, environ, port)
+    from .connect import connect
 
+    connect(args, timeout, bind, bool(verbose))
+    # What keras.distribution.initialize() does next: one seed everywhere.
+    from keras.src.backend.jax.distribution_lib import initialize_rng
+
+    initialize_rng()
+    return describe()
+
+
+def _already_joined(args: dict) -> bool:
+    """Whether this process already joined the run `args` describes (or
+    any run, when `args` name none).
+
+    Raises:
+        KerasmeshError: kind `distributed_started` when it joined another
+            run, or JAX started its devices first.
+    """
     if is_initialized():
         import jax._src.distributed as jax_distributed
 
@@ -304,7 +333,7 @@ def initialize(coordinator_address: Any = None, num_processes: Any = None,
         wanted = (args["coordinator_address"], args["num_processes"],
                   args["process_id"])
         if all(w is None for w in wanted) or current == wanted:
-            return describe()
+            return True
         raise KerasmeshError(
             "distributed_started",
             "This process already joined a distributed run.",
@@ -320,18 +349,7 @@ def initialize(coordinator_address: Any = None, num_processes: Any = None,
                    "listing devices, building a mesh or a model, ...)."),
              ("i", "Call `distributed_initialize()` first thing after "
                    "`library(kerasmesh)` (and `simulate_devices()`).")])
-    port = None
-    if args["coordinator_address"] is not None:
-        port = parse_address(args["coordinator_address"])[1]
-    bind = resolve_bind(bind_address, environ, port)
-    from .connect import connect
-
-    connect(args, timeout, bind, bool(verbose))
-    # What keras.distribution.initialize() does next: one seed everywhere.
-    from keras.src.backend.jax.distribution_lib import initialize_rng
-
-    initialize_rng()
-    return describe()
+    return False
 
 
 def process_index() -> int:
@@ -354,17 +372,3 @@ def process_count() -> int:
     import jax
 
     return int(jax.process_count())
-
-
-def shutdown() -> bool:
-    """Leave the distributed run (waits for the other processes to leave).
-
-    Returns:
-        Whether there was a run to leave.
-    """
-    if not is_initialized():
-        return False
-    import jax
-
-    jax.distributed.shutdown()
-    return True

@@ -9,7 +9,6 @@ from .errors import KerasmeshError, describe_value, quoted
 from .layout import describe_layout_map
 from .mesh import describe_mesh, resolve_devices
 from . import guard
-from .plan import checked_model_parallel
 
 
 def _mesh_data_parallel_class():
@@ -91,7 +90,7 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
             "batch_dim_name", "`batch_dim_name` must be an axis of the mesh.",
             [("x", f"Received {describe_value(batch_dim_name)}."),
              ("i", f"The mesh's axes are {', '.join(quoted(axes))}.")])
-    dist = checked_model_parallel(layout_map, batch_dim_name,
+    dist = guard.checked_model_parallel(layout_map, batch_dim_name,
                                   auto_shard_dataset)
     return describe_distribution(dist)
 

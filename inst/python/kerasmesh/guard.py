@@ -17,15 +17,24 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .errors import KerasmeshError
+from .layout import rule_keys
+from .placement import WARNING, mesh_sizes, resolve_placement, \
+    variable_shape
+from .resolve import RuleResolver
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
                    "test_on_batch", "predict_on_batch")
 TRAINING_METHODS = ("fit", "evaluate", "predict")
 DEFAULT_BATCH_SIZE = 32
+
+class KerasmeshLayoutWarning(UserWarning):
+    """A layout that would silently replicate or mis-shard variables."""
+
 
 # Whether the guard checks the layout before training (R sets it from the
 # option `kerasmesh.check_layout`), and the calls already checked.
@@ -232,8 +241,7 @@ def check_before_training(model: Any, name: str = "fit", args: tuple = (),
     import keras
     from keras.distribution import ModelParallel
 
-    from .plan import KerasmeshLayoutWarning, first_error, plan_layout, \
-        warn_problems
+    from .plan import first_error, plan_layout
 
     dist = keras.distribution.distribution()
     if not _AUTO_CHECK["enabled"] or not isinstance(dist, ModelParallel) \
@@ -261,3 +269,62 @@ def check_before_training(model: Any, name: str = "fit", args: tuple = (),
     if len(seen) > 256:
         seen.clear()
     seen[key] = True
+
+
+def warn_problems(problems: Iterable[dict]) -> None:
+    """Python warnings for the problems that would silently mis-shard."""
+    for p in problems:
+        if p["severity"] == WARNING:
+            text = p["message"] + "".join(f"\n{n} {t}"
+                                          for n, t in p["bullets"])
+            warnings.warn(text, KerasmeshLayoutWarning, stacklevel=3)
+
+
+# --------------------------------------------------------------------------
+# Checks at variable creation
+
+
+@functools.lru_cache(maxsize=None)
+def checked_model_parallel_class() -> type:
+    """A ModelParallel that checks each variable's layout as it is created.
+
+    Keras fails inside JAX, without the variable's path, when a layout is
+    longer than a variable's rank or can't divide a dimension, and with a
+    bare ValueError when several rules match. This subclass raises the
+    plan's `KerasmeshError` (naming the variable and the rule) instead.
+    """
+    from keras.distribution import ModelParallel
+
+    from .plan import first_error
+
+    class CheckedModelParallel(ModelParallel):
+        def get_variable_layout(self, variable):
+            if getattr(variable, "_layout", None) is None:
+                self._kerasmesh_check(variable)
+            return super().get_variable_layout(variable)
+
+        def _kerasmesh_check(self, variable):
+            resolver = getattr(self, "_kerasmesh_resolver", None)
+            if resolver is None:
+                resolver = RuleResolver(rule_keys(self._layout_map))
+                self._kerasmesh_resolver = resolver
+            sizes = mesh_sizes(self.device_mesh)
+            _, placed = resolve_placement(
+                resolver, self._layout_map, variable.path,
+                variable_shape(variable), sizes, math.prod(sizes.values()))
+            error = first_error(placed["problems"])
+            if error is not None:
+                raise error
+
+    return CheckedModelParallel
+
+
+def checked_model_parallel(layout_map: Any, batch_dim_name: str | None = None,
+                           auto_shard_dataset: bool = True) -> Any:
+    """A `CheckedModelParallel` distribution."""
+    from .backend import require_backend
+
+    require_backend(("jax",), "A distribution")
+    cls = checked_model_parallel_class()
+    return cls(layout_map=layout_map, batch_dim_name=batch_dim_name,
+               auto_shard_dataset=bool(auto_shard_dataset))

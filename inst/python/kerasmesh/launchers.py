@@ -61,6 +61,7 @@ def present(environ: Mapping[str, str]) -> list[str]:
             if any(environ.get(v) for v in markers)]
 
 
+# Long for its docstring and one branch per launcher (Slurm, Open MPI, k8s).
 def detect(environ: Mapping[str, str]) -> dict | None:
     """The launcher's coordinator, process count and id, or None.
 

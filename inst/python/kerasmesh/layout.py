@@ -9,6 +9,7 @@ from .axes import check_axes, format_axes
 from .errors import KerasmeshError, describe_value
 from .mesh import describe_mesh
 from .patterns import check_safe
+from .resolve import RuleResolver
 
 
 def rule_keys(layout_map: Any) -> list[str]:
@@ -106,18 +107,19 @@ def lookup(layout_map: Any, path: Any) -> dict:
     keys = rule_keys(layout_map)
     if path in keys:
         return {"key": path, "axes": list(layout_map[path].axes)}
-    for key in keys:  # a Keras LayoutMap's keys were never checked
-        check_safe(key)
-    matches = [k for k in keys if re.fullmatch(k, path)]
-    if len(matches) > 1:
+    # RuleResolver checks the keys: a Keras LayoutMap's never were.
+    resolver = RuleResolver(keys)
+    index, clash = resolver.resolve(path)
+    if clash:
         raise KerasmeshError(
             "layout_ambiguous",
             f"Path \"{path}\" must match at most one layout rule.",
-            [("x", "It matches " + ", ".join(f'"{k}"' for k in matches)
+            [("x", "It matches " + ", ".join(f'"{keys[i]}"' for i in clash)
                    + ".")])
-    if not matches:
+    if index is None:
         return {"key": None, "axes": None}
-    return {"key": matches[0], "axes": list(layout_map[matches[0]].axes)}
+    key = keys[index]
+    return {"key": key, "axes": list(layout_map[key].axes)}
 
 
 def describe_layout_map(layout_map: Any) -> dict:

@@ -8,6 +8,7 @@ from numbers import Real
 from typing import Any, Iterator, Sequence
 
 from .backend import MESH_BACKENDS, require_backend
+from .checks import is_whole
 from .devices import device_type_of, list_devices
 from .errors import KerasmeshError, describe_value
 
@@ -111,9 +112,7 @@ def _size(value: Any, position: int) -> int | None:
     if value is None or (isinstance(value, Real) and not isinstance(value, bool)
                          and value == -1):
         return None
-    ok = isinstance(value, Real) and not isinstance(value, bool) \
-        and math.isfinite(value) and float(value).is_integer() and value >= 1
-    if not ok:
+    if not is_whole(value, 1):
         raise KerasmeshError(
             "mesh_shape",
             "`shape` must hold positive whole numbers (NA or -1 to infer "

@@ -16,6 +16,7 @@ import re
 from typing import Any, Sequence
 
 from .paths import compact_paths
+from .placement import problem
 
 # A key written for outputs: it ends in "output" (or "output$" / "output)").
 _OUTPUT_KEY = re.compile(r"output[\)\$]*\Z")
@@ -115,8 +116,7 @@ def output_rules(keys: Sequence[str], patterns: Sequence[re.Pattern],
     return {"rules": rules, "unmatched": unmatched}
 
 
-def unmatched_output_problem(key: str, outputs: list[dict], problem: Any
-                             ) -> dict:
+def unmatched_output_problem(key: str, outputs: list[dict]) -> dict:
     """A warning for a rule written for outputs that matches no layer."""
     example = next((o["path"] for o in outputs[1:]), outputs[0]["path"])
     return problem(

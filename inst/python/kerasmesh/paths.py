@@ -142,19 +142,6 @@ def paths_regex(paths: Sequence[str], all_numbers: bool = True) -> str:
     return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
 
-def common_prefix(paths: Sequence[str]) -> str:
-    """The leading `/` segments all paths share, with the final `/`."""
-    if not paths:
-        return ""
-    split = [p.split("/")[:-1] for p in paths]
-    prefix = []
-    for parts in zip(*split):
-        if len(set(parts)) != 1:
-            break
-        prefix.append(parts[0])
-    return "/".join(prefix) + "/" if prefix else ""
-
-
 def listing(paths: Sequence[str], max_patterns: int = 3) -> dict:
     """{"patterns": up to `max_patterns` patterns, "more": how many not}."""
     patterns = compact_paths(paths)

@@ -18,22 +18,19 @@ import math
 from typing import Any, Sequence
 
 from .paths import compact_paths, paths_regex
+from .placement import entry_axes, place, plural, problem
 from .resolve import RuleResolver
 
 DEFAULT_SHARE = 0.05
 FIXABLE = ("layout_divisibility", "replicated")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 # --------------------------------------------------------------------------
 # Big variables that no rule matches
 
 
-def replicated_problems(columns: dict, share: float, n_devices: int,
-                        problem: Any) -> list[dict]:
+def replicated_problems(columns: dict, share: float, n_devices: int
+                        ) -> list[dict]:
     """Warnings for unmatched variables over `share` of per-device weights.
 
     Only variables of rank 2 or more: vectors (biases, normalization
@@ -43,7 +40,6 @@ def replicated_problems(columns: dict, share: float, n_devices: int,
         columns: the plan's variable columns.
         share: the share of one device's weights (0 to 1) above which an
             unmatched, replicated variable is reported.
-        problem: the plan's problem constructor.
     """
     # With no variable placed by a rule, the layout is data parallel:
     # replicating is what it means.
@@ -120,7 +116,7 @@ def _finish(g: dict) -> dict:
     who = f'Rule "{g["rule"]}"' if g["rule"] is not None else "The layout"
     shown = "; ".join(listing[:3]) + (
         f"; and {len(listing) - 3} more" if len(listing) > 3 else "")
-    n = _plural(len(paths), "variable")
+    n = plural(len(paths), "variable")
     if g["kind"] == "layout_divisibility":
         sizes = sorted({f["size"] for f in facts})
         dims = sorted({f["dimension"] for f in facts})
@@ -147,8 +143,6 @@ def _finish(g: dict) -> dict:
 
 
 def _ways(entry: Any, sizes: dict[str, int]) -> int:
-    from .plan import entry_axes
-
     return math.prod(sizes.get(a, 1) for a in entry_axes(entry))
 
 
@@ -200,8 +194,6 @@ def check_fix(rules: dict[str, list], fix: dict, columns: dict,
     The targets must be placed by a rule, without any problem; every other
     variable must keep its rule's layout.
     """
-    from .plan import place
-
     before = RuleResolver(list(rules))
     new = {k: v for k, v in rules.items() if k not in fix["remove"]}
     for key, axes in fix["add"]:

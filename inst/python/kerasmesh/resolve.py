@@ -11,7 +11,7 @@ pattern, so a path costs one regular-expression call in C.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from .patterns import compile_safe
 
@@ -90,24 +90,3 @@ class RuleResolver:
         if found == 1:
             return first, []
         return None, self.matching(path)
-
-    def resolve_all(self, paths: Iterable[str]
-                    ) -> list[tuple[int | None, list[int]]]:
-        """`resolve()` for each path, in order."""
-        return [self.resolve(p) for p in paths]
-
-
-def resolve_paths(keys: Sequence[str], paths: Sequence[str]) -> dict:
-    """Resolve `paths` against `keys` as Keras's LayoutMap would.
-
-    Returns:
-        {"rule": key or None per path, "conflicts": list of keys per path
-        (non-empty only when several keys match, where Keras raises)}.
-    """
-    resolver = RuleResolver(keys)
-    rules, conflicts = [], []
-    for index, clash in resolver.resolve_all(paths):
-        rules.append(None if index is None else resolver.keys[index])
-        conflicts.append([resolver.keys[i] for i in clash])
-    return {"rule": rules, "conflicts": conflicts}
-

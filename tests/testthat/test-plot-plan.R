@@ -1,27 +1,3 @@
-test_that("plot() draws a 2 x 4 mesh and returns it invisibly", {
-  skip_if_no_keras()
-  mesh <- book_mesh()
-  expect_invisible(with_png(plot(mesh)))
-  expect_identical(with_png(plot(mesh, main = "The book's mesh")), mesh)
-})
-
-test_that("plot() draws 1-D and 3-D meshes", {
-  skip_if_no_keras()
-  expect_invisible(with_png(plot(device_mesh(c(batch = 8)))))
-  mesh <- device_mesh(c(stage = 2, data = 2, model = 2))
-  expect_identical(with_png(plot(mesh)), mesh)
-  expect_invisible(with_png(plot(device_mesh(c(a = 2, b = 1, c = 2, d = 2)))))
-})
-
-test_that("mesh panels are 2-D slices along the axes after the second", {
-  skip_if_no_keras()
-  panels <- mesh_panels(mesh_devices(device_mesh(c(a = 2, b = 2, c = 2))))
-  expect_length(panels, 2)
-  expect_identical(panels[[1]]$label, "c = 0")
-  expect_identical(panels[[2]]$devices,
-                   matrix(c("cpu:1", "cpu:5", "cpu:3", "cpu:7"), 2))
-})
-
 test_that("plot() draws a layout plan's memory with a limit", {
   skip_if_no_keras()
   lm <- book_layout()
@@ -88,4 +64,24 @@ test_that("a bad limit is a classed error that lists the units", {
     plot(plan, limit = "lots")
     plot(plan, by = "rules")
   })
+})
+
+test_that("a plan plots by each grouping, with and without a limit", {
+  plan <- fixture_plan()
+  for (by in c("layer", "rule", "variable", "kind")) {
+    expect_invisible(with_png(plot(plan, by = by)))
+    expect_identical(with_png(plot(plan, by = by, limit = "16GB")), plan)
+  }
+})
+
+test_that("memory parts add up to the totals, for every grouping", {
+  plan <- fixture_plan()
+  s <- attr(plan, "summary")
+  for (by in c("layer", "rule", "variable", "kind")) {
+    parts <- kerasmesh:::plan_memory_parts(plan, by, "total")
+    expect_equal(sum(parts$device), s$device_total, label = by)
+    expect_equal(sum(parts$replicated), s$replicated_total, label = by)
+    weights <- kerasmesh:::plan_memory_parts(plan, by, "weights")
+    expect_equal(sum(weights$device), s$device_weights, label = by)
+  }
 })

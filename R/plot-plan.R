@@ -1,0 +1,319 @@
+# Drawing a layout plan: memory per device under the plan beside fully
+# replicated, as stacked bars in native units (bytes).
+
+#' Draw the memory each device needs
+#'
+#' Draws what one device holds under the plan next to what it would hold
+#' with every variable fully replicated, as two horizontal bars stacked by
+#' layer, by variable or by kind (weights, gradients, optimizer slots). A
+#' device-memory limit, when given, is drawn as a dashed line, and the
+#' subtitle says whether each bar fits under it.
+#'
+#' Per-variable optimizer bytes assume the optimizer's slots (Adam's two
+#' moments) are placed like their variables, as Keras places them; any
+#' other optimizer variables (the iteration counter) make a segment of
+#' their own. The totals are the plan's, as [summary()] gives them.
+#'
+#' @param x A [layout_plan()].
+#' @param path A variable path: draw that variable's planned
+#'   [sharding_picture()] instead.
+#' @param ... Not used.
+#' @param by Stack by `"layer"` (paths without their last part, and without
+#'   the model's name; with more layers than `max_groups`, layers that differ
+#'   only in their numbers, such as the blocks of a transformer, are one
+#'   group: `decoder_block_*/attention/query`), `"rule"` (the layout rule
+#'   that places each variable), `"variable"` or `"kind"`.
+#' @param what `"total"` counts weights, gradients of trainable variables
+#'   and optimizer slots (those the plan counted: see the `optimizer`
+#'   argument of [layout_plan()]); `"weights"` counts weights alone.
+#' @param limit Device memory to draw as a line: bytes, or a string such as
+#'   `"80GB"`, `"16 GiB"` or `"512MB"` (kB, MB, GB, TB are powers of 1000;
+#'   KiB, MiB, GiB, TiB powers of 1024). `NULL` for none.
+#' @param max_groups Segments shown before the smallest groups are merged
+#'   into one.
+#' @param main A title; `NULL` for one naming the model.
+#' @return `x`, invisibly.
+#' @export
+#' @examplesIf keras_available()
+#' simulate_devices(8)
+#' mesh <- device_mesh(c(data = 2, model = 4))
+#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
+#'                  ".*dense.*bias" = "model")
+#' library(reticulate, include.only = "import")
+#' keras <- import("keras")
+#' build <- function() {
+#'   keras$Sequential(list(
+#'     keras$Input(shape = list(16000L)),
+#'     keras$layers$Dense(64000L, activation = "relu"),
+#'     keras$layers$Dense(8000L, activation = "sigmoid")
+#'   ))
+#' }
+#' plan <- layout_plan(build, lm, optimizer = "adam")
+#' plot(plan, limit = "16GB")
+#' plot(plan, by = "kind")
+plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
+                                       by = c("layer", "rule", "variable",
+                                              "kind"),
+                                       what = c("total", "weights"),
+                                       limit = NULL, max_groups = 10,
+                                       main = NULL) {
+  if (!is.null(path)) {
+    plot(sharding_picture(x, path = path), main = main)
+    return(invisible(x))
+  }
+  by <- check_choice(by, c("layer", "rule", "variable", "kind"))
+  what <- check_choice(what, c("total", "weights"))
+  limit_label <- if (is.character(limit)) trimws(limit)
+  limit <- parse_bytes(limit)
+  if (!is.null(limit)) {
+    attr(limit, "label") <- limit_label %||% format_bytes(limit)
+  }
+  max_groups <- check_count(max_groups)
+  summary <- attr(x, "summary")
+  parts <- plan_memory_parts(x, by, what, max_groups)
+  parts <- lump_groups(parts, max_groups)
+  if (nrow(parts) == 0) {
+    # A model without variables (only Flatten, say): one empty segment.
+    parts <- data.frame(group = "no variables", device = 0, replicated = 0)
+  }
+  main <- main %||% sprintf("Memory per device: model \"%s\"", summary$model)
+  draw_memory_bars(parts, summary, attr(x, "mesh"), what, limit, main)
+  invisible(x)
+}
+
+# One row per group: bytes per device under the plan and replicated.
+plan_memory_parts <- function(x, by, what, max_groups = Inf) {
+  s <- attr(x, "summary")
+  optimizer <- if (is.null(s$optimizer)) "optimizer" else s$optimizer
+  total <- what == "total"
+  slots <- if (total && !is.null(s$optimizer)) s$slots %||% 0 else 0
+  train <- if (total) as.numeric(x$trainable) else rep(0, nrow(x))
+  kinds <- list(
+    device = cbind(x$device_bytes, x$device_bytes * train,
+                   x$device_bytes * train * slots),
+    replicated = cbind(x$bytes, x$bytes * train, x$bytes * train * slots)
+  )
+  other <- if (total && !is.null(s$optimizer)) {
+    c(device = s$device_optimizer - sum(kinds$device[, 3]),
+      replicated = s$replicated_optimizer - sum(kinds$replicated[, 3]))
+  } else {
+    c(device = 0, replicated = 0)
+  }
+  other <- pmax(other, 0)
+  if (by == "kind") {
+    parts <- data.frame(
+      group = c("weights", "gradients", paste(optimizer, "slots")),
+      device = colSums(kinds$device), replicated = colSums(kinds$replicated),
+      stringsAsFactors = FALSE
+    )
+    parts$device[3] <- parts$device[3] + other[["device"]]
+    parts$replicated[3] <- parts$replicated[3] + other[["replicated"]]
+    return(parts[parts$replicated > 0 | seq_len(3) == 1, , drop = FALSE])
+  }
+  paths <- x$path
+  prefix <- paste0(s$model, "/")
+  if (length(paths) && all(startsWith(paths, prefix))) {
+    paths <- substring(paths, nchar(prefix) + 1)
+  }
+  group <- if (by == "layer") {
+    ifelse(grepl("/", paths, fixed = TRUE), sub("/[^/]*$", "", paths), paths)
+  } else if (by == "rule") {
+    ifelse(is.na(x$rule), "(no rule)", x$rule)
+  } else {
+    paths
+  }
+  if (by == "layer" && length(unique(group)) > max_groups) {
+    group <- gsub("[0-9]+", "*", group)
+  }
+  group <- factor(group, levels = unique(group))
+  parts <- data.frame(
+    group = levels(group),
+    device = as.numeric(tapply(rowSums(kinds$device), group, sum)),
+    replicated = as.numeric(tapply(rowSums(kinds$replicated), group, sum)),
+    stringsAsFactors = FALSE
+  )
+  # Optimizer variables that are not slots (the iteration counter) get a
+  # segment only when it would be visible.
+  if (other[["replicated"]] > 1e-3 * sum(kinds$replicated)) {
+    parts <- rbind(parts, data.frame(
+      group = paste(optimizer, "(other variables)"),
+      device = other[["device"]], replicated = other[["replicated"]],
+      stringsAsFactors = FALSE
+    ))
+  }
+  parts
+}
+
+# The largest `max_groups - 1` groups, in their order, and the rest as one.
+lump_groups <- function(parts, max_groups) {
+  if (nrow(parts) <= max_groups) {
+    return(parts)
+  }
+  keep <- sort(utils::head(order(parts$replicated, decreasing = TRUE),
+                           max_groups - 1))
+  rest <- parts[-keep, , drop = FALSE]
+  rbind(parts[keep, , drop = FALSE], data.frame(
+    group = sprintf("%d others", nrow(rest)),
+    device = sum(rest$device), replicated = sum(rest$replicated),
+    stringsAsFactors = FALSE
+  ))
+}
+
+draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
+  totals <- if (what == "weights") {
+    c(device = summary$device_weights,
+      replicated = summary$replicated_weights)
+  } else {
+    c(device = summary$device_total, replicated = summary$replicated_total)
+  }
+  contents <- if (what == "weights") {
+    "Weights"
+  } else if (is.null(summary$optimizer)) {
+    "Weights and gradients (no optimizer counted)"
+  } else {
+    sprintf("Weights, gradients and %s slots", summary$optimizer)
+  }
+  subtitle <- sprintf("%s on a %s", contents, mesh_summary(mesh))
+  if (!is.null(limit)) {
+    fits <- function(b) if (b <= limit) "fits" else "does not fit"
+    subtitle <- c(subtitle, sprintf(
+      "Limit %s per device: the plan's %s %s; fully replicated, %s %s.",
+      attr(limit, "label"), format_bytes(totals[["device"]]),
+      fits(totals[["device"]]), format_bytes(totals[["replicated"]]),
+      fits(totals[["replicated"]])
+    ))
+  }
+  plot_page(main, subtitle)
+  fills <- group_fills(nrow(parts))
+  bar_names <- c("this plan\n(per device)", "fully\nreplicated")
+  legend_fs <- 8
+  legend_w <- min(
+    0.4 * plot_width(),
+    max(text_size(parts$group, legend_fs)[, "w"]) + 0.45
+  )
+  name_w <- max(text_size(bar_names, 9)[, "w"]) + 0.15
+  lay <- grid::grid.layout(
+    1, 3, widths = grid::unit(c(name_w, 1, legend_w),
+                              c("inches", "null", "inches"))
+  )
+  grid::pushViewport(grid::viewport(layout = lay))
+  draw_bars(parts, totals, limit, fills, bar_names)
+  # The legend, in inches so swatches and labels line up.
+  grid::pushViewport(grid::viewport(layout.pos.col = 3))
+  draw_legend(parts, fills, legend_fs)
+  grid::popViewport(0)
+}
+
+# The two stacked bars (this plan per device, fully replicated) in a
+# viewport whose x scale is bytes (native units), with 8% of room to the
+# right of the longest bar or the limit; ticks, the limit and totals. Draws
+# in column 2 of the current layout and leaves the viewport as it found it.
+draw_bars <- function(parts, totals, limit, fills, bar_names) {
+  xmax <- max(c(totals, limit)) * 1.08
+  if (!is.finite(xmax) || xmax <= 0) {
+    xmax <- 1
+  }
+  bytes <- function(b) grid::unit(b, "native")
+  grid::pushViewport(grid::viewport(layout.pos.col = 2))
+  grid::pushViewport(grid::viewport(
+    y = grid::unit(2, "lines"), just = "bottom",
+    height = grid::unit(1, "npc") - grid::unit(3.2, "lines"),
+    xscale = c(0, xmax)
+  ))
+  ticks <- pretty(c(0, xmax / 1.08), n = 4)
+  ticks <- ticks[ticks <= xmax]
+  grid::grid.segments(bytes(ticks), 0, bytes(ticks), 1,
+                      gp = grid::gpar(col = "grey85"))
+  grid::grid.text(format_bytes(ticks), x = bytes(ticks),
+                  y = grid::unit(-1, "lines"),
+                  gp = grid::gpar(fontsize = 8, col = "grey30"))
+  if (!is.null(limit)) {
+    grid::grid.segments(bytes(limit), 0, bytes(limit), 0.95,
+                        gp = grid::gpar(lty = "dashed", lwd = 1.6))
+    grid::grid.text(paste("limit", attr(limit, "label")),
+                    x = bytes(limit), y = 0.97, just = c("centre", "bottom"),
+                    gp = grid::gpar(fontsize = 8.5, fontface = "bold"))
+  }
+  bar_y <- c(0.7, 0.3)
+  bar_h <- 0.28
+  for (b in 1:2) {
+    values <- if (b == 1) parts$device else parts$replicated
+    ends <- cumsum(values)
+    starts <- c(0, utils::head(ends, -1))
+    grid::grid.rect(x = bytes(starts), y = bar_y[b],
+                    width = bytes(ends - starts),
+                    height = bar_h, just = c("left", "centre"),
+                    gp = grid::gpar(fill = fills, col = "grey15", lwd = 0.7))
+    widths_in <- grid::convertWidth(bytes(ends - starts), "inches", TRUE)
+    for (g in seq_along(values)) {
+      size <- text_size(parts$group[g], 7.5)
+      if (widths_in[g] > size[1, "w"] + 0.08) {
+        grid::grid.text(parts$group[g], x = bytes((starts[g] + ends[g]) / 2),
+                        y = bar_y[b], gp = grid::gpar(fontsize = 7.5))
+      }
+    }
+    total <- grid::textGrob(
+      format_bytes(totals[[b]]),
+      x = bytes(max(ends, 0)) + grid::unit(0.3, "lines"),
+      y = bar_y[b], just = "left",
+      gp = grid::gpar(fontsize = 8.5, fontface = "bold")
+    )
+    grid::grid.rect(x = bytes(max(ends, 0)) + grid::unit(0.15, "lines"),
+                    y = bar_y[b], just = "left",
+                    width = grid::grobWidth(total) + grid::unit(0.3, "lines"),
+                    height = grid::grobHeight(total) + grid::unit(0.3, "lines"),
+                    gp = grid::gpar(fill = "white", col = NA))
+    grid::grid.draw(total)
+    grid::grid.text(bar_names[b], x = grid::unit(-0.4, "lines"),
+                    y = bar_y[b], just = "right",
+                    gp = grid::gpar(fontsize = 9))
+  }
+  grid::grid.lines(c(0, 0), c(0, 1), gp = grid::gpar(col = "grey40"))
+  grid::popViewport(2)
+}
+
+# The legend: a swatch and a label per group, in inches.
+draw_legend <- function(parts, fills, legend_fs) {
+  n <- nrow(parts)
+  line <- text_size("Xg", legend_fs)[1, "h"] * 1.5
+  step <- min(line, (plot_height() - 0.2) / max(n, 1))
+  y <- grid::unit(plot_height() - 0.2 - step * (seq_len(n) - 1), "inches")
+  grid::grid.rect(x = grid::unit(0.15, "inches"), y = y,
+                  width = grid::unit(0.18, "inches"),
+                  height = grid::unit(0.75 * step, "inches"),
+                  just = c("left", "centre"),
+                  gp = grid::gpar(fill = fills, col = "grey15", lwd = 0.7))
+  grid::grid.text(parts$group, x = grid::unit(0.4, "inches"), y = y,
+                  just = "left", gp = grid::gpar(fontsize = legend_fs))
+}
+
+# "80GB", "16 GiB", 512e6 as bytes; NULL stays NULL.
+parse_bytes <- function(x, arg = rlang::caller_arg(x),
+                        call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  if (is.numeric(x) && length(x) == 1 && !is.na(x) && x > 0) {
+    return(as.numeric(x))
+  }
+  units <- c(b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12,
+             kib = 2^10, mib = 2^20, gib = 2^30, tib = 2^40)
+  if (is.character(x) && length(x) == 1 && !is.na(x)) {
+    m <- regmatches(x, regexec(
+      "^\\s*([0-9]*\\.?[0-9]+(?:[eE][0-9]+)?)\\s*([A-Za-z]*)\\s*$", x,
+      perl = TRUE
+    ))[[1]]
+    unit <- tolower(if (length(m) && nzchar(m[3])) m[3] else "b")
+    if (length(m) && unit %in% names(units)) {
+      return(as.numeric(m[2]) * units[[unit]])
+    }
+  }
+  kerasmesh_abort(
+    c("{.arg {arg}} must be a number of bytes or a size such as
+       {.val 80GB}.",
+      x = "Received {.obj_type_friendly {x}}{received_value(x)}.",
+      i = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
+           (powers of 1024)."),
+    kind = "argument", call = call
+  )
+}

@@ -1,0 +1,70 @@
+"""What an object is, decided where Keras is.
+
+R asks `kind_of(x)` instead of testing Keras's class paths
+(`keras.src.distribution.distribution_lib.*`), which Keras is free to
+move. Every test here is an `isinstance` against a public name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_KINDS: tuple[tuple[str, str], ...] = (
+    # (kind, public name under `keras`), most specific first.
+    ("device_mesh", "distribution.DeviceMesh"),
+    ("layout_map", "distribution.LayoutMap"),
+    ("tensor_layout", "distribution.TensorLayout"),
+    ("distribution", "distribution"),
+    ("model", "Model"),
+    ("layer", "Layer"),
+    ("variable", "Variable"),
+    ("optimizer", "optimizers.Optimizer"),
+)
+
+
+def _distribution_base():
+    """The class every Keras distribution derives from.
+
+    Keras exports `DataParallel` and `ModelParallel` but not their base
+    class, so it is found as their nearest common base: a user's own
+    `Distribution` subclass is a distribution too.
+    """
+    import keras
+
+    model_parallel = keras.distribution.ModelParallel.__mro__
+    for cls in keras.distribution.DataParallel.__mro__:
+        if cls in model_parallel and cls is not object:
+            return cls
+    return None
+
+
+def _public(name: str):
+    """The class `keras.<name>`, or None when this Keras lacks it."""
+    if name == "distribution":
+        return _distribution_base()
+    import keras
+
+    obj = keras
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def kind_of(x: Any) -> str:
+    """The kind of `x`, as kerasmesh names it.
+
+    Args:
+        x: any Python object.
+
+    Returns:
+        One of "device_mesh", "layout_map", "tensor_layout",
+        "distribution", "model", "layer", "variable", "optimizer", or
+        "other" for anything else.
+    """
+    for kind, name in _KINDS:
+        cls = _public(name)
+        if isinstance(cls, type) and isinstance(x, cls):
+            return kind
+    return "other"

@@ -1,0 +1,51 @@
+"""Scopes for building Keras objects without a distribution or values.
+
+Context managers in the style of Keras's own `Distribution.scope()`: the
+previous state is remembered on entry and restored on exit, on every path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def no_distribution() -> Iterator[None]:
+    """No global Keras distribution inside; the previous one after."""
+    import keras
+
+    previous = keras.distribution.distribution()
+    if previous is not None:
+        keras.distribution.set_distribution(None)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            keras.distribution.set_distribution(previous)
+
+
+@contextlib.contextmanager
+def shape_only() -> Iterator[None]:
+    """Create Keras variables with shapes but no values.
+
+    Inside, variables are created as in `keras.StatelessScope`: their
+    initialization is deferred, so nothing is allocated. Unlike a plain
+    StatelessScope, leaving does not initialize them either (Keras's list
+    of variables waiting for values is put back as it was), and no global
+    distribution is in effect, so no layout is applied. Variables created
+    inside stay uninitialized: use them for their paths, shapes and dtypes
+    only.
+    """
+    import keras
+    from keras.src.backend.common import global_state
+
+    pending = list(global_state.get_global_attribute(
+        "uninitialized_variables", []) or [])
+    with no_distribution():
+        try:
+            with keras.StatelessScope(initialize_variables=False):
+                yield
+        finally:
+            global_state.set_global_attribute("uninitialized_variables",
+                                              pending)

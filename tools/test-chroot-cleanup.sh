@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Tests that tools/debian13.sh leaves no mount and no process behind in its
+# root when the command it runs there is interrupted (SIGINT to the runner's
+# process group, as Ctrl-C sends; SIGTERM to the runner) or fails.
+# Exits non-zero, naming what remains, if anything does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  # Reading other processes' /proc/PID/root needs root, as the runner does.
+  exec sudo ${KERASMESH_CACHE:+KERASMESH_CACHE="$KERASMESH_CACHE"} \
+    bash "$PWD/tools/test-chroot-cleanup.sh"
+fi
+
+RUNNER=tools/debian13.sh
+ROOT="$(bash "$RUNNER" root)"
+MARK=/tmp/kerasmesh-cleanup-test-started
+failures=0
+
+say() { echo "test-chroot-cleanup: $*" >&2; }
+fail() { say "FAIL: $*"; failures=$((failures + 1)); }
+
+mounts_under_root() {
+  awk -v root="$ROOT" '{
+    path = $2; gsub(/\\040/, " ", path)
+    if (path == root || index(path, root "/") == 1) print path
+  }' /proc/mounts
+}
+root_pids() {
+  find /proc -mindepth 2 -maxdepth 2 -name root -lname "$ROOT" 2>/dev/null |
+    cut -d/ -f3 || true   # find complains of processes that vanish
+}
+
+# The runner must be built and idle before the test starts.
+[ -d "$ROOT/proc" ] || { say "no root at $ROOT: run '$RUNNER build'"; exit 1; }
+[ -z "$(mounts_under_root)" ] ||
+  { say "mounts under $ROOT before the test: $(mounts_under_root | xargs)"; exit 1; }
+
+runner_pid=""
+# If an assertion failed with the runner still up, stop it the way a user
+# would, so that the test itself leaves nothing behind either.
+stop_runner() {
+  if [ -n "$runner_pid" ] && kill -0 "$runner_pid" 2>/dev/null; then
+    kill -TERM -- "-$runner_pid" 2>/dev/null || true
+    wait "$runner_pid" 2>/dev/null || true
+  fi
+  runner_pid=""
+}
+finish() {
+  stop_runner
+  rm -f "$ROOT$MARK" "$ROOT/tmp/kerasmesh-cleanup-test.py"
+}
+trap finish EXIT
+
+# Job control: each background job gets its own process group, which can
+# be signalled as a terminal's Ctrl-C would, and does not start with SIGINT
+# ignored (as background jobs of a script without job control do).
+set -m
+
+# Starts the runner, running CMD in the root, with its output piped
+# through cat in the same process group, as `make check-debian13 | tee log`
+# does: Ctrl-C kills the reader too, and the runner must still clean up.
+start_runner() {
+  rm -f "$ROOT$MARK"
+  bash -c 'bash "$0" run "$1" 2>&1 | cat >&2; exit "${PIPESTATUS[0]}"' \
+    "$RUNNER" "$1" </dev/null &
+  runner_pid=$!
+}
+
+# Waits (bounded) for the command in the root to have started.
+wait_for_mark() {
+  local i
+  for i in $(seq 600); do
+    [ -f "$ROOT$MARK" ] && return 0
+    kill -0 "$runner_pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+# Waits (bounded) for the runner to exit; sets status to its exit status,
+# or to "timeout".
+wait_runner() {
+  local i
+  status=timeout
+  for i in $(seq 600); do
+    if ! kill -0 "$runner_pid" 2>/dev/null; then
+      status=0
+      wait "$runner_pid" || status=$?
+      runner_pid=""
+      return 0
+    fi
+    sleep 0.1
+  done
+}
+
+assert_clean() {
+  local what="$1" left
+  left="$(mounts_under_root)"
+  [ -z "$left" ] || fail "$what: still mounted: $(echo $left)"
+  left="$(root_pids)"
+  [ -z "$left" ] || fail "$what: processes still in the root: $(echo $left)"
+}
+
+# 1. Interrupted midway by SIGINT to the runner's process group, and
+# 2. stopped by SIGTERM to the runner, while a shell, R and a Python child
+#    of R run inside (as in `make check`); Python writes the mark.
+cat >"$ROOT/tmp/kerasmesh-cleanup-test.py" <<EOF
+import time
+open("$MARK", "w").close()
+time.sleep(300)
+EOF
+for signal in INT TERM; do
+  start_runner "Rscript -e 'system(\"python3 /tmp/kerasmesh-cleanup-test.py\")' & sleep 300"
+  if ! wait_for_mark; then
+    fail "SIG$signal: the command never started in the root"
+    stop_runner
+    continue
+  fi
+  [ -n "$(mounts_under_root)" ] ||
+    fail "SIG$signal: nothing was mounted while the command ran"
+  if [ "$signal" = INT ]; then
+    kill -INT -- "-$runner_pid"        # the whole group: runner, cat, ...
+  else
+    kill -TERM "$(pgrep -g "$runner_pid" -f "^bash $RUNNER run")"
+  fi
+  wait_runner
+  case "$status" in
+    timeout) fail "SIG$signal: the runner did not exit within 60 s"
+      stop_runner ;;
+    0) fail "SIG$signal: the runner exited with status 0" ;;
+    *) say "SIG$signal: runner exited with status $status" ;;
+  esac
+  assert_clean "SIG$signal"
+done
+
+# 3. A command that fails inside the root.
+start_runner "touch $MARK; exit 3"
+wait_runner
+[ "$status" = 3 ] || fail "failing command: runner exited with $status, not 3"
+say "failing command: runner exited with status $status"
+assert_clean "failing command"
+
+if [ "$failures" -gt 0 ]; then
+  say "$failures failure(s): the runner leaves things behind"
+  exit 1
+fi
+say "OK: no mount and no process left under $ROOT"
