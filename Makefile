@@ -15,11 +15,14 @@ export _R_CHECK_CRAN_INCOMING_REMOTE_ := false
 export _R_CHECK_SYSTEM_CLOCK_ := FALSE
 PYTHON := $(KERASMESH_VENV)/bin/python
 
-.PHONY: setup demo check pytest rcheck bench document \
-  check-debian13 test-chroot-cleanup
+.PHONY: setup setup-site demo check pytest rcheck lint bench document \
+  site site-check coverage check-debian13 test-chroot-cleanup
 
 setup:
 	bash tools/setup.sh
+
+setup-site: setup
+	bash tools/setup.sh site
 
 demo: setup
 	Rscript demo/book-mesh.R
@@ -56,7 +59,28 @@ rcheck: setup
 	  exit 1
 	fi
 
-check: pytest rcheck
+lint: setup
+	Rscript tools/lint.R
+
+check: pytest lint rcheck
+
+# The pkgdown site, built offline into site/ (git-ignored).
+site: setup-site
+	rm -rf site
+	Rscript -e 'options(pkgdown.internet = FALSE)' \
+	  -e 'pkgdown::build_site(override = list(destination = "site"),' \
+	  -e '  preview = FALSE, new_process = FALSE, install = FALSE)'
+
+# Every page of the site in headless Chromium, served on 127.0.0.1.
+site-check: site
+	timeout 600 /usr/bin/python3 tools/site_check.py site
+
+coverage: setup-site
+	Rscript tools/coverage.R
+	cd tests/python && $(PYTHON) -m pytest -q -p no:cacheprovider \
+	  --cov=kerasmesh --cov-report=term \
+	  | grep -E "^TOTAL|passed|failed" \
+	  | sed 's/^TOTAL/Python shim line coverage (TOTAL)/'
 
 # `make bench BENCH=hub_70b` runs one benchmark (see bench/run.R).
 bench: setup

@@ -77,7 +77,9 @@ check_no_na <- function(x, arg = rlang::caller_arg(x),
   if (n > 5) {
     shown <- paste0(shown, ", and ", n - 5, " more")
   }
+  # nolint start: object_usage_linter. `type` is read by cli.
   type <- if (is.logical(x)) "logical" else "integer"
+  # nolint end
   kerasmesh_abort(
     c("{.arg {arg}} can't contain {.code NA}: {type} arrays have no
        missing value.",

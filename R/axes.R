@@ -27,7 +27,7 @@ axes_for_shim <- function(axes, key = NULL, arg = rlang::caller_arg(axes),
     if (!any(bad)) {
       return(entries)
     }
-    received <- axes[[which(bad)[1]]]
+    received <- axes[[which(bad)[1]]] # nolint: object_usage_linter. cli.
     abort_axes(key, arg, call, x = "Dimension {which(bad)[1]} is
                {.obj_type_friendly {received}}{received_value(received)}.")
   }

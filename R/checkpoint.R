@@ -192,7 +192,7 @@ checkpoint_info <- function(dir, step = NULL) {
 #' @export
 format.kerasmesh_checkpoint_info <- function(x, ...) {
   steps <- x$steps
-  n <- nrow(steps)
+  n <- nrow(steps) # nolint: object_usage_linter. Read by cli.
   out <- c(
     paste("<kerasmesh_checkpoint_info>", x$directory),
     cli::pluralize("{n} step{?s}: {paste(ifelse(steps$complete,

@@ -106,10 +106,13 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
   input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
   timeout <- check_seconds(timeout)
   wait_for_compiles_at_exit()
-  new_layout_cost(with_plan_model(model, function(model) shim_call(
-    "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
-    input_shapes, timeout, call = call
-  ), call = call))
+  cost_of <- function(model) {
+    shim_call(
+      "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
+      input_shapes, timeout, call = call
+    )
+  }
+  new_layout_cost(with_plan_model(model, cost_of, call = call))
 }
 
 #' Compare layouts by what one training step costs

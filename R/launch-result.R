@@ -107,7 +107,8 @@ format.kerasmesh_launch <- function(x, ..., lines = 5) {
     }
     tail_lines <- utils::tail(w$output, lines)
     if (length(tail_lines)) {
-      out <- c(out, "  last output:", paste0("  | ", truncate_right(tail_lines)))
+      out <- c(out, "  last output:",
+               paste0("  | ", truncate_right(tail_lines)))
     }
   }
   out

@@ -110,10 +110,13 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
   }
   replicated_share <- check_share(replicated_share)
   optimizer <- plan_optimizer_arg(optimizer, call = call)
-  new_layout_plan(with_plan_model(model, function(model) shim_call(
-    "plan.plan_layout", model, source$layout, batch_size, optimizer,
-    source$batch_dim_name, replicated_share = replicated_share, call = call
-  ), call = call))
+  plan_of <- function(model) {
+    shim_call(
+      "plan.plan_layout", model, source$layout, batch_size, optimizer,
+      source$batch_dim_name, replicated_share = replicated_share, call = call
+    )
+  }
+  new_layout_plan(with_plan_model(model, plan_of, call = call))
 }
 
 #' Check a layout before training
@@ -139,8 +142,8 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #' holds the class of each kind of problem found, then
 #' `kerasmesh_error_layout_plan` and `kerasmesh_error`; the first problem is
 #' spelled out, with a fix when [layout_fix()] has one, and the others
-#' listed. Problems are grouped, one per rule and kind. Warnings come first, one per kind of
-#' problem, with classes `kerasmesh_warning_<kind>`,
+#' listed. Problems are grouped, one per rule and kind. Warnings come
+#' first, one per kind of problem, with classes `kerasmesh_warning_<kind>`,
 #' `kerasmesh_warning_layout_plan` and `kerasmesh_warning`. Both carry the
 #' plan (field `plan`) and their problems (field `problems`, a data frame).
 #'

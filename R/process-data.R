@@ -45,7 +45,8 @@ process_rows <- function(n, batch_size, process = process_index(),
       process != round(process) || process < 0 || process >= processes) {
     kerasmesh_abort(
       c("{.arg process} must be a whole number from 0 to {processes - 1}.",
-        x = "Received {.obj_type_friendly {process}}{received_value(process)}."),
+        x = paste0("Received {.obj_type_friendly {process}}",
+                   "{received_value(process)}.")),
       kind = "argument"
     )
   }

@@ -184,7 +184,8 @@ first_lines <- function(x, n = 3) {
 # Registered for reticulate::r_to_py() when reticulate loads (see zzz.R), so
 # that library(kerasmesh) does not load reticulate (over a second, through
 # its S4 imports).
-r_to_py.kerasmesh_object <- function(x, convert = FALSE) {
+# An S3 method of reticulate's generic, whatever lintr thinks of its name.
+r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
   .subset2(x, "py")
 }
 

@@ -17,7 +17,8 @@ r_condition_kinds <- function() {
   add <- function(type, kind) found[[type]] <<- c(found[[type]], kind)
   walk <- function(x, in_warn = FALSE) {
     if (is.character(x) && length(x) == 1 && !is.na(x)) {
-      m <- regmatches(x, regexec("^kerasmesh_(error|warning)_([a-z_]+)$", x))[[1]]
+      pattern <- "^kerasmesh_(error|warning)_([a-z_]+)$"
+      m <- regmatches(x, regexec(pattern, x))[[1]]
       if (length(m)) add(if (m[2] == "error") "errors" else "warnings", m[3])
     } else if (is.call(x)) {
       fn <- x[[1]]
@@ -52,7 +53,8 @@ python_condition_kinds <- function() {
     hits <- regmatches(text, m)[[1]]
     sub(pattern, paste0("\\", group), hits, perl = TRUE)
   }
-  problems <- '_?problem\\(\\s*"([a-z_]+)",\\s*("?)(ERROR|WARNING|error|warning)\\2'
+  problems <- paste0('_?problem\\(\\s*"([a-z_]+)",',
+                     '\\s*("?)(ERROR|WARNING|error|warning)\\2')
   severity <- tolower(grab(problems, 3))
   kinds <- grab(problems, 1)
   list(
@@ -67,6 +69,7 @@ python_condition_kinds <- function() {
 conditions_page_text <- function() {
   rd <- utils:::.getHelpFile(utils::help("kerasmesh_conditions",
                                          package = "kerasmesh"))
-  paste(utils::capture.output(tools::Rd2txt(rd, options = list(underline_titles = FALSE))),
+  options <- list(underline_titles = FALSE)
+  paste(utils::capture.output(tools::Rd2txt(rd, options = options)),
         collapse = "\n")
 }

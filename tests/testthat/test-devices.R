@@ -9,7 +9,7 @@ test_that("simulate_devices() again with the same count does nothing", {
   expect_identical(simulate_devices(8), 8L)
 })
 
-test_that("simulate_devices() with another count after JAX started is an error", {
+test_that("simulate_devices() with a new count after JAX started is an error", {
   skip_if_no_keras()
   expect_error(simulate_devices(4), class = "kerasmesh_error_devices_started")
   expect_snapshot(simulate_devices(4), error = TRUE)

@@ -2,7 +2,7 @@
 # cases): each fails fast with a classed error, or works, within a hard time
 # limit (see helper-timeout.R), so a regression fails instead of hanging.
 
-# -- counts beyond R's integers ------------------------------------------------
+# -- counts beyond R's integers ----------------------------------------------
 
 test_that("counts beyond R's integers are classed argument errors", {
   expect_error(simulate_devices(3e9), class = "kerasmesh_error_argument")
@@ -42,7 +42,7 @@ test_that("plot(plan, max_groups = 3e9) is a classed argument error", {
                class = "kerasmesh_error_argument")
 })
 
-# -- no hangs --------------------------------------------------------------------
+# -- no hangs ----------------------------------------------------------------
 
 test_that("a 400-axis mesh shape whose product is wrong answers fast", {
   skip_if_no_keras()
@@ -102,7 +102,7 @@ test_that("a Keras LayoutMap with a catastrophic key can't hang planning", {
   expect_identical(out[["model_parallel"]], "kerasmesh_error_layout_key")
 })
 
-# -- the guard -------------------------------------------------------------------
+# -- the guard ---------------------------------------------------------------
 
 test_that("the guard compares the mesh, not only the device set", {
   skip_if_no_keras()
@@ -122,7 +122,7 @@ test_that("the guard compares the mesh, not only the device set", {
   })
 })
 
-test_that("direct model$fit() errors are classed through with_kerasmesh_errors()", {
+test_that("direct model$fit() errors are classed by with_kerasmesh_errors()", {
   skip_if_no_keras()
   within_seconds({
     data <- mlp_data(n = 16)
@@ -189,7 +189,7 @@ test_that("keras.Model's methods are Keras's own once the scope ends", {
   expect_identical(reticulate::py_id(keras$Model$fit), own)
 })
 
-# -- zero-parameter models and picture arguments ---------------------------------
+# -- zero-parameter models and picture arguments -----------------------------
 
 test_that("a model without parameters plans and plots as 0 bytes", {
   skip_if_no_keras()

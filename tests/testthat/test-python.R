@@ -7,7 +7,7 @@ test_that("library(kerasmesh) does not start Python", {
   expect_false(started)
 })
 
-test_that("library(kerasmesh) does not load reticulate; r_to_py() works later", {
+test_that("library(kerasmesh) loads no reticulate; r_to_py() works later", {
   skip_if_not_installed("callr")
   skip_if_no_keras()
   out <- callr::r(function() {
