@@ -92,12 +92,8 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
   if (python_kind(x) == "device_mesh") {
     return(new_device_mesh(shim_call("mesh.describe_mesh", x, call = call)))
   }
-  kerasmesh_abort(
-    c("{.arg {arg}} must be a device mesh.",
-      x = "Received {.obj_type_friendly {x}}.",
-      i = "Create one with {.fn device_mesh}."),
-    kind = "device_mesh", call = call
-  )
+  abort_wrong_object(x, "a device mesh", "Create one with {.fn device_mesh}.",
+                     kind = "device_mesh", arg = arg, call = call)
 }
 
 new_device_mesh <- function(desc) {

@@ -232,10 +232,9 @@ as_keras_distribution <- function(x, arg = rlang::caller_arg(x),
   if (python_kind(x) == "distribution") {
     return(x)
   }
-  kerasmesh_abort(
-    c("{.arg {arg}} must be a distribution or `NULL`.",
-      x = "Received {.obj_type_friendly {x}}.",
-      i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
-    kind = "distribution", call = call
+  abort_wrong_object(
+    x, "a distribution or `NULL`",
+    "Create one with {.fn data_parallel} or {.fn model_parallel}.",
+    kind = "distribution", arg = arg, call = call
   )
 }

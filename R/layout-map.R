@@ -263,12 +263,8 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
     return(new_layout_map(shim_call("layout.describe_layout_map", x,
                                     call = call)))
   }
-  kerasmesh_abort(
-    c("{.arg {arg}} must be a layout map.",
-      x = "Received {.obj_type_friendly {x}}.",
-      i = "Create one with {.fn layout_map}."),
-    kind = "layout_map", call = call
-  )
+  abort_wrong_object(x, "a layout map", "Create one with {.fn layout_map}.",
+                     kind = "layout_map", arg = arg, call = call)
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {

@@ -261,11 +261,10 @@ plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
       !is.na(optimizer) && nzchar(optimizer)) {
     return(optimizer)
   }
-  kerasmesh_abort(
-    c("{.arg optimizer} must be an optimizer name or a Keras optimizer.",
-      x = "Received {.obj_type_friendly {optimizer}}.",
-      i = 'For example {.code "adam"}.'),
-    kind = "optimizer", call = call
+  abort_wrong_object(
+    optimizer, "an optimizer name or a Keras optimizer",
+    'For example {.code "adam"}.', kind = "optimizer", arg = "optimizer",
+    call = call
   )
 }
 
