@@ -18,17 +18,9 @@
 # and the data-parallel versus model-parallel comparison. Fails unless the
 # cost takes under 10 s and the peak stays under 1.5 GiB.
 
-in_repo <- file.exists("DESCRIPTION")
-if (in_repo && requireNamespace("pkgload", quietly = TRUE)) {
-  pkgload::load_all(".", quiet = TRUE)
-} else {
-  library(kerasmesh)
-}
-
-peak_rss <- function() {
-  line <- grep("^VmHWM:", readLines("/proc/self/status"), value = TRUE)
-  as.numeric(gsub("[^0-9]", "", line)) * 1024
-}
+source(file.path(dirname(sub("^--file=", "", grep(
+  "^--file=", commandArgs(), value = TRUE
+))), "common.R"))
 
 simulate_devices(8)
 start <- Sys.time()
@@ -36,14 +28,8 @@ mesh <- device_mesh(c(data = 2, model = 4))
 keras <- reticulate::import("keras")
 startup <- as.numeric(Sys.time() - start, units = "secs")
 
-book <- function() {
-  inputs <- keras$Input(shape = list(16000L))
-  hidden <- keras$layers$Dense(64000L, activation = "relu")(inputs)
-  outputs <- keras$layers$Dense(8000L, activation = "sigmoid")(hidden)
-  keras$Model(inputs, outputs)
-}
-lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
-                 ".*dense.*bias" = "model")
+book <- book_model(keras)
+lm <- book_layout(mesh)
 mp <- model_parallel(lm)
 
 start <- Sys.time()

@@ -10,17 +10,9 @@
 # the R process's peak resident memory (VmHWM). Fails unless the plan
 # takes under 10 s and the peak stays under 2 GiB.
 
-in_repo <- file.exists("DESCRIPTION")
-if (in_repo && requireNamespace("pkgload", quietly = TRUE)) {
-  pkgload::load_all(".", quiet = TRUE)
-} else {
-  library(kerasmesh)
-}
-
-peak_rss <- function() {
-  line <- grep("^VmHWM:", readLines("/proc/self/status"), value = TRUE)
-  as.numeric(gsub("[^0-9]", "", line)) * 1024
-}
+source(file.path(dirname(sub("^--file=", "", grep(
+  "^--file=", commandArgs(), value = TRUE
+))), "common.R"))
 
 simulate_devices(32)
 start <- Sys.time()
