@@ -22,11 +22,10 @@ source(file.path(dirname(sub("^--file=", "", grep(
   "^--file=", commandArgs(), value = TRUE
 ))), "common.R"))
 
-simulate_devices(8)
-start <- Sys.time()
-mesh <- device_mesh(c(data = 2, model = 4))
-keras <- reticulate::import("keras")
-startup <- as.numeric(Sys.time() - start, units = "secs")
+setup <- book_setup()
+mesh <- setup$mesh
+keras <- setup$keras
+startup <- setup$startup
 
 book <- book_model(keras)
 lm <- book_layout(mesh)

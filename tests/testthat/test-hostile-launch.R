@@ -112,29 +112,27 @@ join_run <- function(join, processes) {
   }, processes = processes, timeout = 55, args = list(join = join))
 }
 
-test_that("two processes with the same process id fail in every process", {
-  skip_if_no_workers()
-  res <- join_run(function(id) c(id = min(id, 1), n = 2), processes = 3)
-
-  expect_identical(res$status, rep("ok", 3),
+# Every worker of `res` ran to its end and caught, within 20 s, a
+# connection error whose message matches `pattern`.
+expect_every_process_fails <- function(res, pattern) {
+  expect_identical(res$status, rep("ok", length(res)),
                    info = paste(unlist(res$output), collapse = "\n"))
   for (v in res$value) {
     expect_true("kerasmesh_error_distributed_connect" %in% v$class)
-    expect_match(v$message, "process id 1")
+    expect_match(v$message, pattern)
     expect_lt(v$elapsed, 20)
   }
+}
+
+test_that("two processes with the same process id fail in every process", {
+  skip_if_no_workers()
+  res <- join_run(function(id) c(id = min(id, 1), n = 2), processes = 3)
+  expect_every_process_fails(res, "process id 1")
 })
 
 test_that("processes that disagree on num_processes fail in every process", {
   skip_if_no_workers()
   res <- join_run(function(id) c(id = id, n = if (id == 0) 2 else 3),
                   processes = 3)
-
-  expect_identical(res$status, rep("ok", 3),
-                   info = paste(unlist(res$output), collapse = "\n"))
-  for (v in res$value) {
-    expect_true("kerasmesh_error_distributed_connect" %in% v$class)
-    expect_match(v$message, "disagree on the number of processes")
-    expect_lt(v$elapsed, 20)
-  }
+  expect_every_process_fails(res, "disagree on the number of processes")
 })
