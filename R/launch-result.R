@@ -27,7 +27,19 @@ chatter_pattern <- paste0(
   "[IW][0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\\])"
 )
 
+# Where a log line of gloo or absl starts. C++ and R write a worker's
+# standard output and error to one file, unsynchronised, so such a line can
+# start in the middle of another.
+log_line_start <- paste0(
+  "(?<=.)(?=\\[Gloo\\] Rank |",
+  "[IWEF][0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\\])"
+)
+
 quiet_lines <- function(lines) {
+  pieces <- strsplit(gsub(log_line_start, "\n", lines, perl = TRUE), "\n",
+                     fixed = TRUE)
+  pieces[lengths(pieces) == 0] <- list("")
+  lines <- as.character(unlist(pieces))
   lines[!grepl(chatter_pattern, lines)]
 }
 

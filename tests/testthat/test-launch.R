@@ -174,3 +174,15 @@ test_that("launch_local() leaves out log chatter unless verbose", {
   loud <- launch_local(chatty, processes = 1, timeout = 60, verbose = TRUE)
   expect_length(loud$output[[1]], 4)
 })
+
+test_that("log chatter is dropped also when it starts inside another line", {
+  gloo <- "[Gloo] Rank 3 is connected to 7 peer ranks. Expected: 7"
+  absl <- paste("I1130 18:16:38.902928   11838",
+                "coordination_service_agent.cc:198] Connected.")
+  error <- "E1130 18:16:40.000001   11838 client.cc:12] Real trouble."
+  lines <- c("before", "", paste0("value: 1", gloo), paste0(gloo, absl),
+             paste0("x", error), "after")
+  expect_identical(kerasmesh:::quiet_lines(lines),
+                   c("before", "", "value: 1", "x", error, "after"))
+  expect_identical(kerasmesh:::quiet_lines(character()), character())
+})
