@@ -19,28 +19,39 @@ new_launch <- function(workers, address, timeout, elapsed, verbose = TRUE) {
             elapsed = elapsed, class = "kerasmesh_launch")
 }
 
-# Log lines that say all is well: gloo's connection messages and the
-# coordination service's info and warning lines (absl's "I1130 ..." and
-# "W1130 ..."). Errors ("E...", "F...") are kept.
-chatter_pattern <- paste0(
-  "^(\\[Gloo\\] Rank [0-9]+ is connected to [0-9]+ peer ranks|",
-  "[IW][0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\\])"
-)
+# absl's info and warning lines ("I1130 ..." and "W1130 ..."), such as the
+# coordination service's: all is well. Errors ("E...", "F...") are kept.
+absl_chatter <- "^[IW][0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\\]"
 
-# Where a log line of gloo or absl starts. C++ and R write a worker's
-# standard output and error to one file, unsynchronised, so such a line can
-# start in the middle of another.
-log_line_start <- paste0(
-  "(?<=.)(?=\\[Gloo\\] Rank |",
-  "[IWEF][0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\\])"
-)
+# Where an absl line starts. C++ and R write a worker's standard output and
+# error to one file, unsynchronised, so such a line can start in the middle
+# of another.
+absl_line_start <- "(?<=.)(?=[IWEF][0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\\])"
+
+# gloo's connection message, "[Gloo] Rank 3 is connected to 7 peer ranks.
+# Expected number of connected peer ranks is : 7", is written to stdout in
+# these pieces, each number separately, by every thread that connects. The
+# pieces of several threads interleave, so they are removed wherever they
+# land, with the numbers and line ends that belong to them.
+gloo_pieces <- c("[Gloo] Rank ", " is connected to ", " peer ranks. ",
+                 "Expected number of connected peer ranks is : ")
 
 quiet_lines <- function(lines) {
-  pieces <- strsplit(gsub(log_line_start, "\n", lines, perl = TRUE), "\n",
-                     fixed = TRUE)
-  pieces[lengths(pieces) == 0] <- list("")
-  lines <- as.character(unlist(pieces))
-  lines[!grepl(chatter_pattern, lines)]
+  if (length(lines) == 0) {
+    return(character())
+  }
+  text <- paste(lines, collapse = "\n")
+  for (piece in gloo_pieces) {
+    text <- gsub(piece, "\001", text, fixed = TRUE)
+  }
+  # A piece, then its number, and a line end that only more pieces or
+  # numbers follow: one stretch of gloo's output, marked \002.
+  text <- gsub("\001(?:[0-9]|\001|\n(?=[0-9]*[\001\n]))*", "\002", text,
+               perl = TRUE)
+  text <- gsub(absl_line_start, "\n", text, perl = TRUE)
+  lines <- strsplit(paste0(text, "\n"), "\n", fixed = TRUE)[[1]]
+  lines <- lines[!grepl("^\002+$", lines) & !grepl(absl_chatter, lines)]
+  gsub("\002", "", lines, fixed = TRUE)
 }
 
 #' @export
