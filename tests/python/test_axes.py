@@ -49,11 +49,14 @@ def test_other_python_objects_are_refused_naming_key_and_value(axes):
     assert "Python list" not in received and "Python tuple" not in received
 
 
-def test_a_python_value_is_described_in_r_terms():
+def test_a_received_value_travels_as_a_fact_for_r_to_word():
     e = error_of(check_axes, {"a": 1}, MESH_AXES, "k")
-    assert e.bullets[0][1].startswith("Received a Python dict")
+    assert e.bullets[0] == ("x", "Received {value}.", {
+        "type": "named_list", "length": 1, "names": ["a"], "values": [1]})
     e = error_of(check_axes, [None, 3], MESH_AXES, "k")
-    assert e.bullets[0][1] == "Dimension 2 is the number 3."
+    assert e.bullets[0] == ("x", "Dimension 2 is {value}.", {
+        "type": "numeric", "length": 1, "values": [3]})
+    assert "Dimension 2 is the number 3." in str(e)
 
 
 @pytest.mark.parametrize("pair", [

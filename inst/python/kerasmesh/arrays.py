@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .errors import KerasmeshError, describe_value, warn
+from .errors import KerasmeshError, warn
+from .mesh import format_shape
 
 
 def itemsize(dtype: Any) -> int:
@@ -24,8 +25,7 @@ def itemsize(dtype: Any) -> int:
     except TypeError as e:
         raise KerasmeshError(
             "dtype", "`dtype` must name a data type.",
-            [("x", f"Received {describe_value(dtype)}."),
-             ("i", 'For example "float32" or "bfloat16".')]) from e
+            received=dtype, i='For example "float32" or "bfloat16".') from e
 
 
 def as_array(values: Sequence[float], shape: Sequence[int],
@@ -56,7 +56,7 @@ def as_array(values: Sequence[float], shape: Sequence[int],
     except TypeError as e:
         raise KerasmeshError(
             "array", "`dtype` must be a NumPy dtype name.",
-            [("x", f"Received {describe_value(dtype)}.")]) from e
+            received=dtype) from e
     check_representable(values, dtype)
     flat = np.asarray(values, dtype=dtype)
     expected = 1
@@ -65,8 +65,8 @@ def as_array(values: Sequence[float], shape: Sequence[int],
     if flat.size != expected:
         raise KerasmeshError(
             "array", "The values must fill the shape.",
-            [("x", f"{flat.size} values for shape {tuple(shape)} "
-                   f"({expected} values).")])
+            x=f"{flat.size} values for shape {format_shape(shape)} "
+              f"({expected} values).")
     # C order, whatever order the values came in: Keras slices batches
     # along the first axis, which is slow on a Fortran-ordered array.
     return np.ascontiguousarray(flat.reshape(shape, order=order))
@@ -118,9 +118,9 @@ def check_representable(values: Sequence[float], dtype: Any) -> None:
     if dtype.kind in "iub" and missing.any():
         raise KerasmeshError(
             "array_na", f"{name} can't hold NA or NaN.",
-            [("x", f"NA {_at(missing)}."),
-             ("i", 'Use a floating dtype such as "float32", where NA '
-                   "becomes NaN.")])
+            x=f"NA {_at(missing)}.",
+            i='Use a floating dtype such as "float32", where NA '
+              "becomes NaN.")
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         bad = (raw != np.trunc(raw)) | (raw < float(info.min)) | \
@@ -156,9 +156,9 @@ def _refuse(bad: Any, raw: Any, name: str, holds: str) -> None:
         first = _number(raw[np.flatnonzero(bad)[0]])
         raise KerasmeshError(
             "array_range", f"{name} holds only {holds}.",
-            [("x", f"Can't store {first} ({_at(bad)})."),
-             ("i", "Choose a dtype that holds the values, or change them "
-                   "first.")])
+            x=f"Can't store {first} ({_at(bad)}).",
+            i="Choose a dtype that holds the values, or change them "
+              "first.")
 
 
 def _check_float(raw: Any, dtype: Any, name: str) -> None:
@@ -230,7 +230,7 @@ def check_model(model: Any, arg: str = "model") -> None:
     if not hasattr(model, "variables") or isinstance(model, type):
         raise KerasmeshError(
             "model", f"`{arg}` must be a Keras model.",
-            [("x", f"Received {describe_value(model)}.")])
+            received=model)
 
 
 def variable_values(model: Any) -> dict:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .errors import KerasmeshError, describe_value, quoted
+from .errors import KerasmeshError, VALUE, quoted, received
 
 EXAMPLE = 'For example `c(NA, "model")` or `tuple(NULL, "model")`.'
 
@@ -62,7 +62,7 @@ def layout_entries(axes: Any, key: str | None = None) -> list[Any]:
         "layout_axes",
         f"{_subject(key)} must be mesh axis names, with NA for an unsplit "
         "dimension.",
-        [("x", f"Received {describe_value(axes)}."), ("i", EXAMPLE)])
+        received=axes, i=EXAMPLE)
 
 
 def _entry_names(entry: Any, mesh_axes: Sequence[str]) -> tuple | None:
@@ -108,19 +108,19 @@ def check_axes(axes: Any, mesh_axes: Sequence[str], key: str | None = None,
                 "layout_axes",
                 f"{_subject(key)} must be mesh axis names, with NA for an "
                 "unsplit dimension.",
-                [("x", f"Dimension {i + 1} is {describe_value(entry)}."),
-                 ("i", EXAMPLE)])
+                [received(entry, f"Dimension {i + 1} is {VALUE}.")],
+                i=EXAMPLE)
         if names is not None and len(names) > 1 and not several:
             raise KerasmeshError(
                 "layout_axes",
                 f"{_subject(key)} can't split one dimension over several "
                 "mesh axes.",
-                [("x", f"Dimension {i + 1} names "
-                       f"{' and '.join(quoted(names))}."),
-                 ("i", "Keras 3.15 layouts take one mesh axis per "
-                       "dimension: split another dimension over the second "
-                       "axis, or give the mesh one axis of their combined "
-                       "size.")])
+                x=f"Dimension {i + 1} names "
+                  f"{' and '.join(quoted(names))}.",
+                i="Keras 3.15 layouts take one mesh axis per "
+                  "dimension: split another dimension over the second "
+                  "axis, or give the mesh one axis of their combined "
+                  "size.")
         out.append(names if names is None or len(names) > 1 else names[0])
     _check_known(out, mesh_axes, key)
     return tuple(out)
@@ -135,13 +135,13 @@ def _check_known(entries: list[Any], mesh_axes: Sequence[str],
         raise KerasmeshError(
             "layout_axes",
             f"{_subject(key)} must use axes of the mesh.",
-            [("x", f"Unknown axis: {', '.join(quoted(unknown))}."),
-             ("i", f"The mesh's axes are {', '.join(quoted(mesh_axes))}.")])
+            x=f"Unknown axis: {', '.join(quoted(unknown))}.",
+            i=f"The mesh's axes are {', '.join(quoted(mesh_axes))}.")
     repeated = sorted({a for a in used if used.count(a) > 1})
     if repeated:
         raise KerasmeshError(
             "layout_axes",
             f"{_subject(key)} can't use a mesh axis twice.",
-            [("x", f"{', '.join(quoted(repeated))} appears "
-                   f"{max(used.count(a) for a in repeated)} times in "
-                   f"{format_axes(entries)}.")])
+            x=f"{', '.join(quoted(repeated))} appears "
+              f"{max(used.count(a) for a in repeated)} times in "
+              f"{format_axes(entries)}.")

@@ -26,10 +26,10 @@ def require_backend(allowed: tuple[str, ...] = ("jax",),
         raise KerasmeshError(
             "backend",
             f"{what} needs the Keras {names} backend.",
-            [("x", f"Keras is running on the \"{backend}\" backend."),
-             ("i", "Keras 3's distribution API is implemented for JAX; set "
-                   "`KERAS_BACKEND=jax` before Keras is first imported "
-                   "(restart R).")])
+            x=f"Keras is running on the \"{backend}\" backend.",
+            i="Keras 3's distribution API is implemented for JAX; set "
+              "`KERAS_BACKEND=jax` before Keras is first imported "
+              "(restart R).")
 
 
 def jax_backend_started() -> bool:

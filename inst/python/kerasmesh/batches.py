@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .checks import is_whole
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 from .placement import ERROR, listing, problem
 
 MAX_WHOLE = 2**31 - 1
@@ -68,10 +68,10 @@ def check_batch_size(batch_size: Any) -> int | None:
     if not is_whole(batch_size, 1):
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
-            [("x", f"Received {describe_value(batch_size)}.")])
+            received=batch_size)
     if batch_size > MAX_WHOLE:
         # R's integers (and reticulate 1.28's conversion) stop there.
         raise KerasmeshError(
             "argument", f"`batch_size` must be at most {MAX_WHOLE:,}.",
-            [("x", f"Received {int(batch_size):,}.")])
+            x=f"Received {int(batch_size):,}.")
     return int(batch_size)

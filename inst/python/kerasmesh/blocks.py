@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from .arrays import check_model, itemsize
 from .axes import check_axes
 from .checks import is_whole
-from .errors import KerasmeshError, describe_value, quoted
+from .errors import KerasmeshError, VALUE, quoted, received
 from .mesh import describe_mesh
 from .placement import entry_axes, place
 from .plan import first_error
@@ -32,13 +32,13 @@ def _check_shape(shape: Any) -> tuple[int, ...]:
     if not isinstance(shape, (list, tuple)):
         raise KerasmeshError(
             "shape", "`shape` must be a vector of whole numbers.",
-            [("x", f"Received {describe_value(shape)}.")])
+            received=shape)
     out = []
     for i, s in enumerate(shape):
         if not is_whole(s):
             raise KerasmeshError(
                 "shape", "`shape` must be a vector of whole numbers.",
-                [("x", f"Dimension {i + 1} is {describe_value(s)}.")])
+                [received(s, f"Dimension {i + 1} is {VALUE}.")])
         out.append(int(s))
     return tuple(out)
 
@@ -53,7 +53,7 @@ def _backend_mesh(mesh: Any) -> Any:
         return mesh
     raise KerasmeshError(
         "device_mesh", "`mesh` must be a device mesh.",
-        [("x", f"Received {describe_value(mesh)}.")])
+        received=mesh)
 
 
 def _picture(shape: Sequence[int], axes: list[Any], size: int,

@@ -47,8 +47,8 @@ def model_variables(model: Any) -> dict[str, Any]:
     if not getattr(model, "variables", None):
         raise KerasmeshError(
             "checkpoint_model", "The model must be built.",
-            [("x", "It has no variables yet."),
-             ("i", "Give it an `Input()`, or call it on data once.")])
+            x="It has no variables yet.",
+            i="Give it an `Input()`, or call it on data once.")
     groups = {"trainable_variables": model.trainable_variables,
               "non_trainable_variables": model.non_trainable_variables}
     opt = getattr(model, "optimizer", None)
@@ -166,9 +166,9 @@ def save_step(checkpointer: Any, model: Any, directory: str, step: int,
     if existing and existing[-1]["complete"] and not overwrite:
         raise KerasmeshError(
             "checkpoint_exists", f"Step {step} must not be saved already.",
-            [("x", f"{existing[-1]['path']} holds a complete step {step}."),
-             ("i", "Pass `overwrite = TRUE` to replace it, or another "
-                   "`step`.")])
+            x=f"{existing[-1]['path']} holds a complete step {step}.",
+            i="Pass `overwrite = TRUE` to replace it, or another "
+              "`step`.")
     meta = {"kerasmesh": {
         "version": 1, "step": step, "epoch": epoch,
         "process_count": int(jax.process_count()),
@@ -287,10 +287,10 @@ def check_capacity(saved: dict, variables: dict, targets: dict) -> None:
                 raise KerasmeshError(
                     "checkpoint_layout", f"Variable \"{key}\" must fit the "
                     "mesh it is restored onto.",
-                    [("x", f"Dimension {dim + 1} ({n}) can't be split "
-                           f"{w} ways."),
-                     ("i", "Restore onto a mesh whose axes divide the "
-                           "saved shapes.")])
+                    x=f"Dimension {dim + 1} ({n}) can't be split "
+                      f"{w} ways.",
+                    i="Restore onto a mesh whose axes divide the "
+                      "saved shapes.")
 
 
 def match_key(key: str) -> str:

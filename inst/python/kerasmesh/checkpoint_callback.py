@@ -6,7 +6,7 @@ from typing import Any
 
 from .checkpoint import (check_directory, current_step, new_checkpointer,
                          save_step)
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 
 UNITS = ("epoch", "step")
 
@@ -33,7 +33,7 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
     if unit not in UNITS:
         raise KerasmeshError(
             "argument", '`unit` must be "epoch" or "step".',
-            [("x", f"Received {describe_value(unit)}.")])
+            received=unit)
     every = int(every)
     keep = None if keep is None else int(keep)
 

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any
 
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 
 FILE_LIST = "kerasmesh_files.json"
 _STEP_DIR = re.compile(r"^(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
@@ -31,9 +31,9 @@ def orbax():
         raise KerasmeshError(
             "checkpoint_orbax", "Checkpoints need the Python package "
             "orbax-checkpoint.",
-            [("x", f"It can't be imported: {e}."),
-             ("i", "Run `make setup`, or `pip install orbax-checkpoint` "
-                   "into kerasmesh's virtualenv.")]) from e
+            x=f"It can't be imported: {e}.",
+            i="Run `make setup`, or `pip install orbax-checkpoint` "
+              "into kerasmesh's virtualenv.") from e
     return ocp
 
 
@@ -42,7 +42,7 @@ def check_directory(directory: Any) -> str:
     if not isinstance(directory, str) or not directory:
         raise KerasmeshError(
             "argument", "`dir` must be a single non-empty string.",
-            [("x", f"Received {describe_value(directory)}.")])
+            received=directory)
     return os.path.abspath(os.path.expanduser(directory))
 
 
@@ -152,9 +152,9 @@ def not_a_checkpoint(directory: str) -> KerasmeshError:
         "has no step directories"
     return KerasmeshError(
         "checkpoint_directory", "`dir` must be a checkpoint directory.",
-        [("x", f"{directory} {what}."),
-         ("i", "Write one with `save_checkpoint()` or "
-               "`checkpoint_callback()`.")])
+        x=f"{directory} {what}.",
+        i="Write one with `save_checkpoint()` or "
+          "`checkpoint_callback()`.")
 
 
 def pick_step(directory: str, step: Any = None) -> dict:
@@ -179,11 +179,11 @@ def pick_step(directory: str, step: Any = None) -> dict:
     if not found:
         raise KerasmeshError(
             "checkpoint_step", f"Step {step} must be in the checkpoint.",
-            [("i", "Steps saved: " +
-                   ", ".join(str(s["step"]) for s in steps) + ".")])
+            i="Steps saved: " +
+              ", ".join(str(s["step"]) for s in steps) + ".")
     chosen = found[-1]
     if not chosen["complete"]:
         raise KerasmeshError(
             "checkpoint_incomplete", f"Step {step} must be complete.",
-            [("x", f"Step {step}: {chosen['problem']}.")])
+            x=f"Step {step}: {chosen['problem']}.")
     return chosen

@@ -220,17 +220,17 @@ def _timeout_error(args: dict, timeout: int, elapsed: float,
             "distributed_timeout",
             f"Not all {n} processes connected to {_where(args)} within the "
             f"timeout of {timeout} s.",
-            [("x", f"This process waited {elapsed:.0f} s as the coordinator "
-                   f"(process 0); process{'es' if len(missing) > 1 else ''} "
-                   f"{ids} did not come."),
-             ("i", "Start every process with the same coordinator address "
-                   "and its own process id, or raise `timeout`.")])
+            x=f"This process waited {elapsed:.0f} s as the coordinator "
+              f"(process 0); process{'es' if len(missing) > 1 else ''} "
+              f"{ids} did not come.",
+            i="Start every process with the same coordinator address "
+              "and its own process id, or raise `timeout`.")
     return KerasmeshError(
         "distributed_timeout",
         f"Can't reach {_where(args)} within the timeout of {timeout} s.",
-        [("x", f"Process {pid} of {n} tried for {elapsed:.0f} s."),
-         ("i", "Is process 0 running, and its host and port reachable from "
-               "here?")])
+        x=f"Process {pid} of {n} tried for {elapsed:.0f} s.",
+        i="Is process 0 running, and its host and port reachable from "
+          "here?")
 
 
 def _connect_error(error: Exception, reported: list[str], args: dict,
@@ -253,11 +253,11 @@ def _connect_error(error: Exception, reported: list[str], args: dict,
             "distributed_argument",
             "`coordinator_address`, `num_processes` and `process_id` must "
             "be given: no launcher's variables were found.",
-            [("x", str(error)),
-             ("i", f"Pass them, set `{ENV_ADDRESSES}`, "
-                   f"`{ENV_NUM_PROCESSES}` and `{ENV_PROCESS_ID}`, or start "
-                   "the processes with srun, mpirun or a Kubernetes indexed "
-                   "Job.")])
+            x=str(error),
+            i=f"Pass them, set `{ENV_ADDRESSES}`, "
+              f"`{ENV_NUM_PROCESSES}` and `{ENV_PROCESS_ID}`, or start "
+              "the processes with srun, mpirun or a Kubernetes indexed "
+              "Job.")
     detail = str(error).splitlines()[0] if str(error) else ""
     if "bad_cast" in detail:
         detail = "the JAX coordination service reported an error (its log " \
@@ -265,7 +265,7 @@ def _connect_error(error: Exception, reported: list[str], args: dict,
     return KerasmeshError(
         "distributed_connect",
         f"Can't connect to {_where(args)}.",
-        [("x", f"{type(error).__name__}: {detail}" if detail
-               else type(error).__name__),
-         ("i", "Is the port free on process 0 and reachable from every "
-               "process?")])
+        x=f"{type(error).__name__}: {detail}" if detail
+          else type(error).__name__,
+        i="Is the port free on process 0 and reachable from every "
+          "process?")

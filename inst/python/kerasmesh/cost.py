@@ -25,7 +25,7 @@ from . import hlo, plan
 from .backend import require_backend
 from .batches import check_batch_size
 from .checks import is_positive
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 from .layout import rule_keys
 from .mesh import describe_mesh, format_shape
 from .placement import (WARNING, mesh_sizes, resolve_placement,
@@ -43,7 +43,7 @@ def _check_timeout(timeout: Any) -> float:
     if not is_positive(timeout):
         raise KerasmeshError(
             "argument", "`timeout` must be a positive number of seconds.",
-            [("x", f"Received {describe_value(timeout)}.")])
+            received=timeout)
     return float(timeout)
 
 
@@ -67,7 +67,7 @@ def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
         "distribution",
         "`distribution` must be a data-parallel or model-parallel "
         "distribution.",
-        [("x", f"Received {describe_value(distribution)}.")])
+        received=distribution)
 
 
 # Compiles still running after their caller stopped waiting.
@@ -112,8 +112,8 @@ def _timeout_error(timeout: float, what: str) -> KerasmeshError:
     return KerasmeshError(
         "timeout",
         f"Compiling the training step took longer than {timeout:g} s.",
-        [("x", what),
-         ("i", "Raise `timeout`, or cost a smaller model or batch.")])
+        x=what,
+        i="Raise `timeout`, or cost a smaller model or batch.")
 
 
 def wait_for_compiles() -> int:
@@ -128,7 +128,7 @@ def wait_for_compiles() -> int:
 def _compile_error(e: Exception) -> KerasmeshError:
     return KerasmeshError(
         "compile", "XLA can't compile the training step for this layout.",
-        [("x", f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")])
+        x=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
 
 
 def versions() -> dict:
@@ -181,7 +181,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     if batch_size is None:
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
-            [("x", "Received NULL.")])
+            x="Received NULL.")
     timeout = _check_timeout(timeout)
     layout_map, batch_dim, kind = distribution_layout(distribution)
     model = plan.as_model(model)
@@ -269,8 +269,8 @@ def _output_specs(model: Any, structure: Any, inputs: list,
                           for f in inputs)
         raise KerasmeshError(
             "input_shapes", "The model can't run on inputs of these shapes.",
-            [("x", f"Inputs {shown}: {str(e).splitlines()[0][:300]}"),
-             ("i", "Check `input_shapes` and `batch_size`.")]) from e
+            x=f"Inputs {shown}: {str(e).splitlines()[0][:300]}",
+            i="Check `input_shapes` and `batch_size`.") from e
     return tree.flatten(out)
 
 
@@ -299,11 +299,11 @@ def _target_specs(loss: Any, model: Any, preds: list
     except Exception as e:  # noqa: BLE001 - loss and outputs disagree
         raise KerasmeshError(
             "loss", f"Loss {loss_text} does not fit the model's outputs.",
-            [("x", "Outputs of shape " + ", ".join(
-                format_shape(p.shape) for p in preds) + ": " +
-                   str(e).splitlines()[0][:300]),
-             ("i", "Give a loss for these outputs, or `loss = NULL` "
-                   "for the stand-in (the mean of the outputs).")]) from e
+            x="Outputs of shape " + ", ".join(
+           format_shape(p.shape) for p in preds) + ": " +
+              str(e).splitlines()[0][:300],
+            i="Give a loss for these outputs, or `loss = NULL` "
+              "for the stand-in (the mean of the outputs).") from e
     return losses, loss_text, targets
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .backend import MESH_BACKENDS, jax_backend_started, require_backend
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 
 DEVICE_TYPES = ("cpu", "gpu", "tpu")
 
@@ -29,14 +29,14 @@ def list_devices(device_type: str | None = None) -> list[str]:
             raise KerasmeshError(
                 "device_type",
                 "`device_type` must be one of \"cpu\", \"gpu\" or \"tpu\".",
-                [("x", f"Received {describe_value(device_type)}.")])
+                received=device_type)
         device_type = device_type.lower()
     try:
         return [str(d) for d in keras.distribution.list_devices(device_type)]
     except RuntimeError as e:
         raise KerasmeshError(
             "device_type", f"No {device_type} devices are available.",
-            [("x", str(e).splitlines()[0])]) from e
+            x=str(e).splitlines()[0]) from e
 
 
 def device_type_of(name: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 from . import launchers
 from .backend import jax_backend_started, require_backend
 from .checks import is_positive, is_whole
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 
 ENV_ADDRESSES = "KERAS_DISTRIBUTION_JOB_ADDRESSES"
 ENV_NUM_PROCESSES = "KERAS_DISTRIBUTION_NUM_PROCESSES"
@@ -60,16 +60,16 @@ def parse_address(address: Any, source: str = "`coordinator_address`"
     if not isinstance(address, str):
         raise KerasmeshError(
             "distributed_argument", f"{source} must be a string \"host:port\".",
-            [("x", f"Received {describe_value(address)}.")])
+            received=address)
     match = _ADDRESS.match(address.strip())
     port = int(match.group("port")) if match else 0
     if match is None or not 1 <= port <= 65535:
         raise KerasmeshError(
             "distributed_argument",
             f"{source} must be \"host:port\" with a port from 1 to 65535.",
-            [("x", f"Received {describe_value(address)}."),
-             ("i", "The coordinator is process 0, e.g. \"10.0.0.1:1234\" or "
-                   "\"127.0.0.1:1234\" on one machine.")])
+            received=address,
+            i="The coordinator is process 0, e.g. \"10.0.0.1:1234\" or "
+              "\"127.0.0.1:1234\" on one machine.")
     return match.group("host"), port
 
 
@@ -90,9 +90,9 @@ def coordinator_from(addresses: Any, num_processes: int | None,
         raise KerasmeshError(
             "distributed_argument",
             f"{source} must list one address per process.",
-            [("x", f"It lists {len(parts)} addresses for {num_processes} "
-                   "processes."),
-             ("i", "Give only the coordinator's address (process 0's).")])
+            x=f"It lists {len(parts)} addresses for {num_processes} "
+              "processes.",
+            i="Give only the coordinator's address (process 0's).")
     return parts[0]
 
 
@@ -107,7 +107,7 @@ def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
             "a whole number (0 or more)"
         raise KerasmeshError(
             "distributed_argument", f"{source} must be {rule}.",
-            [("x", f"Received {describe_value(value)}.")])
+            received=value)
     return int(value)
 
 
@@ -158,9 +158,9 @@ def resolve_arguments(coordinator_address: Any = None,
                 "distributed_argument",
                 f"{_source('process_id', env_of('process_id'))} must be "
                 f"from 0 to {n - 1}, one less than the number of processes.",
-                [("x", f"Received {pid} with {n} processes."),
-                 ("i", "Process ids are 0, 1, ..., num_processes - 1; "
-                       "process 0 runs the coordinator.")])
+                x=f"Received {pid} with {n} processes.",
+                i="Process ids are 0, 1, ..., num_processes - 1; "
+                  "process 0 runs the coordinator.")
     if address is not None:
         address = coordinator_from(
             address, n, _source("coordinator_address",
@@ -200,10 +200,10 @@ def _given_together(address: Any, n: Any, pid: Any) -> list[str]:
             "distributed_argument",
             "`coordinator_address`, `num_processes` and `process_id` must "
             "be given together.",
-            [("x", "Missing: " + ", ".join(
-                f"`{m}` (or `{envs[m]}`)" for m in missing) + "."),
-             ("i", "Leave all three unset only under a launcher (srun, "
-                   "mpirun, a Kubernetes indexed Job).")])
+            x="Missing: " + ", ".join(
+           f"`{m}` (or `{envs[m]}`)" for m in missing) + ".",
+            i="Leave all three unset only under a launcher (srun, "
+              "mpirun, a Kubernetes indexed Job).")
     return given
 
 
@@ -237,7 +237,7 @@ def check_timeout(timeout: Any) -> int:
     if not is_positive(timeout):
         raise KerasmeshError(
             "distributed_argument", "`timeout` must be a positive number of "
-            "seconds.", [("x", f"Received {describe_value(timeout)}.")])
+            "seconds.", received=timeout)
     return max(1, math.ceil(timeout))
 
 
@@ -337,18 +337,18 @@ def _already_joined(args: dict) -> bool:
         raise KerasmeshError(
             "distributed_started",
             "This process already joined a distributed run.",
-            [("x", f"It is process {current[2]} of {current[1]} with the "
-                   f"coordinator at {current[0]}."),
-             ("i", "Restart R to join another run.")])
+            x=f"It is process {current[2]} of {current[1]} with the "
+              f"coordinator at {current[0]}.",
+            i="Restart R to join another run.")
     if jax_backend_started():
         raise KerasmeshError(
             "distributed_started",
             "Can't initialize the distributed runtime: JAX has already "
             "started.",
-            [("x", "JAX created its devices before joining the run (by "
-                   "listing devices, building a mesh or a model, ...)."),
-             ("i", "Call `distributed_initialize()` first thing after "
-                   "`library(kerasmesh)` (and `simulate_devices()`).")])
+            x="JAX created its devices before joining the run (by "
+              "listing devices, building a mesh or a model, ...).",
+            i="Call `distributed_initialize()` first thing after "
+              "`library(kerasmesh)` (and `simulate_devices()`).")
     return False
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import require_backend
-from .errors import KerasmeshError, describe_value, quoted
+from .errors import KerasmeshError, quoted
 from .layout import describe_layout_map
 from .mesh import describe_mesh, resolve_devices
 from . import guard
@@ -51,8 +51,8 @@ def data_parallel(mesh: Any = None, devices: Any = None,
         raise KerasmeshError(
             "distribution_argument",
             "`mesh` and `devices` can't both be given.",
-            [("i", "Keras would silently ignore `devices`; pass one of "
-                   "them.")])
+            i="Keras would silently ignore `devices`; pass one of "
+              "them.")
     auto_shard_dataset = bool(auto_shard_dataset)
     if mesh is not None:
         describe_mesh(mesh)
@@ -88,8 +88,8 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
     if not isinstance(batch_dim_name, str) or batch_dim_name not in axes:
         raise KerasmeshError(
             "batch_dim_name", "`batch_dim_name` must be an axis of the mesh.",
-            [("x", f"Received {describe_value(batch_dim_name)}."),
-             ("i", f"The mesh's axes are {', '.join(quoted(axes))}.")])
+            received=batch_dim_name,
+            i=f"The mesh's axes are {', '.join(quoted(axes))}.")
     dist = guard.checked_model_parallel(layout_map, batch_dim_name,
                                   auto_shard_dataset)
     return describe_distribution(dist)

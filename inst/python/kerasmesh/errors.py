@@ -97,6 +97,28 @@ def kinds() -> dict[str, dict[str, str]]:
     return {"errors": dict(ERROR_KINDS), "warnings": dict(WARNING_KINDS)}
 
 
+# Where a bullet's text shows the value a fact describes (see `received()`).
+VALUE = "{value}"
+# How much of a received value a fact previews: elements, characters.
+PREVIEW_VALUES = 5
+PREVIEW_CHARS = 40
+
+_NOTHING = object()
+
+
+def _bullets(bullets: Iterable[tuple]) -> list[tuple]:
+    """Bullets as `(name, text)`, or `(name, text, fact)` where the text
+    shows a received value at `VALUE`."""
+    return [(str(b[0]), str(b[1])) + tuple(b[2:3]) for b in bullets]
+
+
+def bullet_text(bullet: tuple) -> str:
+    """A bullet's text for Python's own messages (R words the fact)."""
+    if len(bullet) < 3:
+        return bullet[1]
+    return bullet[1].replace(VALUE, fact_words(bullet[2]), 1)
+
+
 class KerasmeshError(ValueError):
     """A validation error meant for the R user.
 
@@ -104,16 +126,32 @@ class KerasmeshError(ValueError):
         kind: short name of the problem; R raises `kerasmesh_error_<kind>`.
         message: the problem statement ("`shape` must ...").
         bullets: extra lines as `(name, text)` pairs, where name is `"x"`
-            (what was received), `"i"` (a way out) or `"*"`.
+            (what was received), `"i"` (a way out) or `"*"`; or as
+            `received()` makes them, `(name, text, fact)`.
+        x: the text of an `"x"` bullet, shown first.
+        i: the text of an `"i"` bullet, shown last.
+        received: the value the user passed, when it is the problem:
+            `received(value)`'s bullet, "Received <the value>.", first.
+
+    The usual error is a statement, what was received, and a way out:
+    `KerasmeshError(kind, "`arg` must be ...", received=arg, i="...")`.
     """
 
     def __init__(self, kind: str, message: str,
-                 bullets: Iterable[tuple[str, str]] = ()):
+                 bullets: Iterable[tuple] = (), *, x: str | None = None,
+                 i: str | None = None, received: Any = _NOTHING):
+        bullets = _bullets(bullets)
+        if x is not None:
+            bullets.insert(0, ("x", str(x)))
+        if received is not _NOTHING:
+            bullets.insert(0, _received_bullet(received))
+        if i is not None:
+            bullets.append(("i", str(i)))
         super().__init__(
-            message + "".join(f"\n{name} {text}" for name, text in bullets))
+            message + "".join(f"\n{b[0]} {bullet_text(b)}" for b in bullets))
         self.kind = kind
         self.message = message
-        self.bullets = [(str(n), str(t)) for n, t in bullets]
+        self.bullets = bullets
 
 
 def quoted(names) -> list[str]:
@@ -121,20 +159,119 @@ def quoted(names) -> list[str]:
     return [f'"{n}"' for n in names]
 
 
-def describe_value(value: Any) -> str:
-    """A short description of a value for error messages, in R's terms."""
-    if value is None:
-        return "NULL"
+def received(value: Any, text: str = f"Received {VALUE}.",
+             name: str = "x") -> tuple[str, str, dict]:
+    """A bullet that shows a value the user passed: `(name, text, fact)`.
+
+    The text says where the value goes (`VALUE`, "{value}"); the fact
+    (`value_fact()`) travels to R, which words it in R's terms.
+    """
+    return (name, text, value_fact(value))
+
+
+_received_bullet = received  # for KerasmeshError, whose argument hides it
+
+
+def _leaf_type(value: Any) -> str | None:
+    """The R vector type a single converted value comes from, or None."""
     if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
+        return "logical"
     if isinstance(value, str):
-        return f'the string "{value}"'
+        return "character"
     if isinstance(value, (int, float)):
-        return f"the number {value:g}"
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"a Python {type(value).__name__} {text}"
+        return "numeric"
+    return None
+
+
+def _class_name(value: Any) -> str:
+    cls = type(value)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else \
+        f"{module}.{cls.__qualname__}"
+
+
+def _preview(value: Any) -> Any:
+    """One element as a plain, bounded value: a leaf (strings cut to
+    `PREVIEW_CHARS`), None, or the fact of a nested value without its
+    elements."""
+    if isinstance(value, str) and len(value) > PREVIEW_CHARS:
+        return value[: PREVIEW_CHARS - 3] + "..."
+    if value is None or _leaf_type(value) is not None:
+        return value
+    fact = value_fact(value)
+    fact.pop("values", None)
+    fact.pop("names", None)
+    return fact
+
+
+def _sequence_type(value: list | tuple) -> str:
+    """"character", "numeric" or "logical" for elements of one R type
+    (None standing for NA), else "list" ("tuple" for a tuple)."""
+    if isinstance(value, tuple):
+        return "tuple"
+    types = {_leaf_type(v) for v in value if v is not None}
+    return types.pop() if len(types) == 1 and None not in types else "list"
+
+
+def value_fact(value: Any) -> dict:
+    """What the user passed, as reticulate converted it, as plain values.
+
+    Returns:
+        `{"type", "length"}` and, by type, `"values"` (the first
+        `PREVIEW_VALUES` elements, see `_preview()`), `"names"` (a dict's
+        first keys) or `"class"`. Types: "null"; "character", "numeric",
+        "logical" (a scalar, or a list of that R type with None for NA);
+        "list", "tuple", "named_list" (a dict); "object" (anything else).
+    """
+    if value is None:
+        return {"type": "null", "length": 0}
+    leaf = _leaf_type(value)
+    if leaf is not None:
+        return {"type": leaf, "length": 1, "values": [_preview(value)]}
+    if isinstance(value, dict):
+        keys = list(value)[:PREVIEW_VALUES]
+        return {"type": "named_list", "length": len(value),
+                "names": [str(k) for k in keys],
+                "values": [_preview(value[k]) for k in keys]}
+    if isinstance(value, (list, tuple)):
+        return {"type": _sequence_type(value), "length": len(value),
+                "values": [_preview(v) for v in value[:PREVIEW_VALUES]]}
+    return {"type": "object", "length": 1, "class": _class_name(value)}
+
+
+def _number_text(x: float) -> str:
+    """A number as R prints it: 3 for 3.0."""
+    return str(int(x)) if isinstance(x, float) and x.is_integer() \
+        else repr(x)
+
+
+def fact_words(fact: dict) -> str:
+    """A fact in a few words, for Python's own messages and tracebacks;
+    R words facts itself, with the previewed values."""
+    kind, n = fact["type"], fact["length"]
+    values = fact.get("values") or [None]
+    if kind == "null":
+        return "NULL"
+    if kind == "object":
+        return f"an object of class <{fact['class']}>"
+    if n == 1 and kind in ("logical", "character", "numeric") and \
+            not isinstance(values[0], dict):
+        v = values[0]
+        if kind == "logical":
+            return "TRUE" if v else "FALSE" if v is not None else "NA"
+        return f'the string "{v}"' if kind == "character" else \
+            f"the number {_number_text(v)}"
+    noun = {"named_list": "named list"}.get(kind, kind)
+    if kind in ("logical", "character", "numeric"):
+        return f"a {noun} vector of length {n}"
+    return f"a {noun} of {n} value{'s' if n != 1 else ''}"
+
+
+def describe_value(value: Any) -> str:
+    """A short description of a value, in R's terms, for a message's text.
+
+    Prefer `received()`, whose fact R words with the value's preview."""
+    return fact_words(value_fact(value))
 
 
 class KerasmeshWarning(UserWarning):
@@ -146,7 +283,7 @@ class KerasmeshWarning(UserWarning):
         super().__init__(message)
         self.kind = kind
         self.message = message
-        self.bullets = [(str(n), str(t)) for n, t in bullets]
+        self.bullets = _bullets(bullets)
 
 
 def warn(kind: str, message: str,

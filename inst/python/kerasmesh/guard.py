@@ -172,10 +172,10 @@ def check_placement(model: Any, dist: Any = None) -> None:
     raise KerasmeshError(
         "model_placement",
         "The model's variables must live on the distribution's mesh.",
-        [("x", what),
-         ("i", "Create the model after `set_distribution()`, or inside "
-               "`with_distribution()`, with the distribution it trains "
-               "under.")])
+        x=what,
+        i="Create the model after `set_distribution()`, or inside "
+          "`with_distribution()`, with the distribution it trains "
+          "under.")
 
 
 # --------------------------------------------------------------------------

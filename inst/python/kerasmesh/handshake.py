@@ -69,9 +69,9 @@ def port_in_use_error(port: int, host: str | None, error: OSError
     return KerasmeshError(
         "distributed_connect",
         f"Can't start the coordinator: port {port} is in use.",
-        [("x", f"Binding {where} failed: {error.strerror or error}."),
-         ("i", "Choose a free port in `coordinator_address` (or the "
-               "launcher's `JAX_COORDINATOR_PORT`).")])
+        x=f"Binding {where} failed: {error.strerror or error}.",
+        i="Choose a free port in `coordinator_address` (or the "
+          "launcher's `JAX_COORDINATOR_PORT`).")
 
 
 def _send(conn: socket.socket, message: dict) -> None:
@@ -170,24 +170,24 @@ def _check(hello: dict | None, waiting: dict, num_processes: int
         return KerasmeshError(
             "distributed_connect",
             "A process that is not kerasmesh's connected to the coordinator.",
-            [("i", "Start every process with `distributed_initialize()`.")])
+            i="Start every process with `distributed_initialize()`.")
     pid, n = hello.get("process_id"), hello.get("num_processes")
     if n != num_processes:
         return KerasmeshError(
             "distributed_connect",
             "The processes disagree on the number of processes.",
-            [("x", f"Process 0 counts {num_processes}; process {pid} "
-                   f"counts {n}."),
-             ("i", "Start every process with the same `num_processes`.")])
+            x=f"Process 0 counts {num_processes}; process {pid} "
+              f"counts {n}.",
+            i="Start every process with the same `num_processes`.")
     if pid == 0 or pid in waiting:
         return KerasmeshError(
             "distributed_connect",
             f"Two processes claim process id {pid}.",
-            [("x", "Process 0 runs the coordinator and another process "
-                   "says it is process 0." if pid == 0 else
-                   f"Process id {pid} checked in twice."),
-             ("i", "Give each process its own `process_id`, from 0 to "
-                   f"{num_processes - 1}.")])
+            x="Process 0 runs the coordinator and another process "
+              "says it is process 0." if pid == 0 else
+              f"Process id {pid} checked in twice.",
+            i="Give each process its own `process_id`, from 0 to "
+              f"{num_processes - 1}.")
     return None
 
 
@@ -271,8 +271,8 @@ def check_in(host: str, port: int, process_id: int, num_processes: int,
                 "distributed_connect",
                 f"The coordinator at {host}:{port} does not answer as "
                 "kerasmesh's.",
-                [("i", "Is another program using the port, or a run "
-                       "already started there?")])
+                i="Is another program using the port, or a run "
+                  "already started there?")
         if verdict.get("ok"):
             return
         raise KerasmeshError("distributed_connect",
@@ -284,8 +284,8 @@ def _no_handshake(host: str, port: int, process_id: int) -> KerasmeshError:
     return KerasmeshError(
         "distributed_connect",
         f"The coordinator at {host}:{port} answers, but not as kerasmesh's.",
-        [("x", "A run may have started there without this process (is "
-               f"another process using process id {process_id}?), or "
-               "another program holds the port."),
-         ("i", "Give each process its own `process_id`, and start them "
-               "all within the timeout.")])
+        x="A run may have started there without this process (is "
+          f"another process using process id {process_id}?), or "
+          "another program holds the port.",
+        i="Give each process its own `process_id`, and start them "
+          "all within the timeout.")

@@ -86,17 +86,17 @@ def detect(environ: Mapping[str, str]) -> dict | None:
             "distributed_argument",
             f"Variables of {len(found)} launchers are set: "
             f"{' and '.join(found)}.",
-            [("x", "Found " + ", ".join(names) + "."),
-             ("i", "Start each process with one launcher, or unset the "
-                   "other's variables.")])
+            x="Found " + ", ".join(names) + ".",
+            i="Start each process with one launcher, or unset the "
+              "other's variables.")
     name = found[0]
     missing = [v for v in LAUNCHERS[name][1] if v not in environ]
     if missing:
         raise KerasmeshError(
             "distributed_argument",
             f"The {name} variables are incomplete.",
-            [("x", "Missing: " + ", ".join(f"`{v}`" for v in missing) + "."),
-             ("i", _hint(name))])
+            x="Missing: " + ", ".join(f"`{v}`" for v in missing) + ".",
+            i=_hint(name))
     if name == "Slurm":
         n = _count(environ, "SLURM_NTASKS")
         pid = _count(environ, "SLURM_PROCID", minimum=0)
@@ -119,8 +119,8 @@ def detect(environ: Mapping[str, str]) -> dict | None:
         raise KerasmeshError(
             "distributed_argument",
             f"`{pid_var}` must be below `{n_var}` ({name}).",
-            [("x", f"`{pid_var}` is {pid} and `{n_var}` is {n}."),
-             ("i", f"Process ids run from 0 to {n - 1}.")])
+            x=f"`{pid_var}` is {pid} and `{n_var}` is {n}.",
+            i=f"Process ids run from 0 to {n - 1}.")
     return {"launcher": name, "coordinator_address": address,
             "num_processes": n, "process_id": pid,
             "variables": [v for v in LAUNCHERS[name][1]]}
@@ -144,7 +144,7 @@ def _count(environ: Mapping[str, str], var: str, minimum: int = 1) -> int:
             "a whole number (0 or more)"
         raise KerasmeshError(
             "distributed_argument", f"`{var}` must be {rule}.",
-            [("x", f"It is \"{environ[var]}\".")])
+            x=f"It is \"{environ[var]}\".")
     return int(value)
 
 
@@ -174,6 +174,6 @@ def _ompi_coordinator(environ: Mapping[str, str]) -> str:
         raise KerasmeshError(
             "distributed_argument",
             "`OMPI_MCA_orte_hnp_uri` must name the launcher's address.",
-            [("x", f"It is \"{uri}\".")])
+            x=f"It is \"{uri}\".")
     host = next(g for g in match.groups() if g is not None)
     return f"{host}:{_port(environ, (int(job) // 2**12) % 2**12)}"

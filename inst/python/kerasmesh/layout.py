@@ -27,15 +27,15 @@ def check_key(key: Any) -> re.Pattern:
     if not isinstance(key, str) or key == "":
         raise KerasmeshError(
             "layout_key", "A layout rule's key must be a non-empty string.",
-            [("x", f"Received {describe_value(key)}.")])
+            received=key)
     try:
         pattern = re.compile(key)
     except re.error as e:
         raise KerasmeshError(
             "layout_key",
             f"Layout key \"{key}\" must be a valid regular expression.",
-            [("x", f"{e.msg} at position {e.pos}."),
-             ("i", "Escape literal brackets and dots with a backslash.")]
+            x=f"{e.msg} at position {e.pos}.",
+            i="Escape literal brackets and dots with a backslash."
         ) from e
     check_safe(key)
     return pattern
@@ -59,9 +59,9 @@ def _add_rule(layout_map: Any, key: Any, axes: Any) -> None:
         raise KerasmeshError(
             "layout_key_exists",
             f"Layout key \"{key}\" already exists.",
-            [("x", f"Its layout is {format_axes(layout_map[key].axes)}."),
-             ("i", "Remove it first (assign NULL), then assign the new "
-                   "layout.")])
+            x=f"Its layout is {format_axes(layout_map[key].axes)}.",
+            i="Remove it first (assign NULL), then assign the new "
+              "layout.")
     layout_map[key] = check_axes(axes, layout_map.device_mesh.axis_names,
                                  key)
 
@@ -103,7 +103,7 @@ def lookup(layout_map: Any, path: Any) -> dict:
     if not isinstance(path, str):
         raise KerasmeshError(
             "layout_key", "A variable path must be a string.",
-            [("x", f"Received {describe_value(path)}.")])
+            received=path)
     keys = rule_keys(layout_map)
     if path in keys:
         return {"key": path, "axes": list(layout_map[path].axes)}
@@ -114,8 +114,8 @@ def lookup(layout_map: Any, path: Any) -> dict:
         raise KerasmeshError(
             "layout_ambiguous",
             f"Path \"{path}\" must match at most one layout rule.",
-            [("x", "It matches " + ", ".join(f'"{keys[i]}"' for i in clash)
-                   + ".")])
+            x="It matches " + ", ".join(f'"{keys[i]}"' for i in clash)
+              + ".")
     if index is None:
         return {"key": None, "axes": None}
     key = keys[index]

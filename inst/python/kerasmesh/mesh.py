@@ -10,7 +10,7 @@ from typing import Any, Iterator, Sequence
 from .backend import MESH_BACKENDS, require_backend
 from .checks import is_whole
 from .devices import device_type_of, list_devices
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError, VALUE, describe_value, received
 
 TIMES = "\u00d7"
 MAX_LISTED_SHAPES = 12
@@ -117,16 +117,8 @@ def _size(value: Any, position: int) -> int | None:
             "mesh_shape",
             "`shape` must hold positive whole numbers (NA or -1 to infer "
             "one size).",
-            [("x", f"Dimension {position} is {_number(value)}.")])
+            [received(value, f"Dimension {position} is {VALUE}.")])
     return int(value)
-
-
-def _number(value: Any) -> str:
-    if isinstance(value, Real) and not isinstance(value, bool) and \
-            float(value).is_integer():
-        return str(int(value))
-    return describe_value(value) if not isinstance(value, Real) \
-        else repr(value)
 
 
 def resolve_devices(devices: Any) -> list[str]:
@@ -146,8 +138,8 @@ def resolve_devices(devices: Any) -> list[str]:
                 "devices",
                 "`devices` as a count must be a whole number from 1 to the "
                 "number of devices.",
-                [("x", f"Received {_number(devices)}; "
-                       f"{len(available)} devices are available.")])
+                [received(devices, f"Received {VALUE}; {len(available)} "
+                                   "devices are available.")])
         return available[: int(devices)]
     if isinstance(devices, str):
         devices = [devices]
@@ -156,13 +148,13 @@ def resolve_devices(devices: Any) -> list[str]:
         raise KerasmeshError(
             "devices",
             "`devices` must be device names or a single count.",
-            [("x", f"Received {describe_value(devices)}.")])
+            received=devices)
     names = [d.lower() for d in devices]
     types = sorted({device_type_of(d) for d in names})
     if len(types) > 1:
         raise KerasmeshError(
             "devices", "`devices` must all be of one type.",
-            [("x", f"Received types {', '.join(types)}.")])
+            x=f"Received types {', '.join(types)}.")
     try:
         available = list_devices(types[0])
     except KerasmeshError:
@@ -173,15 +165,15 @@ def resolve_devices(devices: Any) -> list[str]:
                                              else "")
         raise KerasmeshError(
             "devices", "`devices` must name existing devices.",
-            [("x", f"Unknown device{'s' if len(unknown) > 1 else ''}: "
-                   f"{', '.join(unknown)}."),
-             ("i", f"Available: {shown or 'none of that type'}.")])
+            x=f"Unknown device{'s' if len(unknown) > 1 else ''}: "
+              f"{', '.join(unknown)}.",
+            i=f"Available: {shown or 'none of that type'}.")
     repeated = sorted({d for d in names if names.count(d) > 1},
                       key=names.index)
     if repeated:
         raise KerasmeshError(
             "devices", "`devices` must not repeat a device.",
-            [("x", f"Repeated: {', '.join(repeated)}.")])
+            x=f"Repeated: {', '.join(repeated)}.")
     return names
 
 
@@ -190,8 +182,8 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
     if axis_names is None:
         raise KerasmeshError(
             "axis_names", "`axis_names` must be given when `shape` has no "
-            "names.", [("i", 'Name the sizes, as in c(data = 2, model = 4), '
-                             'or pass `axis_names`.')])
+            "names.", i='Name the sizes, as in c(data = 2, model = 4), '
+                        'or pass `axis_names`.')
     if isinstance(axis_names, str):
         axis_names = [axis_names]
     if not isinstance(axis_names, (list, tuple)) or len(axis_names) != rank:
@@ -200,20 +192,20 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
             "axis_names",
             f"`axis_names` must have one name per dimension of `shape` "
             f"({rank}).",
-            [("x", f"Received {got} name{'s' if got != 1 else ''}.")])
+            x=f"Received {got} name{'s' if got != 1 else ''}.")
     bad = [i + 1 for i, a in enumerate(axis_names)
            if not isinstance(a, str) or a == ""]
     if bad:
         value = axis_names[bad[0] - 1]
-        shown = "empty" if value in ("", None) else describe_value(value)
         raise KerasmeshError(
             "axis_names", "`axis_names` must be non-empty strings.",
-            [("x", f"Name {bad[0]} is {shown}.")])
+            [(("x", f"Name {bad[0]} is empty.") if value in ("", None)
+              else received(value, f"Name {bad[0]} is {VALUE}."))])
     repeated = sorted({a for a in axis_names if axis_names.count(a) > 1})
     if repeated:
         raise KerasmeshError(
             "axis_names", "`axis_names` must be unique.",
-            [("x", f"Repeated: {', '.join(repeated)}.")])
+            x=f"Repeated: {', '.join(repeated)}.")
     return list(axis_names)
 
 
@@ -225,34 +217,34 @@ def resolve_shape(shape: Any, n_devices: int, device_type: str
     if not isinstance(shape, (list, tuple)) or not shape:
         raise KerasmeshError(
             "mesh_shape", "`shape` must be a non-empty vector of sizes.",
-            [("x", f"Received {describe_value(shape)}.")])
+            received=shape)
     sizes = [_size(s, i + 1) for i, s in enumerate(shape)]
     unknown = [i for i, s in enumerate(sizes) if s is None]
     rank = len(sizes)
     if len(unknown) > 1:
         raise KerasmeshError(
             "mesh_shape", "`shape` can't infer more than one size.",
-            [("x", f"Dimensions {', '.join(str(i + 1) for i in unknown)} "
-                   "are NA or -1."),
-             ("i", describe_factorizations(n_devices, rank))])
+            x=f"Dimensions {', '.join(str(i + 1) for i in unknown)} "
+              "are NA or -1.",
+            i=describe_factorizations(n_devices, rank))
     known = math.prod(s for s in sizes if s is not None)
     if unknown:
         if n_devices % known:
             raise KerasmeshError(
                 "mesh_shape",
                 "`shape` must divide the number of devices to infer a size.",
-                [("x", f"The known sizes multiply to {known}, which does not "
-                       f"divide {n_devices} {device_type} devices."),
-                 ("i", describe_factorizations(n_devices, rank))])
+                x=f"The known sizes multiply to {known}, which does not "
+                  f"divide {n_devices} {device_type} devices.",
+                i=describe_factorizations(n_devices, rank))
         sizes[unknown[0]] = n_devices // known
     elif known != n_devices:
         raise KerasmeshError(
             "mesh_shape",
             "`shape` must multiply to the number of devices.",
-            [("x", f"Shape {format_shape(sizes)} needs {known} devices; "
-                   f"the mesh has {n_devices} {device_type} "
-                   f"device{'s' if n_devices != 1 else ''}."),
-             ("i", describe_factorizations(n_devices, rank))])
+            x=f"Shape {format_shape(sizes)} needs {known} devices; "
+              f"the mesh has {n_devices} {device_type} "
+              f"device{'s' if n_devices != 1 else ''}.",
+            i=describe_factorizations(n_devices, rank))
     return sizes
 
 

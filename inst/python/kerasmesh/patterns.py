@@ -66,10 +66,10 @@ def check_safe(key: str) -> str:
         raise KerasmeshError(
             "layout_key",
             f"Layout key \"{key}\" could make matching hang.",
-            [("x", f"Matching it against a long variable path can take "
-                   f"exponential time: {reason}."),
-             ("i", "Write the key without nested or overlapping repeats, "
-                   "such as \".*dense.*kernel\", or give the full path.")])
+            x=f"Matching it against a long variable path can take "
+              f"exponential time: {reason}.",
+            i="Write the key without nested or overlapping repeats, "
+              "such as \".*dense.*kernel\", or give the full path.")
     return key
 
 

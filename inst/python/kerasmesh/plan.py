@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from .arrays import itemsize
 from .backend import MESH_BACKENDS, require_backend
 from .batches import batch_problems, check_batch_size
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 from .layout import rule_keys
 from .mesh import describe_mesh
 from .outputs import (layer_output_paths, output_rules,
@@ -64,13 +64,13 @@ def as_model(model: Any) -> Any:
         raise KerasmeshError(
             "model",
             "`model` must be a Keras model or a function that returns one.",
-            [("x", f"Received {describe_value(model)}.")])
+            received=model)
     if not model.built:
         raise KerasmeshError(
             "model", "`model` must be built: it has no variables yet.",
-            [("x", f"Model \"{model.name}\" has not been built."),
-             ("i", "Start it with an `Input()` of known shape, or call its "
-                   "`build()` method with an input shape.")])
+            x=f"Model \"{model.name}\" has not been built.",
+            i="Start it with an `Input()` of known shape, or call its "
+              "`build()` method with an input shape.")
     return model
 
 
@@ -91,11 +91,11 @@ def layout_source(layout: Any, batch_dim_name: str | None = None
             "layout_map",
             "`layout` must be a layout map or a model-parallel "
             "distribution.",
-            [("x", f"Received {describe_value(layout)}.")])
+            received=layout)
     if layout.device_mesh is None:
         raise KerasmeshError(
             "layout_map", "`layout` must have a device mesh.",
-            [("x", "Its `device_mesh` is None.")])
+            x="Its `device_mesh` is NULL.")
     if batch_dim_name is None:
         batch_dim_name = layout.device_mesh.axis_names[0]
     return layout, batch_dim_name

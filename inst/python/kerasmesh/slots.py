@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError, VALUE, received
 from .scopes import no_distribution, shape_only
 
 
@@ -25,9 +25,9 @@ def _optimizer_from(optimizer: Any, model: Any) -> Any:
         raise KerasmeshError(
             "optimizer",
             "`optimizer` must be a Keras optimizer or the name of one.",
-            [("x", f"Received {describe_value(optimizer)}: "
-                   f"{str(e).splitlines()[0]}"),
-             ("i", 'For example "adam" or "sgd".')]) from e
+            [received(optimizer,
+                      f"Received {VALUE}: {str(e).splitlines()[0]}")],
+            i='For example "adam" or "sgd".') from e
 
 
 def _record_slots(optimizer: Any, slots: dict[int, Any]) -> None:

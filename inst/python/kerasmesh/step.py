@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError, VALUE, received
 from .mesh import format_shape
 
 STAND_IN_LOSS = "stand-in: the mean of the outputs"
@@ -43,9 +43,9 @@ def input_specs(model: Any, batch_size: int, input_shapes: dict | None
     if inputs is None or not tree.flatten(inputs):
         raise KerasmeshError(
             "model", "`model` must have known inputs.",
-            [("x", f'Model "{model.name}" has no `inputs`.'),
-             ("i", "Build it from `Input()` layers (a functional or "
-                   "Sequential model).")])
+            x=f'Model "{model.name}" has no `inputs`.',
+            i="Build it from `Input()` layers (a functional or "
+              "Sequential model).")
     given = dict(input_shapes or {})
     names = [t.name for t in tree.flatten(inputs)]
     if isinstance(inputs, dict):
@@ -54,9 +54,9 @@ def input_specs(model: Any, batch_size: int, input_shapes: dict | None
     if unknown:
         raise KerasmeshError(
             "input_shapes", "`input_shapes` must name the model's inputs.",
-            [("x", f'Unknown input "{unknown[0]}".'),
-             ("i", "The inputs are " +
-              ", ".join(f'"{n}"' for n in names) + ".")])
+            x=f'Unknown input "{unknown[0]}".',
+            i="The inputs are " +
+         ", ".join(f'"{n}"' for n in names) + ".")
     facts = []
     for name, tensor in zip(names, tree.flatten(inputs)):
         dims = list(tensor.shape[1:])
@@ -68,10 +68,10 @@ def input_specs(model: Any, batch_size: int, input_shapes: dict | None
             raise KerasmeshError(
                 "input_shapes",
                 f'Input "{name}" has dimensions of unknown size.',
-                [("x", f"Its shape is {format_shape(tensor.shape)}; the "
-                       "step needs every dimension but the batch."),
-                 ("i", f"Give it in `input_shapes`, such as "
-                       f"list({name} = 128).")])
+                x=f"Its shape is {format_shape(tensor.shape)}; the "
+                  "step needs every dimension but the batch.",
+                i=f"Give it in `input_shapes`, such as "
+                  f"list({name} = 128).")
         facts.append(_Input(name, [batch_size] + [int(d) for d in dims],
                             str(tensor.dtype)))
     it = iter(facts)
@@ -98,10 +98,8 @@ def _one_loss(loss: Any) -> Any:
     except (ValueError, TypeError) as e:
         raise KerasmeshError(
             "loss", "`loss` must be a Keras loss or the name of one.",
-            [("x", f"Received {describe_value(loss)}: "
-                   f"{str(e).splitlines()[0]}"),
-             ("i", 'For example "mse" or "categorical_crossentropy".')]
-        ) from e
+            [received(loss, f"Received {VALUE}: {str(e).splitlines()[0]}")],
+            i='For example "mse" or "categorical_crossentropy".') from e
 
 
 def loss_functions(loss: Any, model: Any, n_outputs: int
@@ -122,14 +120,14 @@ def loss_functions(loss: Any, model: Any, n_outputs: int
         if len(names) != n_outputs or missing:
             raise KerasmeshError(
                 "loss", "`loss` must give a loss for each output.",
-                [("x", f"Outputs without a loss: "
-                       f"{', '.join(missing) or 'unknown names'}.")])
+                x=f"Outputs without a loss: "
+                  f"{', '.join(missing) or 'unknown names'}.")
         loss = [loss[n] for n in names]
     if isinstance(loss, (list, tuple)):
         if len(loss) != n_outputs:
             raise KerasmeshError(
                 "loss", "`loss` must give one loss per output.",
-                [("x", f"{len(loss)} losses for {n_outputs} outputs.")])
+                x=f"{len(loss)} losses for {n_outputs} outputs.")
         return [_one_loss(x) for x in loss], \
             ", ".join(_loss_name(x) for x in loss)
     return [_one_loss(loss)] * n_outputs, _loss_name(loss)
