@@ -81,15 +81,14 @@ kerasmesh_warn <- function(message, kind, ..., .envir = parent.frame()) {
 
 # Turns the shim's error description into an R condition.
 abort_from_python <- function(result, call) {
-  bullets <- vapply(result$bullets, function(b) b[[2]], character(1))
-  names(bullets) <- vapply(result$bullets, function(b) b[[1]], character(1))
+  bullets <- python_bullets(result$bullets)
   if (identical(result$kind, "python")) {
     message <- c(
       "Python raised {.cls {python_type}}.",
       x = cli_escape(result$message)
     )
   } else {
-    message <- c(cli_escape(result$message), cli_escape(bullets))
+    message <- c(cli_escape(result$message), bullets)
   }
   python_type <- result$python_type
   kerasmesh_abort(
@@ -104,9 +103,95 @@ abort_from_python <- function(result, call) {
 
 # Signals a warning the shim described as list(kind, message, bullets).
 warn_from_python <- function(w) {
-  bullets <- vapply(w[[3]], function(b) b[[2]], character(1))
-  names(bullets) <- vapply(w[[3]], function(b) b[[1]], character(1))
-  kerasmesh_warn(c(cli_escape(w[[2]]), cli_escape(bullets)), kind = w[[1]])
+  kerasmesh_warn(c(cli_escape(w[[2]]), python_bullets(w[[3]])), kind = w[[1]])
+}
+
+# The shim's bullets, each list(name, text) or list(name, text, fact), as
+# a named character vector ready for cli. A fact describes a value the user
+# passed (errors.value_fact() in the shim); its words take the place of
+# "{value}" in the text.
+python_bullets <- function(bullets) {
+  text <- vapply(bullets, function(b) {
+    if (length(b) < 3) b[[2]] else fill_value(b[[2]], value_words(b[[3]]))
+  }, character(1))
+  names(text) <- vapply(bullets, function(b) b[[1]], character(1))
+  cli_escape(text)
+}
+
+fill_value <- function(text, words) {
+  at <- regexpr("{value}", text, fixed = TRUE)
+  if (at < 0) {
+    return(text)
+  }
+  paste0(substr(text, 1, at - 1), words,
+         substr(text, at + nchar("{value}"), nchar(text)))
+}
+
+# A value the user passed, in R's words, from the shim's fact about it:
+# `list(type =, length =, values =, names =, class =)`, where values are
+# the first few elements (NULL for NA; a nested list is its own fact,
+# without values). Types: "null"; "character", "numeric", "logical" (a
+# vector of that type, NA allowed); "list", "tuple", "named_list";
+# "object". Gives "NULL", "the string "a"", "the number 3", "TRUE", "a
+# character vector: "a", "b"", "a list of 2 values: NULL, 3", "a named
+# list of 1 value: a = 1", "an object of class <keras...Dense>".
+value_words <- function(fact) {
+  n <- fact$length
+  type <- fact$type
+  if (identical(type, "null")) {
+    return("NULL")
+  }
+  if (identical(type, "object")) {
+    return(paste0("an object of class <", fact$class, ">"))
+  }
+  atomic <- type %in% c("character", "numeric", "logical")
+  values <- vapply(fact$values, preview_words, character(1),
+                   na = if (atomic) "NA" else "NULL")
+  if (!is.null(fact$names)) {
+    values <- paste(fact$names, "=", values)
+  }
+  if (atomic && n == 1 && length(values) == 1) {
+    return(switch(type, character = paste("the string", values),
+                  numeric = paste("the number", values), values))
+  }
+  if (n == 0) {
+    return(paste("an empty", value_noun(type)))
+  }
+  shown <- paste(c(values, if (n > length(values)) "..."), collapse = ", ")
+  if (atomic) {
+    size <- if (n > length(values)) paste(" of length", n) else ""
+    return(paste0("a ", type, " vector", size, ": ", shown))
+  }
+  paste0(cli::pluralize("a {value_noun(type)} of {n} value{?s}"), ": ",
+         shown)
+}
+
+value_noun <- function(type) {
+  switch(type, named_list = "named list",
+         character = , numeric = , logical = paste(type, "vector"), type)
+}
+
+# One previewed element: a value as R prints it, `na` for NULL, or a
+# nested value's fact in angle brackets.
+preview_words <- function(x, na) {
+  if (is.null(x)) {
+    return(na)
+  }
+  if (is.list(x)) {
+    return(paste0("<", nested_words(x), ">"))
+  }
+  if (is.character(x)) {
+    return(encodeString(x, quote = "\""))
+  }
+  format(x)
+}
+
+nested_words <- function(fact) {
+  switch(fact$type,
+    null = "NULL",
+    object = fact$class,
+    paste(value_noun(fact$type), "of length", fact$length)
+  )
 }
 
 cli_escape <- function(x) {

@@ -46,6 +46,79 @@ test_that("a shim warning description becomes a classed warning", {
   )
 })
 
+test_that("a received value's fact is worded in R's terms in its bullet", {
+  fact <- list(type = "character", length = 2, values = list("data", "model"))
+  desc <- list(kind = "batch_dim_name", message = "`x` must be an axis.",
+               bullets = list(list("x", "Received {value}.", fact),
+                              list("i", "Axes are {a}.")),
+               python_type = "KerasmeshError", traceback = NULL)
+  err <- tryCatch(kerasmesh:::abort_from_python(desc, call = NULL),
+                  error = identity)
+  expect_s3_class(err, c("kerasmesh_error_batch_dim_name", "kerasmesh_error"))
+  expect_snapshot(cat(conditionMessage(err)))
+})
+
+test_that("each kind of received value has R words", {
+  words <- function(...) kerasmesh:::value_words(list(...))
+  expect_identical(words(type = "null", length = 0), "NULL")
+  expect_identical(words(type = "logical", length = 1, values = list(TRUE)),
+                   "TRUE")
+  expect_identical(words(type = "character", length = 1, values = list("a")),
+                   "the string \"a\"")
+  expect_identical(words(type = "numeric", length = 1, values = list(3)),
+                   "the number 3")
+  expect_identical(
+    words(type = "character", length = 2, values = list(NULL, "model")),
+    "a character vector: NA, \"model\""
+  )
+  expect_identical(
+    words(type = "numeric", length = 7, values = as.list(1:5)),
+    "a numeric vector of length 7: 1, 2, 3, 4, 5, ..."
+  )
+  expect_identical(
+    words(type = "list", length = 2,
+          values = list(NULL, list(type = "numeric", length = 2))),
+    "a list of 2 values: NULL, <numeric vector of length 2>"
+  )
+  expect_identical(words(type = "tuple", length = 1, values = list(1)),
+                   "a tuple of 1 value: 1")
+  expect_identical(
+    words(type = "named_list", length = 1, names = list("a"),
+          values = list(1)),
+    "a named list of 1 value: a = 1"
+  )
+  expect_identical(words(type = "list", length = 0, values = list()),
+                   "an empty list")
+  expect_identical(words(type = "object", length = 1, class = "a.B"),
+                   "an object of class <a.B>")
+})
+
+test_that("no kerasmesh error calls the user's value a Python object", {
+  skip_if_no_keras()
+  mesh <- book_mesh()
+  dict <- reticulate::dict(a = 1)
+  messages <- vapply(list(
+    function() layout_map(mesh, k = dict),
+    function() layout_map(mesh, k = reticulate::tuple(1, 2)),
+    function() layout_map(mesh, k = list(NULL, list(1, 2))),
+    function() variable_values(dict),
+    function() sharding_picture(mesh, axes = dict, shape = 8),
+    function() kerasmesh:::shim_call("distribution.model_parallel",
+                                     layout_map(mesh)$py, list("x", "y")),
+    function() kerasmesh:::shim_call("devices.list_devices", list("a", "b")),
+    function() kerasmesh:::shim_call("mesh.resolve_shape", list(2, dict), 8L,
+                                     "cpu")
+  ), function(f) {
+    err <- tryCatch(f(), kerasmesh_error = identity)
+    expect_s3_class(err, "kerasmesh_error")
+    conditionMessage(err)
+  }, character(1))
+  expect_no_match(messages, "Python (list|tuple|dict|str|int|float)")
+  expect_no_match(messages, "a Python", fixed = TRUE)
+  expect_no_match(messages, "{value}", fixed = TRUE)
+  expect_snapshot(writeLines(messages))
+})
+
 test_that("braces in Python text are escaped for cli", {
   expect_identical(kerasmesh:::cli_escape("{a}"), "{{a}}")
 })
