@@ -132,9 +132,10 @@ fill_value <- function(text, words) {
 # the first few elements (NULL for NA; a nested list is its own fact,
 # without values). Types: "null"; "character", "numeric", "logical" (a
 # vector of that type, NA allowed); "list", "tuple", "named_list";
-# "object". Gives "NULL", "the string "a"", "the number 3", "TRUE", "a
-# character vector: "a", "b"", "a list of 2 values: NULL, 3", "a named
-# list of 1 value: a = 1", "an object of class <keras...Dense>".
+# "object". A vector is worded as kerasmesh's R checks word one ("a
+# string", "a number"), with its values; the others
+# as "a list of 2 values: NULL, 3", "a named list of 1 value: a = 1",
+# "an object of class <keras.src.models.sequential.Sequential>".
 value_words <- function(fact) {
   n <- fact$length
   type <- fact$type
@@ -144,26 +145,36 @@ value_words <- function(fact) {
   if (identical(type, "object")) {
     return(paste0("an object of class <", fact$class, ">"))
   }
-  atomic <- type %in% c("character", "numeric", "logical")
-  values <- vapply(fact$values, preview_words, character(1),
-                   na = if (atomic) "NA" else "NULL")
-  if (!is.null(fact$names)) {
-    values <- paste(fact$names, "=", values)
-  }
-  if (atomic && n == 1 && length(values) == 1) {
-    return(switch(type, character = paste("the string", values),
-                  numeric = paste("the number", values), values))
+  if (type %in% c("character", "numeric", "logical")) {
+    return(vector_words(fact))
   }
   if (n == 0) {
     return(paste("an empty", value_noun(type)))
   }
-  shown <- paste(c(values, if (n > length(values)) "..."), collapse = ", ")
-  if (atomic) {
-    size <- if (n > length(values)) paste(" of length", n) else ""
-    return(paste0("a ", type, " vector", size, ": ", shown))
+  values <- vapply(fact$values, preview_words, character(1))
+  if (!is.null(fact$names)) {
+    values <- paste(fact$names, "=", values)
   }
+  shown <- paste(c(values, if (n > length(values)) "..."), collapse = ", ")
   paste0(cli::pluralize("a {value_noun(type)} of {n} value{?s}"), ": ",
          shown)
+}
+
+# An R vector rebuilt from a fact's values (NULL is NA), its type worded
+# as the R checks word it, then the values: "a string ("x")", "a number
+# (3)", "a character vector (NA, "model")", "a double vector (1, 2, ...)".
+vector_words <- function(fact) {
+  x <- unlist(lapply(fact$values, function(v) if (is.null(v)) NA else v))
+  if (identical(fact$type, "character")) {
+    x <- as.character(x)
+  }
+  words <- cli::format_inline("{.obj_type_friendly {x}}")
+  if (grepl("`", words, fixed = TRUE)) {
+    return(words) # `TRUE`, `NA`: the value is in the words
+  }
+  shown <- vapply(as.list(x), preview_words, character(1))
+  shown <- c(shown, if (fact$length > length(x)) "...")
+  paste0(words, " (", paste(shown, collapse = ", "), ")")
 }
 
 value_noun <- function(type) {
@@ -171,11 +182,14 @@ value_noun <- function(type) {
          character = , numeric = , logical = paste(type, "vector"), type)
 }
 
-# One previewed element: a value as R prints it, `na` for NULL, or a
-# nested value's fact in angle brackets.
-preview_words <- function(x, na) {
+# One previewed element: a value as R prints it, NULL, or a nested
+# value's fact in angle brackets.
+preview_words <- function(x) {
   if (is.null(x)) {
-    return(na)
+    return("NULL")
+  }
+  if (is.atomic(x) && is.na(x) && !is.nan(x)) {
+    return("NA")
   }
   if (is.list(x)) {
     return(paste0("<", nested_words(x), ">"))

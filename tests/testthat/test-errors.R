@@ -62,18 +62,18 @@ test_that("each kind of received value has R words", {
   words <- function(...) kerasmesh:::value_words(list(...))
   expect_identical(words(type = "null", length = 0), "NULL")
   expect_identical(words(type = "logical", length = 1, values = list(TRUE)),
-                   "TRUE")
+                   "`TRUE`")
   expect_identical(words(type = "character", length = 1, values = list("a")),
-                   "the string \"a\"")
+                   "a string (\"a\")")
   expect_identical(words(type = "numeric", length = 1, values = list(3)),
-                   "the number 3")
+                   "a number (3)")
   expect_identical(
     words(type = "character", length = 2, values = list(NULL, "model")),
-    "a character vector: NA, \"model\""
+    "a character vector (NA, \"model\")"
   )
   expect_identical(
     words(type = "numeric", length = 7, values = as.list(1:5)),
-    "a numeric vector of length 7: 1, 2, 3, 4, 5, ..."
+    "an integer vector (1, 2, 3, 4, 5, ...)"
   )
   expect_identical(
     words(type = "list", length = 2,
