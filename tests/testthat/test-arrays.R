@@ -86,6 +86,6 @@ test_that("variable_values() says what it received instead of a model", {
   expect_error(variable_values(42), class = "kerasmesh_error_model")
   err <- expect_error(variable_values(reticulate::dict(a = 1)),
                       class = "kerasmesh_error_model")
-  expect_match(conditionMessage(err), "Received a Python dict", fixed = TRUE)
+  expect_match(conditionMessage(err), "Received a named list", fixed = TRUE)
   expect_snapshot(error = TRUE, variable_values(42))
 })

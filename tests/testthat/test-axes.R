@@ -84,7 +84,7 @@ test_that("messages describe Python values in R's terms", {
   mesh <- book_mesh()
   err <- expect_error(layout_map(mesh, k = reticulate::dict(a = 1)),
                       class = "kerasmesh_error_layout_axes")
-  expect_match(conditionMessage(err), "Received a Python dict", fixed = TRUE)
+  expect_match(conditionMessage(err), "Received a named list", fixed = TRUE)
   err <- expect_error(layout_map(mesh, k = list(NULL, 3)),
                       class = "kerasmesh_error_layout_axes")
   expect_no_match(conditionMessage(err), "Python")
