@@ -60,7 +60,7 @@ test_that("array helpers given a non-model say what they received", {
   }
   err <- expect_error(variable_values(reticulate::dict(a = 1)),
                       class = "kerasmesh_error_model")
-  expect_match(conditionMessage(err), "Python dict", fixed = TRUE)
+  expect_match(conditionMessage(err), "a named list", fixed = TRUE)
   expect_no_match(conditionMessage(err), "has no attribute")
 })
 
