@@ -8,49 +8,9 @@ import keras
 import numpy as np
 import pytest
 
+from checkpoint_models import build, data, distribution, values  # noqa: F401
 from kerasmesh import checkpoint as ck
-from kerasmesh.checkpoint_callback import callback
 from kerasmesh.errors import KerasmeshError
-
-
-def mesh_distribution(shape):
-    mesh = keras.distribution.DeviceMesh(shape, ["data", "model"])
-    lm = keras.distribution.LayoutMap(mesh)
-    lm[".*dense.*kernel"] = (None, "model")
-    lm[".*dense.*bias"] = ("model",)
-    return keras.distribution.ModelParallel(layout_map=lm,
-                                            batch_dim_name="data")
-
-
-def build(units=64, seed=7):
-    keras.utils.set_random_seed(seed)
-    model = keras.Sequential([
-        keras.Input((32,)),
-        keras.layers.Dense(units, activation="relu", name="dense"),
-        keras.layers.Dense(16, name="dense_1"),
-    ], name="sequential")
-    model.compile(optimizer=keras.optimizers.Adam(0.01, name="adam"),
-                  loss="mse")
-    return model
-
-
-def data():
-    rng = np.random.default_rng(11)
-    return (rng.normal(size=(64, 32)).astype("float32"),
-            rng.normal(size=(64, 16)).astype("float32"))
-
-
-def values(model):
-    return {v.path: np.asarray(v.value) for v in
-            model.trainable_variables + model.optimizer.variables}
-
-
-@pytest.fixture()
-def distribution():
-    previous = keras.distribution.distribution()
-    yield lambda shape: keras.distribution.set_distribution(
-        mesh_distribution(shape))
-    keras.distribution.set_distribution(previous)
 
 
 @pytest.fixture()
@@ -172,34 +132,3 @@ def test_saving_a_step_twice_needs_overwrite(trained):
         ck.save(model, path)
     assert e.value.kind == "checkpoint_exists"
     assert ck.save(model, path, overwrite=True)["step"] == 8
-
-
-def test_callback_saves_every_n_steps_and_keeps_the_last(
-        tmp_path, distribution):
-    distribution((2, 4))
-    model = build()
-    x, y = data()
-    cb = callback(str(tmp_path), every=2, unit="step", keep=2)
-    model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
-              callbacks=[cb])
-    assert cb.saved == [2, 4, 6, 8]
-    info = ck.info(str(tmp_path))
-    assert info["steps"]["step"] == [6, 8]
-    assert info["epoch"] == 1
-    # The saved step 8 is the model after training.
-    fresh = build(seed=5)
-    ck.restore(fresh, str(tmp_path))
-    before, after = values(model), values(fresh)
-    assert all(np.array_equal(before[k], after[k]) for k in before)
-
-
-def test_callback_saves_every_epoch(tmp_path, distribution):
-    distribution((2, 4))
-    model = build()
-    x, y = data()
-    cb = callback(str(tmp_path), every=1, unit="epoch")
-    model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
-              callbacks=[cb])
-    info = ck.info(str(tmp_path))
-    assert info["steps"]["step"] == [4, 8]
-    assert info["epoch"] == 2

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kerasmesh import connect as c
 from kerasmesh import distributed as d
 from kerasmesh.errors import KerasmeshError
 
@@ -130,10 +129,8 @@ def test_timeout_must_be_a_positive_number(timeout):
     assert kind_of(d.check_timeout, timeout).kind == "distributed_argument"
 
 
-def test_timeout_is_rounded_up_and_leaves_room_for_jax_margin():
+def test_timeout_is_rounded_up():
     assert d.check_timeout(2.2) == 3
-    assert c.jax_timeout(300) == 300 - c.JAX_CONNECT_MARGIN_S
-    assert c.jax_timeout(2) == 1
 
 
 def test_initialize_validates_before_it_connects():
@@ -153,37 +150,6 @@ def test_initialize_after_jax_started_is_an_error():
 def test_a_process_on_its_own_is_process_0_of_1():
     assert d.process_index() == 0
     assert d.process_count() == 1
-
-
-ARGS = {"coordinator_address": "h:1", "num_processes": 2, "process_id": 0,
-        "launcher": "Slurm"}
-
-
-def test_a_late_client_error_is_the_timeout():
-    e = c._connect_error(RuntimeError("std::bad_cast"), [], ARGS,
-                         timeout=10, left=10, elapsed=10.2)
-    assert e.kind == "distributed_timeout"
-    assert "h:1" in e.message and "timeout of 10 s" in e.message
-    assert "found by Slurm" in e.message
-    assert "as the coordinator" in e.bullets[0][1]
-
-
-def test_an_early_error_is_a_connection_error():
-    args = dict(ARGS, process_id=1)
-    e = c._connect_error(RuntimeError("std::bad_cast"), [], args,
-                         timeout=300, left=300, elapsed=0.5)
-    assert e.kind == "distributed_connect"
-    assert "bad_cast" not in e.bullets[0][1]
-    e = c._connect_error(RuntimeError("UNKNOWN: Failed to start RPC server"),
-                         [], ARGS, timeout=300, left=300, elapsed=400)
-    assert e.kind == "distributed_connect"
-    assert "Failed to start RPC server" in e.bullets[0][1]
-
-
-def test_a_client_that_never_reaches_process_0_names_launcher_and_address():
-    e = c._timeout_error(dict(ARGS, process_id=1), 30, 30.2, [])
-    assert e.kind == "distributed_timeout"
-    assert "h:1" in e.message and "Slurm" in e.message
 
 
 def test_bind_address_is_a_host_or_host_and_port():

@@ -6,6 +6,8 @@ import glob
 import os
 import re
 
+import pytest
+
 from kerasmesh import errors
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -158,3 +160,71 @@ def test_scanner_sees_both_languages_and_both_groups():
     assert "layout_divisibility" in found["errors"]  # plan problem
     assert "replicated" in found["warnings"]        # problem(..., "warning")
     assert "rows_dropped" in found["warnings"]      # R kerasmesh_warn()
+
+
+# -- facts about received values ---------------------------------------------
+
+@pytest.mark.parametrize("value,fact", [
+    (None, {"type": "null", "length": 0}),
+    (True, {"type": "logical", "length": 1, "values": [True]}),
+    ("a", {"type": "character", "length": 1, "values": ["a"]}),
+    (2.5, {"type": "numeric", "length": 1, "values": [2.5]}),
+    (["data", "model"],
+     {"type": "character", "length": 2, "values": ["data", "model"]}),
+    ([None, "model"],
+     {"type": "character", "length": 2, "values": [None, "model"]}),
+    ([1, "a"], {"type": "list", "length": 2, "values": [1, "a"]}),
+    ((1, 2), {"type": "tuple", "length": 2, "values": [1, 2]}),
+    ({"a": 1.0},
+     {"type": "named_list", "length": 1, "names": ["a"], "values": [1.0]}),
+    ([[1, 2]], {"type": "list", "length": 1,
+                "values": [{"type": "numeric", "length": 2}]}),
+    (object(), {"type": "object", "length": 1, "class": "object"}),
+])
+def test_a_value_fact_says_what_r_passed_in_plain_values(value, fact):
+    assert errors.value_fact(value) == fact
+
+
+def test_a_value_fact_is_bounded():
+    fact = errors.value_fact(["x" * 100] * 50)
+    assert fact["length"] == 50
+    assert len(fact["values"]) == errors.PREVIEW_VALUES
+    assert len(fact["values"][0]) == errors.PREVIEW_CHARS
+
+
+def test_an_object_fact_names_its_class_with_its_module():
+    fact = errors.value_fact(errors.KerasmeshWarning("k", "m"))
+    assert fact["class"] == "kerasmesh.errors.KerasmeshWarning"
+
+
+def test_received_puts_the_fact_beside_the_text():
+    assert errors.received([1, 2], "Dimension 2 is {value}.") == (
+        "x", "Dimension 2 is {value}.",
+        {"type": "numeric", "length": 2, "values": [1, 2]})
+
+
+def test_keyword_bullets_go_received_x_list_then_i():
+    e = errors.KerasmeshError("argument", "`a` must be b.", [("*", "more")],
+                              x="why", i="way out", received="v")
+    assert [b[0] for b in e.bullets] == ["x", "x", "*", "i"]
+    assert e.bullets[0][1] == "Received {value}."
+    assert str(e) == ('`a` must be b.\nx Received the string "v".\nx why\n'
+                      "* more\ni way out")
+
+
+def test_the_envelope_carries_the_fact_as_plain_values():
+    def fail():
+        raise errors.KerasmeshError("argument", "`a` must be b.",
+                                    received=("t", 1))
+
+    out = errors.envelope(fail, (), {})
+    assert out["bullets"] == [["x", "Received {value}.",
+                               {"type": "tuple", "length": 2,
+                                "values": ["t", 1]}]]
+
+
+def test_no_message_text_calls_a_value_a_python_object():
+    for value in [None, 1, "a", [1], (1,), {"a": 1}, object(), [[1]]]:
+        assert "Python" not in errors.describe_value(value)
+    for path in PY_FILES:
+        assert "a Python {" not in _read(path), path

@@ -12,7 +12,6 @@ from kerasmesh import plan
 from kerasmesh.errors import KerasmeshError
 from kerasmesh.layout import check_key, lookup
 from kerasmesh.patterns import MAX_UNBOUNDED, check_safe, unsafe_reason
-from kerasmesh.resolve import RuleResolver
 
 HERE = os.path.dirname(__file__)
 
@@ -77,12 +76,6 @@ def test_a_keras_layout_map_with_a_catastrophic_key_fails_fast():
         print(" ".join(kinds))
     """)
     assert out.split() == ["layout_key", "layout_key"]
-
-
-def test_resolver_refuses_catastrophic_keys():
-    with pytest.raises(KerasmeshError) as e:
-        RuleResolver([".*kernel", "(a|a)*b"])
-    assert e.value.kind == "layout_key" and "(a|a)*b" in e.value.message
 
 
 def test_lookup_of_safe_keys_still_resolves():

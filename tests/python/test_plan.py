@@ -97,12 +97,6 @@ def test_resolver_agrees_with_keras_on_random_rules(mesh, keys, paths):
         assert ours(keys, path) == keras_lookup(lm, path)
 
 
-def test_resolver_lists_conflicting_rules():
-    resolver = RuleResolver([".*kernel", "dense.*", "x"])
-    out = [resolver.resolve(p) for p in ["dense/kernel", "x", "y"]]
-    assert out == [(None, [0, 1]), (2, []), (None, [])]
-
-
 # -- the book's model -------------------------------------------------------
 
 def test_book_model_plans_without_allocating(mesh):
