@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .checkpoint import (check_directory, current_step, new_checkpointer,
@@ -11,8 +12,6 @@ from .errors import KerasmeshError
 UNITS = ("epoch", "step")
 
 
-# Long because it defines the Keras Callback subclass inside, where Keras
-# is imported only when a callback is asked for.
 def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
              keep: Any = None) -> Any:
     """A Keras callback that saves a checkpoint every `every` epochs or
@@ -27,20 +26,25 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
         KerasmeshError: kind `argument` for a `unit` other than "epoch" or
             "step".
     """
-    import keras
-
     directory = check_directory(directory)
     if unit not in UNITS:
         raise KerasmeshError(
             "argument", '`unit` must be "epoch" or "step".',
             received=unit)
-    every = int(every)
-    keep = None if keep is None else int(keep)
+    return _callback_class()(directory, int(every), unit,
+                             None if keep is None else int(keep))
+
+
+@functools.lru_cache(maxsize=None)
+def _callback_class() -> type:
+    """The callback's class, made once Keras is imported."""
+    import keras
 
     class CheckpointCallback(keras.callbacks.Callback):
         """Saves sharded checkpoints with Orbax while `fit()` runs."""
 
-        def __init__(self):
+        def __init__(self, directory: str, every: int, unit: str,
+                     keep: int | None):
             super().__init__()
             self.directory = directory
             self.every = every
@@ -78,4 +82,4 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
                 self._checkpointer.close()
                 self._checkpointer = None
 
-    return CheckpointCallback()
+    return CheckpointCallback

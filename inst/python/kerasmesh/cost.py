@@ -143,7 +143,6 @@ def versions() -> dict:
             "xla": str(backend.platform_version).splitlines()[0]}
 
 
-# Over 60 lines for its docstring (28); the steps are helpers below.
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
                 input_shapes: dict | None = None, timeout: Any = 300
@@ -174,14 +173,12 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             can't work; kind `loss` for a loss that does not fit the
             outputs; `input_shapes`; `timeout`; `compile`.
     """
-    from keras import tree
-
     require_backend(("jax",), "Costing a layout")
     batch_size = check_batch_size(batch_size)
     if batch_size is None:
         raise KerasmeshError(
             "argument", "`batch_size` must be a positive whole number.",
-            x="Received NULL.")
+            received=batch_size)
     timeout = _check_timeout(timeout)
     layout_map, batch_dim, kind = distribution_layout(distribution)
     model = plan.as_model(model)
@@ -195,7 +192,26 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     if error is not None:
         raise error
     keras_mesh = layout_map.device_mesh
-    mesh = keras_mesh.backend_mesh
+    step = _step_specs(model, planned, layout_map, distribution, optimizer,
+                       loss, batch_size, input_shapes)
+    start = time.perf_counter()
+    lowered = _lower_step(model, distribution, **step)
+    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
+                        timeout)
+    seconds = time.perf_counter() - start
+    return _report(compiled, planned, kind, batch_dim,
+                   mesh_sizes(keras_mesh), seconds, step["xs"], step["ys"],
+                   step["loss_text"], step["inputs"], keras_mesh)
+
+
+def _step_specs(model: Any, planned: dict, layout_map: Any,
+                distribution: Any, optimizer: Any, loss: Any,
+                batch_size: int, input_shapes: dict | None) -> dict:
+    """The abstract, sharded arguments of one training step: the
+    optimizer and its state, inputs (`xs`), targets (`ys`) and losses."""
+    from keras import tree
+
+    mesh = layout_map.device_mesh.backend_mesh
     opt, state = _state_specs(model, planned, layout_map, optimizer)
     structure, inputs = input_specs(model, batch_size, input_shapes)
     preds = _output_specs(model, structure, inputs, state)
@@ -204,14 +220,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
     ys = [data_spec(distribution, s, d, mesh) if losses is not None else
           None for s, d in targets]
-    start = time.perf_counter()
-    lowered = _lower_step(model, opt, losses, distribution, state, xs, ys)
-    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
-                        timeout)
-    seconds = time.perf_counter() - start
-    return _report(compiled, planned, kind, batch_dim,
-                   mesh_sizes(keras_mesh), seconds, xs, ys, loss_text,
-                   inputs, keras_mesh)
+    return {"optimizer": opt, "state": state, "inputs": inputs, "xs": xs,
+            "ys": ys, "losses": losses, "loss_text": loss_text}
 
 
 def _state_specs(model: Any, planned: dict, layout_map: Any,
@@ -307,10 +317,12 @@ def _target_specs(loss: Any, model: Any, preds: list
     return losses, loss_text, targets
 
 
-def _lower_step(model: Any, opt: Any, losses: Any, distribution: Any,
-                state: tuple, xs: Any, ys: list) -> Any:
+def _lower_step(model: Any, distribution: Any, optimizer: Any,
+                losses: Any, state: tuple, xs: Any, ys: list,
+                **_: Any) -> Any:
     """One training step (forward, gradients, optimizer update), lowered
-    for the sharded state and batch without running it.
+    for the sharded state and batch without running it. Takes
+    `_step_specs()`'s dict as keywords (and ignores what it does not use).
 
     Raises:
         KerasmeshError: kind `compile` when JAX can't lower it.
@@ -327,7 +339,7 @@ def _lower_step(model: Any, opt: Any, losses: Any, distribution: Any,
             return total_loss(losses, y, tree.flatten(pred)), n
 
         (value, n), grads = jax.value_and_grad(forward, has_aux=True)(t, n)
-        t, o = opt.stateless_apply(o, grads, t)
+        t, o = optimizer.stateless_apply(o, grads, t)
         return value, (t, n, o)
 
     shardings = tuple([s.sharding for s in part] for part in state)

@@ -111,7 +111,26 @@ def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
     return int(value)
 
 
-# Over 60 lines for its docstring and the three fallbacks, kept together.
+def _checked_counts(n: Any, pid: Any, n_env: str | None,
+                    pid_env: str | None) -> tuple[int | None, int | None]:
+    """`num_processes` and `process_id` as ints (None stays None), the
+    process id below the number of processes; `*_env` name the variable a
+    value came from, if one did."""
+    if n is not None:
+        n = _whole(n, "num_processes", n_env, 1)
+    if pid is not None:
+        pid = _whole(pid, "process_id", pid_env, 0)
+        if n is not None and pid >= n:
+            raise KerasmeshError(
+                "distributed_argument",
+                f"{_source('process_id', pid_env)} must be "
+                f"from 0 to {n - 1}, one less than the number of processes.",
+                x=f"Received {pid} with {n} processes.",
+                i="Process ids are 0, 1, ..., num_processes - 1; "
+                  "process 0 runs the coordinator.")
+    return n, pid
+
+
 def resolve_arguments(coordinator_address: Any = None,
                       num_processes: Any = None, process_id: Any = None,
                       environ: Mapping[str, str] | None = None) -> dict:
@@ -149,18 +168,8 @@ def resolve_arguments(coordinator_address: Any = None,
     def env_of(arg):
         return sources[arg] if sources[arg] not in (None, "argument") else None
 
-    if n is not None:
-        n = _whole(n, "num_processes", env_of("num_processes"), 1)
-    if pid is not None:
-        pid = _whole(pid, "process_id", env_of("process_id"), 0)
-        if n is not None and pid >= n:
-            raise KerasmeshError(
-                "distributed_argument",
-                f"{_source('process_id', env_of('process_id'))} must be "
-                f"from 0 to {n - 1}, one less than the number of processes.",
-                x=f"Received {pid} with {n} processes.",
-                i="Process ids are 0, 1, ..., num_processes - 1; "
-                  "process 0 runs the coordinator.")
+    n, pid = _checked_counts(n, pid, env_of("num_processes"),
+                             env_of("process_id"))
     if address is not None:
         address = coordinator_from(
             address, n, _source("coordinator_address",

@@ -61,7 +61,21 @@ def present(environ: Mapping[str, str]) -> list[str]:
             if any(environ.get(v) for v in markers)]
 
 
-# Long for its docstring and one branch per launcher (Slurm, Open MPI, k8s).
+def _launcher_values(name: str, environ: Mapping[str, str]
+                     ) -> tuple[str, str, str]:
+    """The launcher's coordinator address, and the names of its variables
+    for the process count and the process id."""
+    if name == "Slurm":
+        address = f"{_first_node(environ['SLURM_STEP_NODELIST'])}:" + \
+            _port(environ, int(_count(environ, "SLURM_JOB_ID", 0)) % 2**12)
+        return address, "SLURM_NTASKS", "SLURM_PROCID"
+    if name == "Open MPI":
+        return (_ompi_coordinator(environ), "OMPI_COMM_WORLD_SIZE",
+                "OMPI_COMM_WORLD_RANK")
+    return (environ["JAX_COORDINATOR_ADDRESS"], "KERASMESH_NUM_PROCESSES",
+            "JOB_COMPLETION_INDEX")
+
+
 def detect(environ: Mapping[str, str]) -> dict | None:
     """The launcher's coordinator, process count and id, or None.
 
@@ -97,22 +111,9 @@ def detect(environ: Mapping[str, str]) -> dict | None:
             f"The {name} variables are incomplete.",
             x="Missing: " + ", ".join(f"`{v}`" for v in missing) + ".",
             i=_hint(name))
-    if name == "Slurm":
-        n = _count(environ, "SLURM_NTASKS")
-        pid = _count(environ, "SLURM_PROCID", minimum=0)
-        address = f"{_first_node(environ['SLURM_STEP_NODELIST'])}:" + \
-            _port(environ, int(_count(environ, "SLURM_JOB_ID", 0)) % 2**12)
-        pid_var, n_var = "SLURM_PROCID", "SLURM_NTASKS"
-    elif name == "Open MPI":
-        n = _count(environ, "OMPI_COMM_WORLD_SIZE")
-        pid = _count(environ, "OMPI_COMM_WORLD_RANK", minimum=0)
-        address = _ompi_coordinator(environ)
-        pid_var, n_var = "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"
-    else:
-        n = _count(environ, "KERASMESH_NUM_PROCESSES")
-        pid = _count(environ, "JOB_COMPLETION_INDEX", minimum=0)
-        address = environ["JAX_COORDINATOR_ADDRESS"]
-        pid_var, n_var = "JOB_COMPLETION_INDEX", "KERASMESH_NUM_PROCESSES"
+    address, n_var, pid_var = _launcher_values(name, environ)
+    n = _count(environ, n_var)
+    pid = _count(environ, pid_var, minimum=0)
     if "JAX_COORDINATOR_ADDRESS" in environ:
         address = environ["JAX_COORDINATOR_ADDRESS"]
     if pid >= n:
