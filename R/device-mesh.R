@@ -89,8 +89,13 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
   if (inherits(x, "kerasmesh_device_mesh")) {
     return(x)
   }
-  if (python_kind(x) == "device_mesh") {
-    return(new_device_mesh(shim_call("mesh.describe_mesh", x, call = call)))
+  # One trip: the shim describes a Keras DeviceMesh and answers NULL for
+  # any other Python object.
+  if (inherits(x, "python.builtin.object")) {
+    desc <- shim_call("mesh.describe_mesh", x, strict = FALSE, call = call)
+    if (!is.null(desc)) {
+      return(new_device_mesh(desc))
+    }
   }
   abort_wrong_object(x, "a device mesh", "Create one with {.fn device_mesh}.",
                      kind = "device_mesh", arg = arg, call = call)

@@ -130,7 +130,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' variable_sharding(model)
 #' get_distribution()
 set_distribution <- function(x) {
-  previous <- swap_distribution(as_keras_distribution(x))
+  previous <- swap_distribution(x)
   invisible(wrap_distribution(previous))
 }
 
@@ -143,16 +143,17 @@ get_distribution <- function() {
 #' @rdname set_distribution
 #' @export
 with_distribution <- function(x, code) {
-  previous <- swap_distribution(as_keras_distribution(x))
-  on.exit(swap_distribution(previous), add = TRUE)
+  previous <- swap_distribution(x)
+  on.exit(swap_distribution(previous$distribution), add = TRUE)
   with_python_errors(code)
 }
 
 #' @rdname set_distribution
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame()) {
-  previous <- swap_distribution(as_keras_distribution(x))
-  withr::defer(swap_distribution(previous), envir = .local_envir)
+  previous <- swap_distribution(x)
+  withr::defer(swap_distribution(previous$distribution),
+               envir = .local_envir)
   invisible(wrap_distribution(previous))
 }
 
@@ -206,32 +207,50 @@ new_distribution <- function(desc) {
   )
 }
 
-# Sets the Keras distribution (a Python object or NULL) and, in the same
-# call, whether training checks the layout (`kerasmesh.check_layout`);
-# returns the previous Keras distribution.
-swap_distribution <- function(py) {
-  shim_call("distribution.set_distribution", py,
-            check_layout = layout_checks_enabled())
+# Sets the Keras distribution to `x` (a kerasmesh or Keras distribution,
+# or NULL) and, in the same call, whether training checks the layout
+# (`kerasmesh.check_layout`); returns the shim's description of the
+# previous one (NULL for none; its `distribution` restores it). One trip:
+# the shim refuses a Python object that is not a distribution.
+swap_distribution <- function(x, arg = rlang::caller_arg(x),
+                              call = rlang::caller_env()) {
+  py <- as_keras_distribution(x, check_python = FALSE, arg = arg,
+                              call = call)
+  result <- shim_call("distribution.set_distribution", py,
+                      check_layout = layout_checks_enabled(), call = call)
+  if (!isTRUE(result$set)) {
+    abort_wrong_distribution(x, arg, call)
+  }
+  result$previous
 }
 
-wrap_distribution <- function(py) {
-  if (is.null(py)) {
+wrap_distribution <- function(desc) {
+  if (is.null(desc)) {
     return(NULL)
   }
-  new_distribution(shim_call("distribution.describe_distribution", py))
+  new_distribution(desc)
 }
 
-as_keras_distribution <- function(x, arg = rlang::caller_arg(x),
-                               call = rlang::caller_env()) {
+# The Keras distribution of `x` (NULL for NULL). The shim checks that a
+# Python object is a distribution, unless `check_python` is FALSE: for
+# callers whose own shim call checks it.
+as_keras_distribution <- function(x, check_python = TRUE,
+                                  arg = rlang::caller_arg(x),
+                                  call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
   }
   if (inherits(x, "kerasmesh_distribution")) {
     return(.subset2(x, "py"))
   }
-  if (python_kind(x) == "distribution") {
+  if (inherits(x, "python.builtin.object") &&
+        (!check_python || python_kind(x) == "distribution")) {
     return(x)
   }
+  abort_wrong_distribution(x, arg, call)
+}
+
+abort_wrong_distribution <- function(x, arg, call) {
   abort_wrong_object(
     x, "a distribution or `NULL`",
     "Create one with {.fn data_parallel} or {.fn model_parallel}.",

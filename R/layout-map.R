@@ -174,14 +174,11 @@ format.kerasmesh_layout_map <- function(x, ...) {
   if (n == 0) {
     return(header)
   }
-  axes <- vapply(rules, format_axes, character(1))
-  keys <- names(rules)
-  key_width <- max(nchar(c("key", keys)))
-  c(
-    header,
-    paste0("  ", pad_right("key", key_width), "  axes"),
-    paste0("  ", pad_right(keys, key_width), "  ", axes)
+  table <- data.frame(
+    key = names(rules), axes = vapply(rules, format_axes, character(1)),
+    stringsAsFactors = FALSE
   )
+  c(header, format_table(table))
 }
 
 #' @export

@@ -63,24 +63,8 @@ cost_parts <- c(weights = "weights", optimizer = "optimizer state",
 
 draw_layout_costs <- function(x, main) {
   limit <- attr(x, "device_memory")
-  subtitle <- paste("Memory per device, and bytes each device sends per",
-                    "step by mesh axis")
-  if (!is.null(limit)) {
-    fits <- x$layout[x$total <= limit]
-    subtitle <- c(subtitle, sprintf(
-      "Device memory %s: %s", attr(limit, "label"),
-      if (length(fits) == 0) "no layout fits" else
-        paste("fits:", paste(gsub("\n", " ", fits), collapse = ", "))
-    ))
-  }
-  plot_page(main, subtitle)
-  traffic <- attr(x, "traffic")
-  rows <- if (nrow(traffic)) {
-    agg <- stats::aggregate(bytes ~ layout + axes, data = traffic, FUN = sum)
-    agg[order(match(agg$layout, x$layout), -agg$bytes), , drop = FALSE]
-  } else {
-    data.frame(layout = character(), axes = character(), bytes = numeric())
-  }
+  plot_page(main, cost_subtitle(x, limit))
+  rows <- traffic_rows(x)
   n_mem <- nrow(x)
   n_traffic <- max(nrow(rows), 1)
   lay <- grid::grid.layout(2, 1, heights = grid::unit(
@@ -93,9 +77,45 @@ draw_layout_costs <- function(x, main) {
   }
   name_w <- max(text_size(c(x$layout, labels, "label"), 8)[, "w"]) + 0.2
   fills <- group_fills(length(cost_parts))
-
-  # Memory: one stacked bar per layout.
   grid::pushViewport(grid::viewport(layout.pos.row = 1))
+  draw_memory_panel(x, limit, name_w, fills)
+  grid::popViewport()
+  draw_cost_legend(fills)
+  grid::pushViewport(grid::viewport(layout.pos.row = 2))
+  draw_traffic_panel(rows, labels, name_w, n_traffic)
+  grid::popViewport(2)
+  grid::popViewport(0)
+}
+
+cost_subtitle <- function(x, limit) {
+  subtitle <- paste("Memory per device, and bytes each device sends per",
+                    "step by mesh axis")
+  if (!is.null(limit)) {
+    fits <- x$layout[x$total <= limit]
+    subtitle <- c(subtitle, sprintf(
+      "Device memory %s: %s", attr(limit, "label"),
+      if (length(fits) == 0) "no layout fits" else
+        paste("fits:", paste(gsub("\n", " ", fits), collapse = ", "))
+    ))
+  }
+  subtitle
+}
+
+# Bytes per device per step by layout and mesh axis, largest first within
+# each layout.
+traffic_rows <- function(x) {
+  traffic <- attr(x, "traffic")
+  if (nrow(traffic) == 0) {
+    return(data.frame(layout = character(), axes = character(),
+                      bytes = numeric()))
+  }
+  agg <- stats::aggregate(bytes ~ layout + axes, data = traffic, FUN = sum)
+  agg[order(match(agg$layout, x$layout), -agg$bytes), , drop = FALSE]
+}
+
+# Memory: one stacked bar per layout, and the device memory as a line.
+draw_memory_panel <- function(x, limit, name_w, fills) {
+  n_mem <- nrow(x)
   values <- as.matrix(x[, names(cost_parts), drop = FALSE])
   xmax <- max(c(x$total, limit), 1) * 1.12
   cost_panel(name_w, xmax, n_mem, "Memory per device", function() {
@@ -124,11 +144,10 @@ draw_layout_costs <- function(x, main) {
                       gp = grid::gpar(fontsize = 7, fontface = "bold"))
     }
   }, labels = x$layout)
-  grid::popViewport()
-  draw_cost_legend(fills)
+}
 
-  # Traffic: one bar per layout and mesh axis.
-  grid::pushViewport(grid::viewport(layout.pos.row = 2))
+# Traffic: one bar per layout and mesh axis.
+draw_traffic_panel <- function(rows, labels, name_w, n_traffic) {
   tmax <- max(c(rows$bytes, 1)) * 1.25
   cost_panel(name_w, tmax, n_traffic, "Bytes per device per step, by mesh axis",
              function() {
@@ -153,8 +172,6 @@ draw_layout_costs <- function(x, main) {
                                grid::unit(y, "native"), just = "left",
                                gp = grid::gpar(fontsize = 8))
              }, labels = labels)
-  grid::popViewport(2)
-  grid::popViewport(0)
 }
 
 # A panel with a title, bar labels on the left and a byte axis below; the

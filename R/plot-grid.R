@@ -63,12 +63,32 @@ draw_labelled_grid <- function(labels, fills, col_sizes, row_sizes,
                                col_labels, row_labels = NULL,
                                col_title = NULL, row_title = NULL,
                                heading = NULL, aspect = 1, fontsize = 10) {
+  g <- labelled_grid_geometry(col_sizes, row_sizes, col_labels, row_labels,
+                              has_title = !is.null(heading) ||
+                                !is.null(col_title),
+                              has_row_title = !is.null(row_title), aspect)
+  draw_grid_cells(labels, fills, g, fontsize)
+  y_top <- draw_col_labels(col_labels, g)
+  heading_end <- draw_grid_heading(heading, g, y_top)
+  draw_col_title(col_title, g, y_top, heading_end)
+  x_left <- draw_row_labels(row_labels, g)
+  draw_row_title(row_title, g, x_left)
+  invisible()
+}
+
+# Where the grid goes in the current viewport, in inches: `x0`, `y0` (its
+# bottom left), `w`, `h`, the column edges `xs` and row edges `ys` (top
+# down), cell sizes `col_w` and `row_h`, the room `left` of it, the height
+# of a `line` and the font size of index labels.
+labelled_grid_geometry <- function(col_sizes, row_sizes, col_labels,
+                                   row_labels, has_title, has_row_title,
+                                   aspect) {
   line <- grid::convertHeight(grid::unit(1, "lines"), "inches", TRUE)
   index_fs <- 8
   # The heading shares the line of the column title.
-  top <- line * (0.3 + 1.1 * (!is.null(heading) || !is.null(col_title))
+  top <- line * (0.3 + 1.1 * has_title
                  + 1.1 * (length(col_labels) > 0 && any(nzchar(col_labels))))
-  left <- 0.05 + line * 1.1 * (!is.null(row_title)) +
+  left <- 0.05 + line * 1.1 * has_row_title +
     if (length(row_labels) && any(nzchar(row_labels))) {
       max(text_size(row_labels, index_fs)[, "w"]) + 0.08
     } else {
@@ -82,90 +102,114 @@ draw_labelled_grid <- function(labels, fills, col_sizes, row_sizes,
   y0 <- avail_h - h + 0.05
   xs <- x0 + c(0, cumsum(col_sizes)) / sum(col_sizes) * w
   ys <- y0 + h - c(0, cumsum(row_sizes)) / sum(row_sizes) * h
-  inch <- function(v) grid::unit(v, "inches")
-  col_w <- diff(xs)
-  row_h <- -diff(ys)
+  list(line = line, index_fs = index_fs, left = left, x0 = x0, y0 = y0,
+       w = w, h = h, xs = xs, ys = ys, col_w = diff(xs), row_h = -diff(ys))
+}
 
-  # Cells, and their labels at one size that fits every cell.
+inch <- function(v) grid::unit(v, "inches")
+
+# Cells, their labels at one size that fits every cell, and the outline.
+draw_grid_cells <- function(labels, fills, g, fontsize) {
   cells <- which(!is.na(fills), arr.ind = TRUE)
   r <- cells[, 1]
   c <- cells[, 2]
-  grid::grid.rect(inch(xs[c]), inch(ys[r + 1]), inch(col_w[c]),
-                  inch(row_h[r]), just = c("left", "bottom"),
+  grid::grid.rect(inch(g$xs[c]), inch(g$ys[r + 1]), inch(g$col_w[c]),
+                  inch(g$row_h[r]), just = c("left", "bottom"),
                   gp = grid::gpar(fill = fills[cells], col = "grey15",
                                   lwd = 0.8))
   arranged <- lapply(seq_len(nrow(cells)), function(k) {
-    arrange_names(labels[[r[k], c[k]]], col_w[c[k]] - 0.06,
-                  row_h[r[k]] - 0.04, fontsize)
+    arrange_names(labels[[r[k], c[k]]], g$col_w[c[k]] - 0.06,
+                  g$row_h[r[k]] - 0.04, fontsize)
   })
   size <- min(vapply(arranged, `[[`, 1, "fontsize"))
   for (k in seq_len(nrow(cells))) {
-    grid::grid.text(arranged[[k]]$label, inch((xs[c[k]] + xs[c[k] + 1]) / 2),
-                    inch((ys[r[k]] + ys[r[k] + 1]) / 2),
+    grid::grid.text(arranged[[k]]$label,
+                    inch((g$xs[c[k]] + g$xs[c[k] + 1]) / 2),
+                    inch((g$ys[r[k]] + g$ys[r[k] + 1]) / 2),
                     gp = grid::gpar(fontsize = size, lineheight = 1))
   }
-  grid::grid.rect(inch(x0), inch(y0), inch(w), inch(h),
+  grid::grid.rect(inch(g$x0), inch(g$y0), inch(g$w), inch(g$h),
                   just = c("left", "bottom"),
                   gp = grid::gpar(fill = NA, col = "black", lwd = 1.6))
+}
 
-  # Index labels and axis titles.
-  y_top <- y0 + h
+# Index labels along the top; returns the height (inches) above them.
+draw_col_labels <- function(col_labels, g) {
+  y_top <- g$y0 + g$h
   if (length(col_labels) && any(nzchar(col_labels))) {
-    fs <- min(index_fs, min(vapply(seq_along(col_labels), function(k) {
-      fitted_fontsize(col_labels[k], col_w[k] - 0.02, line, index_fs, 4)
+    fs <- min(g$index_fs, min(vapply(seq_along(col_labels), function(k) {
+      fitted_fontsize(col_labels[k], g$col_w[k] - 0.02, g$line, g$index_fs,
+                      4)
     }, 1)))
-    grid::grid.text(col_labels, inch((xs[-1] + utils::head(xs, -1)) / 2),
-                    inch(y_top + 0.35 * line), just = c("centre", "bottom"),
+    grid::grid.text(col_labels,
+                    inch((g$xs[-1] + utils::head(g$xs, -1)) / 2),
+                    inch(y_top + 0.35 * g$line), just = c("centre", "bottom"),
                     gp = grid::gpar(fontsize = fs, col = "grey20"))
-    y_top <- y_top + 1.1 * line
+    y_top <- y_top + 1.1 * g$line
   }
-  heading_end <- 0
-  if (!is.null(heading)) {
-    heading_x <- x0 - left + 0.05
-    grid::grid.text(heading, inch(heading_x), inch(y_top + 0.35 * line),
-                    just = c("left", "bottom"),
-                    gp = grid::gpar(fontsize = 9, fontface = "bold"))
-    heading_end <- heading_x + text_size(heading, 9)[1, "w"] + 0.2
+  y_top
+}
+
+# The heading, at the left above the grid; returns where it ends (inches).
+draw_grid_heading <- function(heading, g, y_top) {
+  if (is.null(heading)) {
+    return(0)
   }
-  # Titles come as alternatives, longest first: the first that fits at a
-  # readable size is drawn.
+  heading_x <- g$x0 - g$left + 0.05
+  grid::grid.text(heading, inch(heading_x), inch(y_top + 0.35 * g$line),
+                  just = c("left", "bottom"),
+                  gp = grid::gpar(fontsize = 9, fontface = "bold"))
+  heading_x + text_size(heading, 9)[1, "w"] + 0.2
+}
+
+# Titles come as alternatives, longest first: the first that fits at a
+# readable size is drawn.
+draw_col_title <- function(col_title, g, y_top, heading_end) {
   room <- plot_width() - heading_end
   for (title in col_title) {
-    fs <- fitted_fontsize(title, room, line, 9, 1)
+    fs <- fitted_fontsize(title, room, g$line, 9, 1)
     if (fs >= 7 || identical(title, col_title[[length(col_title)]])) {
       title_w <- text_size(title, fs)[1, "w"]
-      centre <- max(x0 + w / 2, heading_end + title_w / 2)
+      centre <- max(g$x0 + g$w / 2, heading_end + title_w / 2)
       if (fs >= 5) {
-        grid::grid.text(title, inch(centre), inch(y_top + 0.35 * line),
+        grid::grid.text(title, inch(centre), inch(y_top + 0.35 * g$line),
                         just = c("centre", "bottom"),
                         gp = grid::gpar(fontsize = fs, fontface = "bold"))
       }
       break
     }
   }
-  x_left <- x0
-  if (length(row_labels) && any(nzchar(row_labels))) {
-    fs <- min(index_fs, min(vapply(seq_along(row_labels), function(k) {
-      fitted_fontsize(row_labels[k], left, row_h[k], index_fs, 4)
-    }, 1)))
-    grid::grid.text(row_labels, inch(x0 - 0.06),
-                    inch((ys[-1] + utils::head(ys, -1)) / 2), just = "right",
-                    gp = grid::gpar(fontsize = fs, col = "grey20"))
-    x_left <- x0 - max(text_size(row_labels, fs)[, "w"]) - 0.08
+}
+
+# Index labels along the left; returns where they start (inches).
+draw_row_labels <- function(row_labels, g) {
+  if (!length(row_labels) || !any(nzchar(row_labels))) {
+    return(g$x0)
   }
-  # The row title, shortened ("dimension 1 (16)", "dim 1 (16)", "dim 1")
-  # until it fits along the rows at a readable size.
+  fs <- min(g$index_fs, min(vapply(seq_along(row_labels), function(k) {
+    fitted_fontsize(row_labels[k], g$left, g$row_h[k], g$index_fs, 4)
+  }, 1)))
+  grid::grid.text(row_labels, inch(g$x0 - 0.06),
+                  inch((g$ys[-1] + utils::head(g$ys, -1)) / 2),
+                  just = "right",
+                  gp = grid::gpar(fontsize = fs, col = "grey20"))
+  g$x0 - max(text_size(row_labels, fs)[, "w"]) - 0.08
+}
+
+# The row title, shortened ("dimension 1 (16)", "dim 1 (16)", "dim 1")
+# until it fits along the rows at a readable size.
+draw_row_title <- function(row_title, g, x_left) {
   for (title in row_title) {
-    fs <- fitted_fontsize(title, h + 0.1, line, 9, 1)
+    fs <- fitted_fontsize(title, g$h + 0.1, g$line, 9, 1)
     last <- identical(title, row_title[[length(row_title)]])
     if (fs >= 8 || (last && fs >= 5)) {
-      grid::grid.text(title, inch(x_left - 0.35 * line), inch(y0 + h / 2),
-                      rot = 90, just = c("centre", "bottom"),
+      grid::grid.text(title, inch(x_left - 0.35 * g$line),
+                      inch(g$y0 + g$h / 2), rot = 90,
+                      just = c("centre", "bottom"),
                       gp = grid::gpar(fontsize = fs, fontface = "bold"))
       break
     }
   }
-  invisible()
 }
 
 # Device names in lines of k names, with the k that allows the largest

@@ -110,22 +110,7 @@ plan_memory_parts <- function(x, by, what, max_groups = Inf) {
     parts$replicated[3] <- parts$replicated[3] + other[["replicated"]]
     return(parts[parts$replicated > 0 | seq_len(3) == 1, , drop = FALSE])
   }
-  paths <- x$path
-  prefix <- paste0(s$model, "/")
-  if (length(paths) && all(startsWith(paths, prefix))) {
-    paths <- substring(paths, nchar(prefix) + 1)
-  }
-  group <- if (by == "layer") {
-    ifelse(grepl("/", paths, fixed = TRUE), sub("/[^/]*$", "", paths), paths)
-  } else if (by == "rule") {
-    ifelse(is.na(x$rule), "(no rule)", x$rule)
-  } else {
-    paths
-  }
-  if (by == "layer" && length(unique(group)) > max_groups) {
-    group <- gsub("[0-9]+", "*", group)
-  }
-  group <- factor(group, levels = unique(group))
+  group <- memory_group(x, s$model, by, max_groups)
   parts <- data.frame(
     group = levels(group),
     device = as.numeric(tapply(rowSums(kinds$device), group, sum)),
@@ -142,6 +127,28 @@ plan_memory_parts <- function(x, by, what, max_groups = Inf) {
     ))
   }
   parts
+}
+
+# The group of each variable, as a factor in order of appearance: its
+# layer (paths below the model's name; layers numbered alike as one when
+# there are more than `max_groups`), its rule, or the variable itself.
+memory_group <- function(x, model, by, max_groups) {
+  paths <- x$path
+  prefix <- paste0(model, "/")
+  if (length(paths) && all(startsWith(paths, prefix))) {
+    paths <- substring(paths, nchar(prefix) + 1)
+  }
+  group <- if (by == "layer") {
+    ifelse(grepl("/", paths, fixed = TRUE), sub("/[^/]*$", "", paths), paths)
+  } else if (by == "rule") {
+    ifelse(is.na(x$rule), "(no rule)", x$rule)
+  } else {
+    paths
+  }
+  if (by == "layer" && length(unique(group)) > max_groups) {
+    group <- gsub("[0-9]+", "*", group)
+  }
+  factor(group, levels = unique(group))
 }
 
 # The largest `max_groups - 1` groups, in their order, and the rest as one.
@@ -235,41 +242,47 @@ draw_bars <- function(parts, totals, limit, fills, bar_names) {
                     gp = grid::gpar(fontsize = 8.5, fontface = "bold"))
   }
   bar_y <- c(0.7, 0.3)
-  bar_h <- 0.28
   for (b in 1:2) {
     values <- if (b == 1) parts$device else parts$replicated
-    ends <- cumsum(values)
-    starts <- c(0, utils::head(ends, -1))
-    grid::grid.rect(x = bytes(starts), y = bar_y[b],
-                    width = bytes(ends - starts),
-                    height = bar_h, just = c("left", "centre"),
-                    gp = grid::gpar(fill = fills, col = "grey15", lwd = 0.7))
-    widths_in <- grid::convertWidth(bytes(ends - starts), "inches", TRUE)
-    for (g in seq_along(values)) {
-      size <- text_size(parts$group[g], 7.5)
-      if (widths_in[g] > size[1, "w"] + 0.08) {
-        grid::grid.text(parts$group[g], x = bytes((starts[g] + ends[g]) / 2),
-                        y = bar_y[b], gp = grid::gpar(fontsize = 7.5))
-      }
-    }
-    total <- grid::textGrob(
-      format_bytes(totals[[b]]),
-      x = bytes(max(ends, 0)) + grid::unit(0.3, "lines"),
-      y = bar_y[b], just = "left",
-      gp = grid::gpar(fontsize = 8.5, fontface = "bold")
-    )
-    grid::grid.rect(x = bytes(max(ends, 0)) + grid::unit(0.15, "lines"),
-                    y = bar_y[b], just = "left",
-                    width = grid::grobWidth(total) + grid::unit(0.3, "lines"),
-                    height = grid::grobHeight(total) + grid::unit(0.3, "lines"),
-                    gp = grid::gpar(fill = "white", col = NA))
-    grid::grid.draw(total)
-    grid::grid.text(bar_names[b], x = grid::unit(-0.4, "lines"),
-                    y = bar_y[b], just = "right",
-                    gp = grid::gpar(fontsize = 9))
+    draw_stacked_bar(values, parts$group, bar_y[b], totals[[b]], fills,
+                     bar_names[b])
   }
   grid::grid.lines(c(0, 0), c(0, 1), gp = grid::gpar(col = "grey40"))
   grid::popViewport(2)
+}
+
+# One stacked bar at height `y` (npc) in a viewport whose x scale is
+# bytes: a segment per group, named where the name fits, the total on a
+# white ground after it and the bar's name to the left.
+draw_stacked_bar <- function(values, groups, y, total, fills, name) {
+  bytes <- function(b) grid::unit(b, "native")
+  ends <- cumsum(values)
+  starts <- c(0, utils::head(ends, -1))
+  grid::grid.rect(x = bytes(starts), y = y, width = bytes(ends - starts),
+                  height = 0.28, just = c("left", "centre"),
+                  gp = grid::gpar(fill = fills, col = "grey15", lwd = 0.7))
+  widths_in <- grid::convertWidth(bytes(ends - starts), "inches", TRUE)
+  for (g in seq_along(values)) {
+    size <- text_size(groups[g], 7.5)
+    if (widths_in[g] > size[1, "w"] + 0.08) {
+      grid::grid.text(groups[g], x = bytes((starts[g] + ends[g]) / 2),
+                      y = y, gp = grid::gpar(fontsize = 7.5))
+    }
+  }
+  label <- grid::textGrob(
+    format_bytes(total),
+    x = bytes(max(ends, 0)) + grid::unit(0.3, "lines"),
+    y = y, just = "left",
+    gp = grid::gpar(fontsize = 8.5, fontface = "bold")
+  )
+  grid::grid.rect(x = bytes(max(ends, 0)) + grid::unit(0.15, "lines"),
+                  y = y, just = "left",
+                  width = grid::grobWidth(label) + grid::unit(0.3, "lines"),
+                  height = grid::grobHeight(label) + grid::unit(0.3, "lines"),
+                  gp = grid::gpar(fill = "white", col = NA))
+  grid::grid.draw(label)
+  grid::grid.text(name, x = grid::unit(-0.4, "lines"), y = y,
+                  just = "right", gp = grid::gpar(fontsize = 9))
 }
 
 # The legend: a swatch and a label per group, in inches.

@@ -100,7 +100,6 @@ plural_count <- function(n, word) {
 # that fit `width`.
 format_block_grid <- function(cells, devices, row_labels, col_labels,
                               width = 80) {
-  box <- box_chars()
   has_rows <- any(nzchar(row_labels))
   row_w <- if (has_rows) max(nchar(row_labels)) + 1 else 0
   available <- width - row_w
@@ -110,57 +109,13 @@ format_block_grid <- function(cells, devices, row_labels, col_labels,
                  nchar(col_labels))
   per_col <- floor((available - 1) / ncol(cells)) - 3
   inner <- max(longest, min(natural, per_col))
-  per_band <- max(1, floor((available - 1) / (inner + 3)))
-  bands <- split(seq_len(ncol(cells)),
-                 ceiling(seq_len(ncol(cells)) / per_band))
-  out <- character()
-  for (cols in bands) {
-    if (length(out)) {
-      out <- c(out, "")
-    }
-    out <- c(out, format_grid_band(cells[, cols, drop = FALSE], devices,
-                                   row_labels, col_labels[cols], row_w,
-                                   inner, box))
-  }
-  out
-}
-
-format_grid_band <- function(cells, labels, row_labels, col_labels, row_w,
-                             inner, box) {
-  n_col <- ncol(cells)
-  indent <- strrep(" ", row_w)
-  rule <- function(left, mid, right) {
-    paste0(indent, left,
-           paste(rep(strrep(box$h, inner + 2), n_col), collapse = mid),
-           right)
-  }
-  header <- paste0(indent, " ",
-                   paste(pad_right(col_labels, inner + 2), collapse = " "))
-  out <- c(if (any(nzchar(col_labels))) sub("\\s+$", "", header),
-           rule(box$tl, box$tm, box$tr))
-  for (r in seq_len(nrow(cells))) {
-    wrapped <- lapply(seq_len(n_col), function(c) {
-      i <- cells[r, c]
-      if (is.na(i)) "" else wrap_words(labels[[i]], inner)
-    })
-    height <- max(lengths(wrapped))
-    for (l in seq_len(height)) {
-      text <- vapply(wrapped, function(w) if (l <= length(w)) w[[l]] else "",
-                     "")
-      label <- if (l == 1 && row_w > 0) row_labels[[r]] else ""
-      out <- c(out, paste0(
-        pad_right(label, row_w), box$v, " ",
-        paste(pad_right(text, inner), collapse = paste0(" ", box$v, " ")),
-        " ", box$v
-      ))
-    }
-    out <- c(out, if (r < nrow(cells)) {
-      rule(box$ml, box$mm, box$mr)
-    } else {
-      rule(box$bl, box$bm, box$br)
-    })
-  }
-  out
+  text <- matrix(vapply(cells, function(i) {
+    if (is.na(i)) "" else paste(wrap_words(devices[[i]], inner),
+                                collapse = "\n")
+  }, ""), nrow = nrow(cells))
+  format_table(text, header = col_labels,
+               row_labels = if (has_rows) row_labels, label_sep = " ",
+               min_width = inner, box = TRUE, indent = "", width = width)
 }
 
 # Words joined by spaces into lines of at most `width` characters.
@@ -178,15 +133,4 @@ wrap_words <- function(words, width) {
     }
   }
   c(lines, current)
-}
-
-box_chars <- function() {
-  if (cli::is_utf8_output()) {
-    list(h = "\u2500", v = "\u2502", tl = "\u250c", tm = "\u252c",
-         tr = "\u2510", ml = "\u251c", mm = "\u253c", mr = "\u2524",
-         bl = "\u2514", bm = "\u2534", br = "\u2518")
-  } else {
-    list(h = "-", v = "|", tl = "+", tm = "+", tr = "+", ml = "+",
-         mm = "+", mr = "+", bl = "+", bm = "+", br = "+")
-  }
 }

@@ -118,22 +118,6 @@ format_axes_short <- function(axes) {
   paste0("(", paste(ifelse(is.na(axes), "NA", axes), collapse = ", "), ")")
 }
 
-# A data frame of strings as aligned lines with a header.
-format_table <- function(table, right = character()) {
-  lines <- NULL
-  for (name in names(table)) {
-    values <- c(name, table[[name]])
-    w <- max(nchar(values))
-    padded <- if (name %in% right) {
-      paste0(strrep(" ", w - nchar(values)), values)
-    } else {
-      pad_right(values, w)
-    }
-    lines <- if (is.null(lines)) padded else paste(lines, padded, sep = "  ")
-  }
-  paste0("  ", sub("\\s+$", "", lines))
-}
-
 #' Format byte counts
 #'
 #' @param bytes Numbers of bytes.

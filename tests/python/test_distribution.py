@@ -4,8 +4,8 @@ import keras
 import pytest
 
 from kerasmesh import KerasmeshError
-from kerasmesh.distribution import (data_parallel, model_parallel,
-                                    set_distribution)
+from kerasmesh.distribution import (data_parallel, get_distribution,
+                                    model_parallel, set_distribution)
 from kerasmesh.guard import check_placement
 from kerasmesh.layout import new_layout_map
 from kerasmesh.mesh import device_mesh
@@ -46,7 +46,7 @@ def test_batch_dim_name_must_be_a_mesh_axis(layout):
 def test_sharding_and_placement_guard(layout):
     dist = model_parallel(layout)["distribution"]
     outside = small_model()
-    previous = set_distribution(dist)
+    previous = set_distribution(dist)["previous"]
     try:
         inside = small_model()
         rows = variable_sharding(inside)
@@ -58,4 +58,30 @@ def test_sharding_and_placement_guard(layout):
             outside.predict(keras.ops.ones((2, 8)), verbose=0)
         assert info.value.kind == "model_placement"
     finally:
-        set_distribution(previous)
+        set_distribution(previous and previous["distribution"])
+
+
+def test_set_distribution_describes_the_previous_one(layout):
+    dist = model_parallel(layout)["distribution"]
+    first = set_distribution(dist)
+    try:
+        assert first["set"] is True
+        again = set_distribution(None)
+        assert again["previous"]["distribution"] is dist
+        assert again["previous"]["kind"] == "model_parallel"
+        assert get_distribution() is None
+    finally:
+        set_distribution(first["previous"] and
+                         first["previous"]["distribution"])
+
+
+def test_set_distribution_refuses_other_objects_and_changes_nothing(layout):
+    dist = model_parallel(layout)["distribution"]
+    set_distribution(dist)
+    try:
+        refused = set_distribution(layout)
+        assert refused == {"set": False, "kind": "layout_map"}
+        assert set_distribution("dp") == {"set": False, "kind": "other"}
+        assert get_distribution()["distribution"] is dist
+    finally:
+        set_distribution(None)

@@ -2,13 +2,14 @@
 
 import math
 
+import keras
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError, call
 from kerasmesh.mesh import (count_factorizations, describe_factorizations,
-                            device_mesh, factorizations)
+                            describe_mesh, device_mesh, factorizations)
 
 AXES = ["data", "model", "stage", "expert"]
 
@@ -147,3 +148,14 @@ def test_devices_valid_iff_known_and_unique(ids):
     else:
         assert kind_of(device_mesh, [len(ids)], ["data"], devices) == \
             "devices"
+
+
+def test_describe_mesh_answers_none_for_other_objects_unless_strict():
+    mesh = device_mesh([2, 4], ["data", "model"])["mesh"]
+    assert describe_mesh(mesh, strict=False)["shape"] == [2, 4]
+    assert describe_mesh("mesh", strict=False) is None
+    assert describe_mesh(keras.distribution.LayoutMap(mesh),
+                         strict=False) is None
+    with pytest.raises(KerasmeshError) as info:
+        describe_mesh("mesh")
+    assert info.value.kind == "device_mesh"

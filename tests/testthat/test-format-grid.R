@@ -19,26 +19,18 @@ test_that("a 1-D grid is one row; a 3-D grid is one slice per index", {
   expect_identical(sum(grepl("^, , model\\[", lines)), 2L)
 })
 
-test_that("wide grids wrap into blocks of columns that fit the width", {
-  cells <- matrix(sprintf("device:%02d", 0:31), nrow = 1)
-  lines <- kerasmesh:::format_grid(cells, "row", paste0("c", 0:31),
-                                   width = 60)
+test_that("wide device grids wrap into bands of columns within the width", {
+  grid <- array(sprintf("device:%02d", 0:31), c(1, 32),
+                list(data = NULL, model = NULL))
+  lines <- kerasmesh:::format_device_grid(grid, width = 60)
   expect_true(all(nchar(lines) <= 60))
   expect_gt(sum(lines == ""), 0)
   expect_true(all(sprintf("device:%02d", 0:31) %in%
                     unlist(strsplit(lines, " +"))))
+  expect_identical(sum(startsWith(lines, "data[0]")), sum(lines == "") + 1L)
 })
 
-test_that("columns split greedily, never leaving one empty", {
-  expect_identical(kerasmesh:::split_columns(c(5, 5, 5), 11),
-                   list(1:2, 3L))
-  expect_identical(kerasmesh:::split_columns(c(20, 5), 10), list(1L, 2L))
-  expect_identical(kerasmesh:::split_columns(integer(), 10), list(integer()))
-})
-
-test_that("text pads and truncates to a width", {
-  expect_identical(kerasmesh:::pad_right(c("a", "abc"), 3), c("a  ", "abc"))
-  expect_identical(kerasmesh:::pad_right("abcd", 2), "abcd")
+test_that("long names are truncated to a width", {
   expect_identical(kerasmesh:::truncate_right("abcdefghij", 8), "abcde...")
   expect_identical(kerasmesh:::truncate_right("abc", 8), "abc")
   long <- "adam/sequential/dense/kernel_momentum"

@@ -174,33 +174,3 @@ test_that("launch_local() leaves out log chatter unless verbose", {
   loud <- launch_local(chatty, processes = 1, timeout = 60, verbose = TRUE)
   expect_length(loud$output[[1]], 4)
 })
-
-test_that("log chatter is dropped also when it starts inside another line", {
-  gloo <- paste("[Gloo] Rank 3 is connected to 7 peer ranks.",
-                "Expected number of connected peer ranks is : 7")
-  absl <- paste("I1130 18:16:38.902928   11838",
-                "coordination_service_agent.cc:198] Connected.")
-  error <- "E1130 18:16:40.000001   11838 client.cc:12] Real trouble."
-  lines <- c("before", "", paste0("value: 1", gloo), paste0(gloo, absl),
-             paste0("x", error), "after", "")
-  expect_identical(kerasmesh:::quiet_lines(lines),
-                   c("before", "", "value: 1", "x", error, "after", ""))
-  expect_identical(kerasmesh:::quiet_lines(character()), character())
-})
-
-test_that("gloo's messages are dropped when threads interleave their pieces", {
-  # gloo writes "[Gloo] Rank ", the rank, " is connected to ", ... as
-  # separate pieces; two threads connecting at once mix them.
-  pieces <- function(rank) {
-    list("[Gloo] Rank ", rank, " is connected to ", "1", " peer ranks. ",
-         "Expected number of connected peer ranks is : ", "1", "\n")
-  }
-  a <- pieces("0")
-  b <- pieces("1")
-  order <- c(1, 9, 10, 2, 11, 3, 4, 12, 5, 13, 14, 6, 15, 8, 7, 16)
-  mixed <- paste0("42\n", paste(unlist(c(a, b))[order], collapse = ""),
-                  "done: 7\n")
-  lines <- strsplit(mixed, "\n", fixed = TRUE)[[1]]
-  expect_true(any(grepl("^[0-9]+$", lines[-1]))) # a stray number line
-  expect_identical(kerasmesh:::quiet_lines(lines), c("42", "done: 7"))
-})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import require_backend
+from .describe import kind_of
 from .errors import KerasmeshError, quoted
 from .layout import describe_layout_map
 from .mesh import describe_mesh, resolve_devices
@@ -119,24 +120,33 @@ def describe_distribution(dist: Any) -> dict | None:
     }
 
 
-def get_distribution() -> Any:
-    """The current global Keras distribution, or None."""
+def get_distribution() -> dict | None:
+    """`describe_distribution()` of the current global Keras distribution."""
     import keras
 
-    return keras.distribution.distribution()
+    return describe_distribution(keras.distribution.distribution())
 
 
-def set_distribution(dist: Any, check_layout: bool | None = None) -> Any:
-    """Set the global distribution; return the previous one (or None).
+def set_distribution(dist: Any, check_layout: bool | None = None) -> dict:
+    """Set the global distribution; describe the previous one.
 
     Args:
-        dist: a Keras distribution, or None.
+        dist: a Keras distribution, or None; any other object is refused
+            and nothing changes, so that R can check and set in one call
+            and word the error for its own argument.
         check_layout: whether training checks the layout first (see
             `guard.check_before_training()`); None leaves it as it is.
+
+    Returns:
+        `{"set": True, "previous": describe_distribution(previous)}` (its
+        `"distribution"` is the Keras object, to restore it with), or
+        `{"set": False, "kind": kind_of(dist)}` when `dist` was refused.
 
     The training guard (guard.py) is installed while a distribution is set
     and removed when `dist` is None, so Keras's own methods come back.
     """
+    if dist is not None and kind_of(dist) != "distribution":
+        return {"set": False, "kind": kind_of(dist)}
     require_backend(("jax",), "A distribution")
     import keras
 
@@ -145,4 +155,4 @@ def set_distribution(dist: Any, check_layout: bool | None = None) -> Any:
         guard.set_auto_check(check_layout)
     keras.distribution.set_distribution(dist)
     guard.follow(dist)
-    return previous
+    return {"set": True, "previous": describe_distribution(previous)}

@@ -267,13 +267,6 @@ def fact_words(fact: dict) -> str:
     return f"a {noun} of {n} value{'s' if n != 1 else ''}"
 
 
-def describe_value(value: Any) -> str:
-    """A short description of a value, in R's terms, for a message's text.
-
-    Prefer `received()`, whose fact R words with the value's preview."""
-    return fact_words(value_fact(value))
-
-
 class KerasmeshWarning(UserWarning):
     """A warning meant for the R user; R signals
     `kerasmesh_warning_<kind>`. Arguments as for `KerasmeshError`."""

@@ -6,7 +6,7 @@ import re
 from typing import Any, Iterable
 
 from .axes import check_axes, format_axes
-from .errors import KerasmeshError, describe_value
+from .errors import KerasmeshError
 from .mesh import describe_mesh
 from .patterns import check_safe
 from .resolve import RuleResolver
@@ -129,7 +129,7 @@ def describe_layout_map(layout_map: Any) -> dict:
     if not isinstance(layout_map, LayoutMap):
         raise KerasmeshError(
             "layout_map", "Expected a Keras `LayoutMap`.",
-            [("x", f"Received {describe_value(layout_map)}.")])
+            received=layout_map)
     keys = rule_keys(layout_map)
     return {
         "layout_map": layout_map,

@@ -10,7 +10,7 @@ from typing import Any, Iterator, Sequence
 from .backend import MESH_BACKENDS, require_backend
 from .checks import is_whole
 from .devices import device_type_of, list_devices
-from .errors import KerasmeshError, VALUE, describe_value, received
+from .errors import KerasmeshError, VALUE, received
 
 TIMES = "\u00d7"
 MAX_LISTED_SHAPES = 12
@@ -285,14 +285,31 @@ def device_name(device: Any) -> str:
     return str(device)
 
 
-def describe_mesh(mesh: Any) -> dict:
-    """Plain description of a Keras DeviceMesh, with the mesh itself."""
+def describe_mesh(mesh: Any, strict: bool = True) -> dict | None:
+    """Plain description of a Keras DeviceMesh, with the mesh itself.
+
+    Args:
+        mesh: a Keras `DeviceMesh`; with `strict=False`, any object.
+        strict: whether anything else is an error. R's `as_device_mesh()`
+            passes False, so that one call both checks and describes, and
+            words the error for its own argument.
+
+    Returns:
+        The description, or None for an object that is not a DeviceMesh
+        when `strict` is False.
+
+    Raises:
+        KerasmeshError: kind `device_mesh` for an object that is not a
+            DeviceMesh when `strict` is True.
+    """
     from keras.distribution import DeviceMesh
 
     if not isinstance(mesh, DeviceMesh):
+        if not strict:
+            return None
         raise KerasmeshError(
             "device_mesh", "Expected a Keras `DeviceMesh`.",
-            [("x", f"Received {describe_value(mesh)}.")])
+            received=mesh)
     devices = [device_name(d) for d in mesh.devices.flatten().tolist()]
     return {
         "mesh": mesh,

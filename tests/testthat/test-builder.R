@@ -1,0 +1,58 @@
+# with_plan_model(): the `model` argument of layout_plan() and layout_cost().
+# Pure R: a fake Python object stands in for a Keras model.
+
+test_that("a Keras model goes to the shim call as it is", {
+  model <- structure(list(), class = c("keras.src.models.Model",
+                                       "python.builtin.object"))
+  got <- NULL
+  out <- kerasmesh:::with_plan_model(model, function(m) {
+    got <<- m
+    "planned"
+  })
+  expect_identical(out, "planned")
+  expect_identical(got, model)
+})
+
+test_that("an R function goes down as a builder that calls it", {
+  calls <- 0
+  build <- function() {
+    calls <<- calls + 1
+    "a model"
+  }
+  out <- kerasmesh:::with_plan_model(build, function(builder) {
+    expect_true(is.function(builder))
+    expect_false(identical(builder, build))
+    builder()
+  })
+  expect_identical(out, "a model")
+  expect_identical(calls, 1)
+})
+
+test_that("a builder's own error reaches the caller, not the wrapped one", {
+  build <- function() stop("no such layer: Densse")
+  # The shim (here, R standing in for it) turns the error into its own.
+  shim <- function(builder) {
+    tryCatch(builder(), error = function(e) stop("Python raised RError"))
+  }
+  expect_error(kerasmesh:::with_plan_model(build, shim),
+               "no such layer: Densse")
+})
+
+test_that("errors of the shim call itself pass through", {
+  shim <- function(builder) stop("shape mismatch")
+  expect_error(kerasmesh:::with_plan_model(function() "m", shim),
+               "shape mismatch")
+})
+
+test_that("anything else is a classed error naming the argument", {
+  wrapper <- function(model) {
+    kerasmesh:::with_plan_model(model, function(m) m)
+  }
+  expect_error(wrapper("sequential"), class = "kerasmesh_error_model")
+  err <- tryCatch(wrapper(42), error = identity)
+  expect_s3_class(err, "kerasmesh_error")
+  expect_match(conditionMessage(err), "`model` must be a Keras model or a",
+               fixed = TRUE)
+  expect_match(conditionMessage(err), "Received a number", fixed = TRUE)
+  expect_identical(conditionCall(err), quote(wrapper(42)))
+})

@@ -1,0 +1,127 @@
+# launch_local()'s result, built from fake workers with new_launch(): pure
+# R, no processes and no Python.
+
+fake_workers <- function() {
+  list(
+    list(id = 0, pid = 101, status = "ok", exit_status = 0,
+         value = list(loss = 0.5, step = 3), error = NULL,
+         output_lines = c("training", "done")),
+    list(id = 1, pid = 102, status = "error", exit_status = 1, value = NULL,
+         error = simpleError("Shapes don't match.\nDetails below."),
+         output_lines = c(
+           "W1130 16:04:02.123456   1234 coordination_service.cc:12] wait",
+           paste0("line ", 1:7)
+         )),
+    list(id = 2, pid = 103, status = "killed", exit_status = NA, value = NULL,
+         error = NULL, output_lines = character())
+  )
+}
+
+fake_launch <- function(verbose = TRUE) {
+  kerasmesh:::new_launch(fake_workers(), "127.0.0.1:23456", timeout = 60,
+                         elapsed = 2.4, verbose = verbose)
+}
+
+test_that("`$` gives a field of every worker or an attribute of the run", {
+  res <- fake_launch()
+  expect_identical(res$process_id, 0:2)
+  expect_identical(res$pid, c(101L, 102L, 103L))
+  expect_identical(res$status, c("ok", "error", "killed"))
+  expect_identical(res$exit_status, c(0L, 1L, NA))
+  expect_identical(res$value, list(list(loss = 0.5, step = 3), NULL, NULL))
+  expect_s3_class(res$error[[2]], "simpleError")
+  expect_null(res$error[[1]])
+  expect_length(res$output[[2]], 8)
+  expect_identical(res$coordinator_address, "127.0.0.1:23456")
+  expect_identical(res$timeout, 60)
+  expect_identical(res$elapsed, 2.4)
+  expect_null(res$no_such_field)
+})
+
+test_that("`[[` takes a field by name and a worker by number", {
+  res <- fake_launch()
+  expect_identical(res[["status"]], res$status)
+  w <- res[[2]]
+  expect_type(w, "list")
+  expect_identical(w$process_id, 1L)
+  expect_identical(w$status, "error")
+  expect_identical(w$exit_status, 1L)
+})
+
+test_that("`[` keeps the class and attributes of the run", {
+  res <- fake_launch()
+  two <- res[c(1, 3)]
+  expect_s3_class(two, "kerasmesh_launch")
+  expect_length(two, 2)
+  expect_identical(two$process_id, c(0L, 2L))
+  expect_identical(two$coordinator_address, "127.0.0.1:23456")
+  expect_identical(two$elapsed, 2.4)
+  expect_length(res[0], 0)
+})
+
+test_that("length() counts workers; as.data.frame() has a row per worker", {
+  res <- fake_launch()
+  expect_length(res, 3)
+  df <- as.data.frame(res)
+  expect_s3_class(df, "data.frame")
+  expect_identical(nrow(df), 3L)
+  expect_named(df, c("process_id", "pid", "status", "exit_status", "value",
+                     "error", "output"))
+  expect_identical(df$status, c("ok", "error", "killed"))
+  expect_identical(df$value[[1]], list(loss = 0.5, step = 3))
+  expect_identical(df$output[[1]], c("training", "done"))
+})
+
+test_that("print() shows values, first error lines and the last output", {
+  res <- fake_launch()
+  lines <- format(res, lines = 3)
+  expect_identical(lines[1:2], c(
+    "<kerasmesh_launch> 3 processes at 127.0.0.1:23456 (2.4 s)",
+    "Status: 1 ok, 1 error, 1 killed"
+  ))
+  expect_true("process 0 (pid 101): ok, exit status 0" %in% lines)
+  expect_true("  value: a list of 2: loss, step" %in% lines)
+  expect_true("process 1 (pid 102): error, exit status 1" %in% lines)
+  expect_true("  error: Shapes don't match." %in% lines)
+  expect_identical(lines[grep("^  \\| ", lines)],
+                   c("  | line 5", "  | line 6", "  | line 7"))
+  expect_true("process 2 (pid 103): killed, exit status ?" %in% lines)
+  expect_output(out <- withVisible(print(res)), "<kerasmesh_launch> 3 proc")
+  expect_identical(out, list(value = res, visible = FALSE))
+})
+
+test_that("verbose = FALSE leaves log chatter out of the output", {
+  expect_length(fake_launch(verbose = TRUE)$output[[2]], 8)
+  expect_identical(fake_launch(verbose = FALSE)$output[[2]],
+                   paste0("line ", 1:7))
+})
+
+test_that("log chatter is dropped also when it starts inside another line", {
+  gloo <- paste("[Gloo] Rank 3 is connected to 7 peer ranks.",
+                "Expected number of connected peer ranks is : 7")
+  absl <- paste("I1130 18:16:38.902928   11838",
+                "coordination_service_agent.cc:198] Connected.")
+  error <- "E1130 18:16:40.000001   11838 client.cc:12] Real trouble."
+  lines <- c("before", "", paste0("value: 1", gloo), paste0(gloo, absl),
+             paste0("x", error), "after", "")
+  expect_identical(kerasmesh:::quiet_lines(lines),
+                   c("before", "", "value: 1", "x", error, "after", ""))
+  expect_identical(kerasmesh:::quiet_lines(character()), character())
+})
+
+test_that("gloo's messages are dropped when threads interleave their pieces", {
+  # gloo writes "[Gloo] Rank ", the rank, " is connected to ", ... as
+  # separate pieces; two threads connecting at once mix them.
+  pieces <- function(rank) {
+    list("[Gloo] Rank ", rank, " is connected to ", "1", " peer ranks. ",
+         "Expected number of connected peer ranks is : ", "1", "\n")
+  }
+  a <- pieces("0")
+  b <- pieces("1")
+  order <- c(1, 9, 10, 2, 11, 3, 4, 12, 5, 13, 14, 6, 15, 8, 7, 16)
+  mixed <- paste0("42\n", paste(unlist(c(a, b))[order], collapse = ""),
+                  "done: 7\n")
+  lines <- strsplit(mixed, "\n", fixed = TRUE)[[1]]
+  expect_true(any(grepl("^[0-9]+$", lines[-1]))) # a stray number line
+  expect_identical(kerasmesh:::quiet_lines(lines), c("42", "done: 7"))
+})
