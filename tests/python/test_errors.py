@@ -225,6 +225,6 @@ def test_the_envelope_carries_the_fact_as_plain_values():
 
 def test_no_message_text_calls_a_value_a_python_object():
     for value in [None, 1, "a", [1], (1,), {"a": 1}, object(), [[1]]]:
-        assert "Python" not in errors.describe_value(value)
+        assert "Python" not in errors.fact_words(errors.value_fact(value))
     for path in PY_FILES:
         assert "a Python {" not in _read(path), path
