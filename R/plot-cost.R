@@ -197,11 +197,13 @@ cost_panel <- function(name_w, xmax, n, title, draw, labels) {
                   grid::unit(-0.8, "lines"),
                   gp = grid::gpar(fontsize = 7, col = "grey30"))
   draw()
-  grid::grid.text(labels, grid::unit(-0.4, "lines"),
-                  grid::unit(length(labels) - seq_along(labels) + 0.5,
-                             "native"),
-                  just = "right", gp = grid::gpar(fontsize = 8,
-                                                  lineheight = 0.9))
+  if (length(labels) > 0) {
+    grid::grid.text(labels, grid::unit(-0.4, "lines"),
+                    grid::unit(length(labels) - seq_along(labels) + 0.5,
+                               "native"),
+                    just = "right", gp = grid::gpar(fontsize = 8,
+                                                    lineheight = 0.9))
+  }
   grid::grid.lines(grid::unit(c(0, 0), "native"), c(0, 1),
                    gp = grid::gpar(col = "grey40"))
   grid::popViewport()
