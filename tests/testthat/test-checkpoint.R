@@ -377,3 +377,14 @@ test_that("every checkpoint argument check gives a classed argument error", {
   expect_error(checkpoint_callback("dir", unit = "batch"),
                class = "rlang_error")
 })
+
+test_that("checkpoint_info() and checkpoint_callback() send expanded paths", {
+  sent <- shim_request("checkpoint_info", "~/run/checkpoints", step = 3)
+  expect_identical(sent$name, "checkpoint.info")
+  expect_identical(sent$args, list(path.expand("~/run/checkpoints"), 3L))
+  sent <- shim_request("checkpoint_callback", "ckpt", every = 2,
+                       unit = "step", keep = 3)
+  expect_identical(sent$args, list("ckpt", 2L, "step", 3L))
+  expect_identical(shim_request("checkpoint_callback", "ckpt")$args[[3]],
+                   "epoch")
+})
