@@ -51,7 +51,7 @@ message("check-no-python: testing kerasmesh ", source_of_package,
         " without Python (HOME=", Sys.getenv("HOME"), ", KERASMESH_VENV=",
         Sys.getenv("KERASMESH_VENV"), ")")
 started <- Sys.time()
-results <- run(testthat::ProgressReporter$new(show_praise = FALSE))
+results <- run(testthat::CheckReporter$new())
 kinds <- unlist(lapply(results, function(test) {
   vapply(test$results, function(e) class(e)[[1]], "")
 }))
