@@ -153,12 +153,15 @@ test_that("objects: what is not a mesh, layout, plan or distribution", {
                       class = "kerasmesh_error_model")
   expect_each_refused(function(x) np_array(x),
                       list(string = "1", list = list(1), null = NULL,
-                           factor = factor("a"), data_frame = data.frame(a = 1)),
+                           factor = factor("a"),
+                           data_frame = data.frame(a = 1)),
                       class = "kerasmesh_error_array")
 })
 
 test_that("distributed_initialize() checks addresses and verbose first", {
-  expect_each_refused(function(x) distributed_initialize(coordinator_address = x),
+  expect_each_refused(function(x) {
+    distributed_initialize(coordinator_address = x)
+  },
                       list(number = 1234, missing = NA_character_,
                            two = c("a:1", "b:2"), logical = TRUE),
                       class = "kerasmesh_error_distributed_argument")

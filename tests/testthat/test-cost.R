@@ -95,8 +95,8 @@ test_that("layout_cost() gives the planner's errors, not XLA's", {
 })
 
 test_that("layout_cost() checks its arguments in R", {
-  skip_if_no_keras()
-  dist <- model_parallel(book_layout())
+  mlp_builder <- function() function() stop("not built")
+  dist <- fixture_distribution()
   expect_snapshot(error = TRUE, {
     layout_cost(mlp_builder(), NULL, batch_size = 16)
     layout_cost(mlp_builder(), dist, batch_size = 0)

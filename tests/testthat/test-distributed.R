@@ -72,7 +72,7 @@ test_that("distributed_initialize() after JAX started is an error", {
   expect_identical(process_count(), 1L)
 })
 
-test_that("distributed_initialize() sends whole numbers and launcher variables", {
+test_that("distributed_initialize() sends whole numbers and launchers' env", {
   withr::local_envvar(SLURM_PROCID = "1", OMPI_COMM_WORLD_SIZE = "2",
                       JOB_COMPLETION_INDEX = "0", UNRELATED_VARIABLE = "x")
   sent <- shim_request("distributed_initialize", "10.0.0.1:1234",

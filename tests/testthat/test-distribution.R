@@ -217,5 +217,6 @@ test_that("the distribution constructors send plain values", {
     shim_request("data_parallel", mesh = fixture_mesh()),
     class = "kerasmesh_warning_mesh_rank"
   )
-  expect_no_warning(shim_request("data_parallel", mesh = fixture_mesh("mesh-1d")))
+  expect_no_warning(shim_request("data_parallel",
+                                 mesh = fixture_mesh("mesh-1d")))
 })

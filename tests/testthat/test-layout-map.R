@@ -168,7 +168,8 @@ test_that("rule keys and assigned layouts of the wrong R type are refused", {
 
 test_that("layout_map() refuses a missing mesh, keyless rules and bad axes", {
   mesh <- fixture_mesh()
-  expect_error(layout_map(".*" = "model"), class = "kerasmesh_error_device_mesh")
+  expect_error(layout_map(".*" = "model"),
+               class = "kerasmesh_error_device_mesh")
   expect_error(layout_map(42, a = "model"),
                class = "kerasmesh_error_device_mesh")
   expect_error(layout_map(mesh, c(NA, "model")),

@@ -31,7 +31,7 @@ test_that("subsets and as.data.frame() are plain data frames", {
   expect_identical(nrow(plan[1:2, ]), 2L)
 })
 
-test_that("plans without an optimizer or with a batch size print their totals", {
+test_that("plans without an optimizer or with a batch size print totals", {
   expect_snapshot({
     print(fixture_plan("plan-book-no-optimizer"))
     print(fixture_plan("plan-book-batch"))

@@ -150,7 +150,7 @@ test_that("a path prefix all variables share is shown once", {
   expect_false(any(grepl("^\\s+stack/block", lines)))
 })
 
-test_that("check_layout() on a plan raises its errors with every kind's class", {
+test_that("check_layout() of a plan raises its errors with each kind's class", {
   plan <- fixture_plan("plan-errors")
   err <- expect_error(
     suppressWarnings(check_layout(plan)),

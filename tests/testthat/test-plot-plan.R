@@ -143,8 +143,9 @@ test_that("a plan draws stacked by rule, variable and kind", {
   expect_picture("plan by variable, weights", function() {
     plot(plan, by = "variable", what = "weights", main = "Weights only")
   })
-  expect_picture("plan by kind", function() plot(plan, by = "kind",
-                                                limit = 8e9))
+  expect_picture("plan by kind", function() {
+    plot(plan, by = "kind", limit = 8e9)
+  })
 })
 
 test_that("plans with problems, many layers or no parameters draw", {

@@ -54,7 +54,9 @@ test_that("a wide grid splits into bands of columns that fit the width", {
     expect_lte(max(nchar(lines)), width, label = width)
   }
   # Fewer columns per band when narrower: more box tops.
-  tops <- function(width) sum(grepl("^ *\u250c|^ *\\+-", format(wide, width = width)))
+  tops <- function(width) {
+    sum(grepl("^ *\u250c|^ *\\+-", format(wide, width = width)))
+  }
   expect_gt(tops(60), tops(120))
   expect_snapshot(print(wide, width = 60))
 })
