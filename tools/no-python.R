@@ -4,7 +4,7 @@
 min_share <- 0.40
 rcheck <- "check/kerasmesh.Rcheck"
 
-fail <- function(...) {
+stop_check <- function(...) {
   message("check-no-python: ", ...)
   quit(status = 1)
 }
@@ -18,13 +18,13 @@ pass_with_python <- function(args) {
   logs <- file.path(rcheck, "tests", c("testthat.Rout", "testthat.Rout.fail"))
   logs <- logs[file.exists(logs)]
   if (length(logs) == 0) {
-    fail("no R CMD check log (", file.path(rcheck, "tests/testthat.Rout"),
+    stop_check("no R CMD check log (", file.path(rcheck, "tests/testthat.Rout"),
          "): run `make rcheck` first, or pass the count with Python.")
   }
   lines <- readLines(logs[[1]], warn = FALSE)
   hits <- regmatches(lines, regexpr("PASS [0-9]+ \\]", lines))
   if (length(hits) == 0) {
-    fail("no testthat summary line in ", logs[[1]], ".")
+    stop_check("no testthat summary line in ", logs[[1]], ".")
   }
   as.numeric(gsub("[^0-9]", "", hits[[length(hits)]]))
 }
@@ -72,9 +72,9 @@ cat(sprintf(paste0(
   with_python, passed, with_python, 100 * share, 100 * min_share))
 
 if (failed + errors > 0) {
-  fail(failed + errors, " expectation(s) failed without Python.")
+  stop_check(failed + errors, " expectation(s) failed without Python.")
 }
 if (!is.finite(share) || share < min_share) {
-  fail(sprintf("only %.1f%% of the expectations run without Python.",
+  stop_check(sprintf("only %.1f%% of the expectations run without Python.",
                100 * share))
 }
