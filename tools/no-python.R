@@ -18,8 +18,9 @@ pass_with_python <- function(args) {
   logs <- file.path(rcheck, "tests", c("testthat.Rout", "testthat.Rout.fail"))
   logs <- logs[file.exists(logs)]
   if (length(logs) == 0) {
-    stop_check("no R CMD check log (", file.path(rcheck, "tests/testthat.Rout"),
-         "): run `make rcheck` first, or pass the count with Python.")
+    stop_check("no R CMD check log (",
+               file.path(rcheck, "tests/testthat.Rout"),
+               "): run `make rcheck` first, or pass the count with Python.")
   }
   lines <- readLines(logs[[1]], warn = FALSE)
   hits <- regmatches(lines, regexpr("PASS [0-9]+ \\]", lines))
