@@ -22,7 +22,8 @@ trap 'rm -rf "$home"' EXIT
 # a user library that holds testthat or pkgload.
 r_libs="$(Rscript -e 'cat(.libPaths(), sep = ":")')"
 
-env -u RETICULATE_PYTHON -u RETICULATE_PYTHON_ENV -u RETICULATE_PYTHON_FALLBACK \
+env -u RETICULATE_PYTHON -u RETICULATE_PYTHON_ENV \
+  -u RETICULATE_PYTHON_FALLBACK \
   -u KERASMESH_REQUIRE_PYTHON -u VIRTUAL_ENV -u PYTHONHOME -u PYTHONPATH \
   HOME="$home" KERASMESH_VENV=/nonexistent NOT_CRAN=true \
   R_LIBS="$r_libs" R_LIBS_USER="$home/R" \
