@@ -16,7 +16,8 @@ export _R_CHECK_SYSTEM_CLOCK_ := FALSE
 PYTHON := $(KERASMESH_VENV)/bin/python
 
 .PHONY: setup setup-site demo check pytest rcheck lint bench document \
-  site site-check coverage check-debian13 test-chroot-cleanup
+  site site-check coverage check-debian13 test-chroot-cleanup \
+  check-no-python
 
 setup:
 	bash tools/setup.sh
@@ -62,7 +63,13 @@ rcheck: setup
 lint: setup
 	Rscript tools/lint.R
 
+# The R tests again without Python, after rcheck (whose log has the count
+# with Python): none may fail, and at least 40% must still run.
+check-no-python:
+	bash tools/no-python.sh
+
 check: pytest lint rcheck
+	$(MAKE) --no-print-directory check-no-python
 
 # The pkgdown site, built offline into site/ (git-ignored).
 site: setup-site

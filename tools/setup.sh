@@ -12,7 +12,7 @@ DEBIAN_PACKAGES=(
   r-base-core r-base-dev r-cran-reticulate r-cran-cli r-cran-rlang
   r-cran-testthat r-cran-withr r-cran-callr r-cran-processx r-cran-knitr
   r-cran-rmarkdown r-cran-roxygen2 pandoc qpdf
-  r-cran-ggplot2 r-cran-png r-cran-lintr
+  r-cran-ggplot2 r-cran-png r-cran-lintr r-cran-vdiffr
   openmpi-bin # mpirun, for the multi-process tests (tests/testthat/test-mpirun.R)
 )
 # `setup.sh site`: also what `make site`, `site-check` and `coverage` need.

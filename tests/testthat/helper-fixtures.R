@@ -1,7 +1,7 @@
 # Objects built from the shim's saved plain-value descriptions
 # (fixtures/*.rds, written by fixtures/make-fixtures.R), for tests of
-# pure-R code (format, print, plot) that run without Python. Their `py`
-# field is NULL.
+# pure-R code (format, print, plot, summary, argument checks) that run
+# without Python. Their `py` field is NULL.
 fixture <- function(name) {
   readRDS(testthat::test_path("fixtures", paste0(name, ".rds")))
 }
@@ -10,14 +10,70 @@ fixture_mesh <- function(name = "mesh-2x4") {
   kerasmesh:::new_device_mesh(fixture(name))
 }
 
-fixture_layout_map <- function() {
-  kerasmesh:::new_layout_map(fixture("layout-map-book"))
+fixture_layout_map <- function(name = "layout-map-book") {
+  kerasmesh:::new_layout_map(fixture(name))
 }
 
-fixture_plan <- function() {
-  kerasmesh:::new_layout_plan(fixture("plan-book"))
+fixture_plan <- function(name = "plan-book") {
+  kerasmesh:::new_layout_plan(fixture(name))
 }
 
 fixture_picture <- function(name = "picture-book-kernel") {
   kerasmesh:::new_sharding_picture(fixture(name))
+}
+
+fixture_distribution <- function(name = "distribution-model-parallel") {
+  kerasmesh:::new_distribution(fixture(name))
+}
+
+fixture_cost <- function(name = "cost-model-parallel") {
+  kerasmesh:::new_layout_cost(fixture(name))
+}
+
+# compare_layouts() of data and model parallelism, as it builds its result.
+fixture_comparison <- function(device_memory = NULL) {
+  kerasmesh:::new_layout_comparison(
+    list(dp = fixture_cost("cost-data-parallel"),
+         mp = fixture_cost("cost-model-parallel")),
+    kerasmesh:::parse_limit(device_memory)
+  )
+}
+
+fixture_checkpoint_info <- function(name = "checkpoint-info") {
+  kerasmesh:::new_checkpoint_info(fixture(name))
+}
+
+# variable_sharding() of the MLP trained on the book's layout: the function
+# itself, with its shim call answering the saved result.
+fixture_sharding <- function() {
+  variable_sharding <- with_shim(
+    "variable_sharding", function(name, ...) fixture("sharding-mlp")
+  )
+  variable_sharding(NULL)
+}
+
+# kerasmesh's function `fun`, whose own calls to shim_call() and
+# shim_object() go to `shim` instead (functions it calls are unchanged).
+with_shim <- function(fun, shim) {
+  ns <- asNamespace("kerasmesh")
+  f <- get(fun, envir = ns)
+  env <- new.env(parent = ns)
+  env$shim_call <- shim
+  env$shim_object <- shim
+  environment(f) <- env
+  f
+}
+
+# What kerasmesh's `fun` called with `...` sends the shim: list(name, args),
+# the plain values the R layer made of its arguments. Nothing runs in
+# Python, so this works without it.
+shim_request <- function(fun, ...) {
+  f <- with_shim(fun, function(name, ..., call = NULL) {
+    rlang::abort("Request to the shim.", class = "kerasmesh_test_request",
+                 request = list(name = name, args = list(...)))
+  })
+  tryCatch({
+    f(...)
+    stop("`", fun, "()` made no shim call.")
+  }, kerasmesh_test_request = function(e) e$request)
 }

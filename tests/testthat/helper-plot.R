@@ -22,3 +22,14 @@ book_builder <- function() {
     ), name = "sequential")
   }
 }
+
+# A vdiffr snapshot of the picture `draw()` makes
+# (tests/testthat/_snaps/<file>/<title>.svg). The SVGs are the same on
+# Debian 12 (vdiffr 1.0.5, R 4.2) and Debian 13 (vdiffr 1.0.8, R 4.5): both
+# write SVG engine 2.0 with vdiffr's own font metrics, so one set of
+# snapshots serves both. vdiffr skips, not fails, a snapshot written by
+# another SVG engine.
+expect_picture <- function(title, draw) {
+  testthat::skip_if_not_installed("vdiffr")
+  vdiffr::expect_doppelganger(title, draw)
+}

@@ -42,7 +42,6 @@ test_that("np_array() keeps double NA and NaN as NaN", {
 })
 
 test_that("np_array() refuses NA in integer and logical input", {
-  skip_if_no_keras()
   err <- expect_error(np_array(c(1L, NA, 3L)),
                       class = "kerasmesh_error_array_na")
   expect_match(conditionMessage(err), "position 2", fixed = TRUE)
@@ -88,4 +87,17 @@ test_that("variable_values() says what it received instead of a model", {
                       class = "kerasmesh_error_model")
   expect_match(conditionMessage(err), "Received a named list", fixed = TRUE)
   expect_snapshot(error = TRUE, variable_values(42))
+})
+
+test_that("np_array() sends values column-major with R's dimensions", {
+  sent <- shim_request("np_array", matrix(1:6, nrow = 2))
+  expect_identical(sent$name, "arrays.as_array")
+  expect_identical(sent$args, list(1:6, list(2L, 3L), "float32"))
+  sent <- shim_request("np_array", c(TRUE, FALSE), dtype = "bool")
+  expect_identical(sent$args, list(c(TRUE, FALSE), list(2L), "bool"))
+  cube <- array(as.numeric(1:24), c(2, 3, 4))
+  expect_identical(shim_request("np_array", cube)$args[[2]],
+                   list(2L, 3L, 4L))
+  # Double NA goes down as it is (NaN in Python); integer NA is refused.
+  expect_identical(shim_request("np_array", c(1, NA))$args[[1]], c(1, NA))
 })

@@ -298,3 +298,93 @@ test_that("2 processes killed mid-run resume from the last checkpoint", {
   expect_identical(restore_checkpoint(here, dir)$step, 12L)
   expect_identical(max_abs_diff(w[[1]]$weights, variable_values(here)), 0)
 })
+
+test_that("checkpoint infos print their steps, mesh and variables", {
+  expect_snapshot({
+    print(fixture_checkpoint_info())
+    print(fixture_checkpoint_info("checkpoint-info-incomplete"))
+  })
+})
+
+test_that("a checkpoint info says which steps are complete", {
+  info <- fixture_checkpoint_info("checkpoint-info-incomplete")
+  expect_s3_class(info, "kerasmesh_checkpoint_info")
+  expect_identical(info$steps$step, 1:3)
+  expect_identical(info$steps$complete, c(TRUE, FALSE, FALSE))
+  expect_match(info$steps$problem[2], "missing")
+  expect_match(info$steps$problem[3], "did not finish")
+  expect_identical(info$steps$problem[1], NA_character_)
+  expect_false(info$last_complete)
+  expect_identical(info$step, 1L)
+  expect_s3_class(info$steps$time, "POSIXct")
+  expect_true(is.na(info$steps$time[3]))
+})
+
+test_that("a checkpoint info lists variables with shape, layout and mesh", {
+  v <- fixture_checkpoint_info()$variables
+  row <- v[v$key == "trainable_variables/sequential/dense/kernel", ]
+  expect_identical(row$shape[[1]], c(32L, 64L))
+  expect_identical(row$axes[[1]], c(NA, "model"))
+  expect_identical(row$mesh, "data=2, model=4")
+  expect_identical(row$group, "trainable_variables")
+  expect_true(any(v$group == "optimizer_variables"))
+  scalar <- v[v$key == "optimizer_variables/adam/iteration", ]
+  expect_identical(scalar$shape[[1]], integer())
+  expect_identical(scalar$dtype, "int32")
+})
+
+test_that("a checkpoint info without a complete step or variables prints", {
+  desc <- fixture("checkpoint-info-incomplete")
+  desc$steps$complete <- list(FALSE, FALSE, FALSE)
+  # As the shim describes it: None for both.
+  desc["step"] <- list(NULL)
+  desc["variables"] <- list(NULL)
+  info <- kerasmesh:::new_checkpoint_info(desc)
+  expect_null(info$variables)
+  expect_identical(utils::tail(format(info), 1), "No complete step.")
+})
+
+test_that("every checkpoint argument check gives a classed argument error", {
+  expect_error(save_checkpoint("model", "dir"),
+               class = "kerasmesh_error_argument")
+  expect_error(save_checkpoint(NULL, "dir"),
+               class = "kerasmesh_error_argument")
+  expect_error(restore_checkpoint(list(), "dir"),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info(c("a", "b")),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info(NA_character_),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info(""), class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info(1), class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info("dir", step = -1),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info("dir", step = 1.5),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info("dir", step = "1"),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_info("dir", step = c(1, 2)),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_callback(1), class = "kerasmesh_error_argument")
+  expect_error(checkpoint_callback("dir", every = 0),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_callback("dir", every = NA),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_callback("dir", keep = 1.5),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_callback("dir", keep = 0),
+               class = "kerasmesh_error_argument")
+  expect_error(checkpoint_callback("dir", unit = "batch"),
+               class = "rlang_error")
+})
+
+test_that("checkpoint_info() and checkpoint_callback() send expanded paths", {
+  sent <- shim_request("checkpoint_info", "~/run/checkpoints", step = 3)
+  expect_identical(sent$name, "checkpoint.info")
+  expect_identical(sent$args, list(path.expand("~/run/checkpoints"), 3L))
+  sent <- shim_request("checkpoint_callback", "ckpt", every = 2,
+                       unit = "step", keep = 3)
+  expect_identical(sent$args, list("ckpt", 2L, "step", 3L))
+  expect_identical(shim_request("checkpoint_callback", "ckpt")$args[[3]],
+                   "epoch")
+})

@@ -95,8 +95,8 @@ test_that("layout_cost() gives the planner's errors, not XLA's", {
 })
 
 test_that("layout_cost() checks its arguments in R", {
-  skip_if_no_keras()
-  dist <- model_parallel(book_layout())
+  mlp_builder <- function() function() stop("not built")
+  dist <- fixture_distribution()
   expect_snapshot(error = TRUE, {
     layout_cost(mlp_builder(), NULL, batch_size = 16)
     layout_cost(mlp_builder(), dist, batch_size = 0)
@@ -127,4 +127,136 @@ test_that("input_shapes fills in unknown dimensions of several inputs", {
   expect_match(cost$loss, "stand-in")
   expect_setequal(cost$inputs$name, c("token_ids", "padding_mask"))
   expect_equal(cost$memory[["inputs"]], 2 * 12 * 4)
+})
+
+test_that("layout costs print from their descriptions", {
+  expect_snapshot({
+    print(fixture_cost("cost-model-parallel"))
+    print(fixture_cost("cost-no-collectives"), device_memory = "32 KiB")
+  })
+})
+
+test_that("a cost says whether it fits a device memory", {
+  cost <- fixture_cost()
+  fits <- format(cost, device_memory = "20kB")
+  expect_match(fits, "^Device memory 20kB: fits \\(17.8 kB of 20kB\\)$",
+               all = FALSE)
+  over <- format(cost, device_memory = 1e4)
+  expect_match(over, "does not fit (17.8 kB of 10 kB)", fixed = TRUE,
+               all = FALSE)
+  expect_false(any(grepl("^Device memory", format(cost))))
+  expect_error(format(cost, device_memory = "lots"),
+               class = "kerasmesh_error_argument")
+})
+
+test_that("a cost's memory parts add up and traffic is by mesh axis", {
+  cost <- fixture_cost()
+  m <- cost$memory
+  expect_equal(sum(m[c("weights", "optimizer", "inputs", "activations",
+                       "outputs")]), m[["total"]])
+  expect_equal(cost$xla[["argument"]],
+               sum(m[c("weights", "optimizer", "inputs")]))
+  # Largest first.
+  expect_identical(names(cost$traffic), c("model", "data"))
+  expect_equal(sum(cost$traffic), sum(cost$collectives$bytes))
+  expect_equal(sum(cost$traffic), sum(cost$ops$bytes))
+  expect_identical(cost$batch_size, 16L)
+  expect_s3_class(cost$mesh, "kerasmesh_device_mesh")
+  none <- fixture_cost("cost-no-collectives")
+  expect_identical(nrow(none$collectives), 0L)
+  expect_identical(none$traffic, stats::setNames(numeric(), character()))
+})
+
+test_that("a comparison is a data frame of layouts, printed side by side", {
+  cmp <- fixture_comparison()
+  expect_s3_class(cmp, c("kerasmesh_layout_comparison", "data.frame"))
+  expect_identical(cmp$layout, c("dp", "mp"))
+  expect_identical(cmp$mesh, c("batch=8", "data=2,model=4"))
+  expect_null(cmp$fits)
+  expect_lt(cmp$total[[2]], cmp$total[[1]])
+  df <- as.data.frame(cmp)
+  expect_identical(class(df), "data.frame")
+  expect_null(attr(df, "traffic"))
+  traffic <- attr(cmp, "traffic")
+  expect_identical(traffic$layout, c("dp", "mp", "mp", "mp"))
+  expect_snapshot({
+    print(cmp)
+    print(fixture_comparison(device_memory = "30kB"))
+  })
+})
+
+test_that("a device memory marks which layouts fit", {
+  expect_identical(fixture_comparison("30kB")$fits, c(FALSE, TRUE))
+  expect_identical(fixture_comparison(1e6)$fits, c(TRUE, TRUE))
+  expect_identical(attr(fixture_comparison("1 MiB"), "device_memory"),
+                   structure(2^20, label = "1 MiB"))
+})
+
+test_that("layout_cost() and compare_layouts() check arguments before Python", {
+  dist <- fixture_distribution()
+  build <- function() stop("not built")
+  expect_error(layout_cost(build, NULL, batch_size = 16),
+               class = "kerasmesh_error_distribution")
+  expect_error(layout_cost(build, "dp", batch_size = 16),
+               class = "kerasmesh_error_distribution")
+  expect_error(layout_cost(build, fixture_layout_map(), batch_size = 16),
+               class = "kerasmesh_error_distribution")
+  expect_error(layout_cost(build, dist, batch_size = 0),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_cost(build, dist, batch_size = 16, optimizer = 1),
+               class = "kerasmesh_error_optimizer")
+  expect_error(layout_cost(build, dist, batch_size = 16, loss = identity),
+               class = "kerasmesh_error_loss")
+  expect_error(layout_cost(build, dist, batch_size = 16, loss = c("mse", NA)),
+               class = "kerasmesh_error_loss")
+  expect_error(layout_cost(build, dist, batch_size = 16, loss = list()),
+               class = "kerasmesh_error_loss")
+  expect_error(layout_cost(build, dist, batch_size = 16, input_shapes = 12),
+               class = "kerasmesh_error_input_shapes")
+  expect_error(layout_cost(build, dist, batch_size = 16,
+                           input_shapes = list(128)),
+               class = "kerasmesh_error_input_shapes")
+  expect_error(layout_cost(build, dist, batch_size = 16,
+                           input_shapes = list(ids = 0)),
+               class = "kerasmesh_error_input_shapes")
+  expect_error(layout_cost(build, dist, batch_size = 16,
+                           input_shapes = list(ids = 1.5)),
+               class = "kerasmesh_error_input_shapes")
+  expect_error(layout_cost(build, dist, batch_size = 16, timeout = 0),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_cost(build, dist, 16, "adam", "mse", NULL, 3),
+               class = "rlib_error_dots_nonempty")
+  expect_error(layout_cost(42, dist, batch_size = 16),
+               class = "kerasmesh_error_model")
+  expect_error(compare_layouts(build, list(dist), batch_size = 16),
+               class = "kerasmesh_error_argument")
+  expect_error(compare_layouts(build, dist, batch_size = 16),
+               class = "kerasmesh_error_argument")
+  expect_error(compare_layouts(build, list(a = dist, a = dist), 16),
+               class = "kerasmesh_error_argument")
+  expect_error(compare_layouts(build, list(a = dist), 16,
+                               device_memory = "lots"),
+               class = "kerasmesh_error_argument")
+  expect_error(compare_layouts(build, list(a = dist), batch_size = -1),
+               class = "kerasmesh_error_argument")
+  expect_error(compare_layouts(42, list(a = dist), batch_size = 16),
+               class = "kerasmesh_error_model")
+  expect_snapshot(error = TRUE, {
+    layout_cost(build, dist, batch_size = 16, input_shapes = list(128))
+    layout_cost(build, dist, batch_size = 16, loss = list("mse", 2))
+    compare_layouts(build, list(dp = dist, dist), batch_size = 16)
+  })
+})
+
+test_that("input shapes and losses go to the shim as plain values", {
+  to_shapes <- kerasmesh:::cost_input_shapes_arg
+  expect_identical(to_shapes(list(token_ids = 128, padding_mask = c(4, 8))),
+                   list(token_ids = list(128L), padding_mask = list(4L, 8L)))
+  expect_null(to_shapes(NULL))
+  to_loss <- kerasmesh:::cost_loss_arg
+  expect_identical(to_loss("mse"), "mse")
+  expect_identical(to_loss(c("mse", "mae")), list("mse", "mae"))
+  expect_identical(to_loss(list(a = "mse", b = "mae")),
+                   list(a = "mse", b = "mae"))
+  expect_null(to_loss(NULL))
 })

@@ -130,3 +130,76 @@ test_that("a mesh prints from its description alone, without Python", {
   expect_snapshot(print(fixture_mesh()))
   expect_snapshot(print(fixture_mesh("mesh-3d")))
 })
+
+test_that("meshes of one to four axes print from their descriptions", {
+  expect_snapshot({
+    print(fixture_mesh("mesh-1d"))
+    print(fixture_mesh("mesh-4d"))
+    print(fixture_mesh("mesh-4-devices"))
+  })
+})
+
+test_that("mesh accessors read the description, without Python", {
+  mesh <- fixture_mesh()
+  expect_identical(mesh_shape(mesh), c(data = 2L, model = 4L))
+  expect_identical(mesh_axis_names(mesh), c("data", "model"))
+  expect_identical(dim(mesh_devices(mesh)), c(2L, 4L))
+  expect_identical(mesh_devices(mesh)["1", "2"], "cpu:6")
+  expect_identical(names(dimnames(mesh_devices(mesh))), c("data", "model"))
+  # Devices in the order given, row-major like Python's.
+  four <- fixture_mesh("mesh-4-devices")
+  expect_identical(as.vector(t(mesh_devices(four))),
+                   c("cpu:7", "cpu:5", "cpu:3", "cpu:1"))
+  expect_identical(dim(mesh_devices(fixture_mesh("mesh-4d"))),
+                   c(2L, 1L, 2L, 2L))
+  expect_identical(mesh_shape(fixture_mesh("mesh-1d")), c(batch = 8L))
+})
+
+test_that("mesh accessors refuse what is not a mesh, in R", {
+  expect_error(mesh_shape(c(data = 2, model = 4)),
+               class = "kerasmesh_error_device_mesh")
+  expect_error(mesh_axis_names("mesh"), class = "kerasmesh_error_device_mesh")
+  expect_error(mesh_devices(NULL), class = "kerasmesh_error_device_mesh")
+  expect_snapshot(error = TRUE, mesh_shape(list(shape = c(a = 2))))
+})
+
+test_that("device_mesh() refuses wrong R types before Python", {
+  expect_error(device_mesh("big"), class = "kerasmesh_error_mesh_shape")
+  expect_error(device_mesh(numeric()), class = "kerasmesh_error_mesh_shape")
+  expect_error(device_mesh(list(2, 4)), class = "kerasmesh_error_mesh_shape")
+  expect_error(device_mesh(c(2, 4), axis_names = 1:2),
+               class = "kerasmesh_error_axis_names")
+  expect_error(device_mesh(c(data = 2), devices = list("cpu:0")),
+               class = "kerasmesh_error_devices")
+  expect_error(device_mesh(c(data = 2), devices = c("cpu:0", NA)),
+               class = "kerasmesh_error_devices")
+  expect_error(device_mesh(c(data = 2), devices = character()),
+               class = "kerasmesh_error_devices")
+  expect_snapshot(error = TRUE, {
+    device_mesh(TRUE)
+    device_mesh(c(2, 4), axis_names = factor(c("a", "b")))
+    device_mesh(c(data = 2), devices = c(1, 2))
+  })
+})
+
+test_that("device_mesh() sends sizes, names and devices as plain values", {
+  sent <- shim_request("device_mesh", c(data = 2, model = NA))
+  expect_identical(sent$name, "mesh.device_mesh")
+  expect_identical(sent$args, list(list(2, NULL), list("data", "model"),
+                                   NULL))
+  # A keras3 shape: NULL is an unknown size; names come separately.
+  sent <- shim_request("device_mesh", keras3_shape(NULL, 4L),
+                       axis_names = c("a", "b"))
+  expect_identical(sent$args[[1]], list(NULL, 4L))
+  expect_identical(sent$args[[2]], list("a", "b"))
+  # All-NA logicals are sizes; an NA name is None.
+  sent <- shim_request("device_mesh", c(NA, NA), axis_names = c("a", NA))
+  expect_identical(sent$args[[1]], list(NULL, NULL))
+  expect_identical(sent$args[[2]], list("a", NULL))
+  # Devices: a count as it is, names as a list.
+  expect_identical(shim_request("device_mesh", c(x = 4), devices = 4)$args[[3]],
+                   4)
+  sent <- shim_request("device_mesh", c(x = 2), devices = c("cpu:1", "cpu:0"))
+  expect_identical(sent$args[[3]], list("cpu:1", "cpu:0"))
+  expect_null(shim_request("device_mesh", c(2, 4))$args[[2]])
+})

@@ -33,3 +33,9 @@ test_that("simulate_devices() before JAX starts sets XLA_FLAGS", {
   })
   expect_identical(out, c("--xla_force_host_platform_device_count=3", "3"))
 })
+
+test_that("list_devices() sends its device type, or none", {
+  expect_identical(shim_request("list_devices")$args, list(NULL))
+  expect_identical(shim_request("list_devices", "cpu"),
+                   list(name = "devices.list_devices", args = list("cpu")))
+})

@@ -71,3 +71,34 @@ test_that("distributed_initialize() after JAX started is an error", {
   )
   expect_identical(process_count(), 1L)
 })
+
+test_that("distributed_initialize() sends whole numbers and launchers' env", {
+  withr::local_envvar(SLURM_PROCID = "1", OMPI_COMM_WORLD_SIZE = "2",
+                      JOB_COMPLETION_INDEX = "0", UNRELATED_VARIABLE = "x")
+  sent <- shim_request("distributed_initialize", "10.0.0.1:1234",
+                       num_processes = 2, process_id = 1, timeout = 60)
+  expect_identical(sent$name, "distributed.initialize")
+  expect_identical(sent$args[1:4], list("10.0.0.1:1234", 2L, 1L, 60L))
+  env <- sent$args[[5]]
+  expect_identical(env$SLURM_PROCID, "1")
+  expect_identical(env$OMPI_COMM_WORLD_SIZE, "2")
+  expect_identical(env$JOB_COMPLETION_INDEX, "0")
+  expect_null(env$UNRELATED_VARIABLE)
+  # Not whole: passed on for the shim to refuse with its range.
+  expect_identical(
+    shim_request("distributed_initialize", process_id = 1.5)$args[[3]], 1.5
+  )
+  expect_null(shim_request("distributed_initialize")$args[[2]])
+  expect_error(shim_request("distributed_initialize", num_processes = "2"),
+               class = "kerasmesh_error_distributed_argument")
+})
+
+test_that("verbose follows the option, else KERASMESH_VERBOSE", {
+  withr::local_options(kerasmesh.verbose = NULL)
+  withr::local_envvar(KERASMESH_VERBOSE = "yes")
+  expect_true(kerasmesh:::kerasmesh_verbose())
+  withr::local_envvar(KERASMESH_VERBOSE = "0")
+  expect_false(kerasmesh:::kerasmesh_verbose())
+  withr::local_options(kerasmesh.verbose = TRUE)
+  expect_true(kerasmesh:::kerasmesh_verbose())
+})

@@ -158,3 +158,65 @@ test_that("options(kerasmesh.check_layout = FALSE) turns the check off", {
   expect_false(inherits(err, "kerasmesh_error_batch_size"))
   expect_false(kerasmesh:::shim_call("guard.set_auto_check", TRUE))
 })
+
+test_that("distributions print their kind, mesh and rules from descriptions", {
+  expect_snapshot({
+    print(fixture_distribution("distribution-data-parallel"))
+    print(fixture_distribution("distribution-data-parallel-fed"))
+    print(fixture_distribution("distribution-model-parallel"))
+    print(fixture_distribution("distribution-model-parallel-empty"))
+  })
+})
+
+test_that("a distribution's description keeps its mesh and layout map", {
+  dp <- fixture_distribution("distribution-data-parallel")
+  expect_s3_class(dp, c("kerasmesh_data_parallel", "kerasmesh_distribution",
+                        "kerasmesh_object"))
+  expect_null(dp$layout_map)
+  expect_identical(mesh_shape(dp$mesh), c(batch = 8L))
+  mp <- fixture_distribution()
+  expect_s3_class(mp, "kerasmesh_model_parallel")
+  expect_identical(mp$batch_dim_name, "data")
+  expect_identical(names(mp$layout_map), c(".*dense.*kernel", ".*dense.*bias"))
+  expect_true(all(nchar(format(mp)) <= 80))
+})
+
+test_that("distribution functions refuse wrong R types before Python", {
+  lm <- fixture_layout_map()
+  expect_error(data_parallel(auto_shard_dataset = NA),
+               class = "kerasmesh_error_argument")
+  expect_error(data_parallel(mesh = "mesh"),
+               class = "kerasmesh_error_device_mesh")
+  expect_error(model_parallel("lm"), class = "kerasmesh_error_layout_map")
+  expect_error(model_parallel(fixture_mesh()),
+               class = "kerasmesh_error_layout_map")
+  expect_error(model_parallel(lm, batch_dim_name = 1),
+               class = "kerasmesh_error_argument")
+  expect_error(model_parallel(lm, batch_dim_name = ""),
+               class = "kerasmesh_error_argument")
+  expect_error(model_parallel(lm, auto_shard_dataset = "yes"),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(error = TRUE, {
+    data_parallel(auto_shard_dataset = "no")
+    model_parallel(list(".*" = "model"))
+  })
+})
+
+test_that("the distribution constructors send plain values", {
+  sent <- shim_request("data_parallel", devices = c("cpu:0", "cpu:1"))
+  expect_identical(sent$name, "distribution.data_parallel")
+  expect_identical(sent$args, list(NULL, list("cpu:0", "cpu:1"), TRUE))
+  sent <- shim_request("data_parallel", devices = 4,
+                       auto_shard_dataset = FALSE)
+  expect_identical(sent$args, list(NULL, 4, FALSE))
+  sent <- shim_request("model_parallel", fixture_layout_map(), "data", FALSE)
+  expect_identical(sent$name, "distribution.model_parallel")
+  expect_identical(sent$args, list(NULL, "data", FALSE))
+  # A mesh of more than one axis: only the first splits the batch.
+  expect_warning(
+    shim_request("data_parallel", mesh = fixture_mesh()),
+    class = "kerasmesh_warning_mesh_rank"
+  )
+  expect_no_warning(shim_request("data_parallel",
+                                 mesh = fixture_mesh("mesh-1d")))
+})

@@ -108,3 +108,19 @@ test_that("rule keys named like the formals of [ and [[ stay rule keys", {
                      info = key)
   }
 })
+
+test_that("R values that are not axes are refused by layout_map() in R", {
+  mesh <- fixture_mesh()
+  hostile <- list(
+    factor = factor("model"), date = as.Date("2020-01-01"),
+    complex_entry = list(NULL, NA, 1i),
+    symbol = quote(model), fun = function() NULL, integers = 1:2,
+    number = 3, nested_number = list(NULL, 3), matrix_of_numbers = matrix(1)
+  )
+  for (what in names(hostile)) {
+    err <- expect_error(layout_map(mesh, "dense.*kernel" = hostile[[what]]),
+                        class = "kerasmesh_error_layout_axes", info = what)
+    expect_match(conditionMessage(err), 'The layout for "dense.*kernel"',
+                 fixed = TRUE, info = what)
+  }
+})

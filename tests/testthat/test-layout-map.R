@@ -134,3 +134,68 @@ test_that("a layout map prints from its description alone, without Python", {
   expect_identical(names(fixture_layout_map()$rules),
                    c(".*dense.*kernel", ".*dense.*bias"))
 })
+
+test_that("a layout map's rules read as a named list, without Python", {
+  lm <- fixture_layout_map()
+  expect_identical(names(lm), c(".*dense.*kernel", ".*dense.*bias"))
+  expect_identical(length(lm), 2L)
+  expect_identical(as.list(lm), list(".*dense.*kernel" = c(NA, "model"),
+                                     ".*dense.*bias" = "model"))
+  empty <- fixture_layout_map("layout-map-empty")
+  expect_identical(length(empty), 0L)
+  expect_identical(names(empty), character())
+  expect_snapshot(print(empty))
+})
+
+test_that("rule keys and assigned layouts of the wrong R type are refused", {
+  lm <- fixture_layout_map()
+  expect_error(lm[[1]], class = "kerasmesh_error_layout_key")
+  expect_error(lm[[NA_character_]], class = "kerasmesh_error_layout_key")
+  expect_error(lm[[c("a", "b")]], class = "kerasmesh_error_layout_key")
+  expect_error(lm[[""]], class = "kerasmesh_error_layout_key")
+  expect_error(lm[[2]] <- "model", class = "kerasmesh_error_layout_key")
+  expect_error(lm[c("a", "b")] <- "model",
+               class = "kerasmesh_error_layout_axes")
+  expect_error(lm[c("a", "b")] <- list("model"),
+               class = "kerasmesh_error_layout_axes")
+  expect_error(lm["nope"], class = "kerasmesh_error_layout_key")
+  expect_snapshot(error = TRUE, {
+    lm[[1]]
+    lm[c("a", "b")] <- "model"
+    lm[c(".*dense.*bias", "nope", "nada")]
+  })
+})
+
+test_that("layout_map() refuses a missing mesh, keyless rules and bad axes", {
+  mesh <- fixture_mesh()
+  expect_error(layout_map(".*" = "model"),
+               class = "kerasmesh_error_device_mesh")
+  expect_error(layout_map(42, a = "model"),
+               class = "kerasmesh_error_device_mesh")
+  expect_error(layout_map(mesh, c(NA, "model")),
+               class = "kerasmesh_error_layout_key")
+  expect_error(layout_map(mesh, a = 1), class = "kerasmesh_error_layout_axes")
+  expect_error(layout_map(mesh, a = list(NA, 2)),
+               class = "kerasmesh_error_layout_axes")
+  expect_error(layout_map(mesh, a = factor("model")),
+               class = "kerasmesh_error_layout_axes")
+  expect_error(layout_map(mesh = mesh, a = TRUE),
+               class = "kerasmesh_error_layout_axes")
+  expect_snapshot(error = TRUE, {
+    layout_map(mesh, ".*kernel" = c(NA, "model"), "model")
+    layout_map(mesh, ".*kernel" = list(NULL, 3))
+    layout_map(mesh, ".*kernel" = 1:2)
+  })
+})
+
+test_that("axes go to the shim as a list, NA as NULL, whatever their R form", {
+  to_shim <- kerasmesh:::axes_for_shim
+  expect_identical(to_shim(c(NA, "model")), list(NULL, "model"))
+  expect_identical(to_shim(c(a = NA, b = "model")), list(NULL, "model"))
+  expect_identical(to_shim(list(NULL, "model")), list(NULL, "model"))
+  expect_identical(to_shim(list(NA, "model")), list(NULL, "model"))
+  expect_identical(to_shim(c(NA, NA)), list(NULL, NULL))
+  expect_identical(to_shim(character()), list())
+  expect_identical(to_shim(list(c("data", "model"), NA)),
+                   list(list("data", "model"), NULL))
+})

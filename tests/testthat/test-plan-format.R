@@ -30,3 +30,73 @@ test_that("subsets and as.data.frame() are plain data frames", {
   expect_identical(class(plan[1:2, ]), "data.frame")
   expect_identical(nrow(plan[1:2, ]), 2L)
 })
+
+test_that("plans without an optimizer or with a batch size print totals", {
+  expect_snapshot({
+    print(fixture_plan("plan-book-no-optimizer"))
+    print(fixture_plan("plan-book-batch"))
+  })
+})
+
+test_that("a plan with problems marks their rows and lists them grouped", {
+  plan <- fixture_plan("plan-errors")
+  lines <- format(plan, width = 80)
+  expect_match(lines, "^  x  dense/kernel", all = FALSE)
+  expect_match(lines, "Problems: 2 errors, 1 warning", fixed = TRUE,
+               all = FALSE)
+  expect_snapshot(print(plan, width = 80))
+})
+
+test_that("a replicated variable is marked with a warning and its fix", {
+  plan <- fixture_plan("plan-llama-replicated")
+  lines <- format(plan, width = 80)
+  expect_match(lines, "^  !  token_embedding/reverse_embeddings", all = FALSE)
+  expect_snapshot(print(plan, width = 80, n = 4))
+})
+
+test_that("a transformer's plan prints grouped within 80 columns", {
+  for (name in c("plan-gemma-one-kv-head", "plan-gemma-18-blocks",
+                 "plan-llama-replicated")) {
+    lines <- format(fixture_plan(name), width = 80)
+    expect_lte(max(nchar(lines)), 80, label = name)
+  }
+  plan <- fixture_plan("plan-gemma-18-blocks")
+  lines <- format(plan, width = 80)
+  # Block numbers stay visible; the 36 failing variables are one group.
+  expect_match(lines, "decoder_block_0/", fixed = TRUE, all = FALSE)
+  expect_match(lines, "can't split 36", fixed = TRUE, all = FALSE)
+  expect_match(lines, "decoder_block_{0..17}/attention/{key,value}/kernel",
+               fixed = TRUE, all = FALSE)
+  expect_snapshot(print(plan, width = 80, n = 6))
+})
+
+test_that("narrow widths drop the axes, then shorten paths and rules", {
+  plan <- fixture_plan("plan-gemma-one-kv-head")
+  wide <- format(plan, width = 200, n = 3)
+  narrow <- format(plan, width = 60, n = 3)
+  expect_match(wide[2], "axes", fixed = TRUE)
+  expect_no_match(narrow[2], "axes", fixed = TRUE)
+  expect_snapshot(print(plan, width = 60, n = 3))
+})
+
+test_that("a path prefix all variables share is shown once", {
+  lines <- format(fixture_plan("plan-prefix"), width = 80)
+  expect_identical(lines[2], 'Paths below "stack/":')
+  expect_match(lines, "^\\s+block_1/kernel", all = FALSE)
+  expect_no_match(lines, "^\\s+stack/block")
+})
+
+test_that("a plan without parameters prints its totals as 0 bytes", {
+  plan <- fixture_plan("plan-no-parameters")
+  expect_identical(nrow(plan), 0L)
+  expect_snapshot(print(plan))
+})
+
+test_that("output rules are listed with their layers", {
+  plan <- fixture_plan("plan-outputs")
+  lines <- format(plan, width = 80)
+  expect_match(lines, "Rules for layer outputs:", fixed = TRUE, all = FALSE)
+  expect_match(lines, '".*dense.*output": 2 layers (Dense)', fixed = TRUE,
+               all = FALSE)
+  expect_snapshot(print(plan, width = 80))
+})

@@ -149,3 +149,101 @@ test_that("a path prefix all variables share is shown once", {
   expect_true(any(grepl("^\\s+block_1/kernel", lines)))
   expect_false(any(grepl("^\\s+stack/block", lines)))
 })
+
+test_that("check_layout() of a plan raises its errors with each kind's class", {
+  plan <- fixture_plan("plan-errors")
+  err <- expect_error(
+    suppressWarnings(check_layout(plan)),
+    class = "kerasmesh_error_layout_plan"
+  )
+  expect_s3_class(err, c("kerasmesh_error_layout_divisibility",
+                         "kerasmesh_error_batch_size", "kerasmesh_error"))
+  expect_identical(nrow(err$problems), 2L)
+  expect_identical(err$plan, plan)
+  # The warning comes first, with its own classes.
+  w <- expect_warning(
+    tryCatch(check_layout(plan), kerasmesh_error = function(e) NULL),
+    class = "kerasmesh_warning_unmatched_rule"
+  )
+  expect_s3_class(w, c("kerasmesh_warning_layout_plan", "kerasmesh_warning"))
+  expect_snapshot(error = TRUE, check_layout(plan))
+})
+
+test_that("a transformer's divisibility errors are one condition with a fix", {
+  plan <- fixture_plan("plan-gemma-one-kv-head")
+  groups <- attr(plan, "groups")
+  expect_identical(groups$kind, "layout_divisibility")
+  expect_identical(groups$count, 6L)
+  expect_identical(groups$listing[[1]],
+                   "decoder_block_{0..2}/attention/{key,value}/kernel")
+  expect_identical(groups$size, 1)
+  expect_identical(groups$axis_size, 4L)
+  err <- expect_error(check_layout(plan),
+                      class = "kerasmesh_error_layout_divisibility")
+  expect_match(conditionMessage(err), "can't split 6 variables evenly")
+  expect_match(conditionMessage(err), "layout_fix")
+  expect_snapshot(error = TRUE, check_layout(plan))
+})
+
+test_that("a replicated variable warns and the plan comes back invisibly", {
+  plan <- fixture_plan("plan-llama-replicated")
+  w <- expect_warning(check_layout(plan),
+                      class = "kerasmesh_warning_replicated")
+  expect_match(conditionMessage(w), "token_embedding/reverse_embeddings",
+               fixed = TRUE)
+  expect_identical(suppressWarnings(check_layout(plan)), plan)
+  expect_snapshot(check_layout(plan))
+})
+
+test_that("check_layout() passes a clean plan through, invisibly", {
+  plan <- fixture_plan()
+  expect_invisible(check_layout(plan))
+  expect_identical(check_layout(plan), plan)
+  expect_no_warning(check_layout(fixture_plan("plan-outputs")))
+})
+
+test_that("layout_fix() writes the planner's fixes as R code", {
+  gemma <- layout_fix(fixture_plan("plan-gemma-one-kv-head"))
+  expect_s3_class(gemma, "kerasmesh_layout_fix")
+  expect_match(gemma[1], "<- NULL$")
+  expect_identical(
+    unclass(layout_fix(fixture_plan("plan-llama-replicated"), name = "rules")),
+    'rules[["token_embedding/reverse_embeddings"]] <- c("batch", "model")'
+  )
+  # Long lines wrap after the assignment.
+  expect_true(all(nchar(gemma) <= 80))
+  expect_snapshot({
+    layout_fix(fixture_plan("plan-gemma-one-kv-head"))
+    layout_fix(fixture_plan("plan-errors"), name = "m")
+    layout_fix(fixture_plan())
+  })
+})
+
+test_that("the fix code parses and names the keys it changes", {
+  code <- layout_fix(fixture_plan("plan-errors"))
+  exprs <- parse(text = code)
+  expect_length(exprs, 3)
+  keys <- vapply(exprs, function(e) e[[2]][[3]], "")
+  expect_identical(keys, c(".*kernel", "sequential/dense_1/kernel",
+                           "sequential/dense/kernel"))
+  expect_identical(eval(exprs[[3]][[3]]), c("model", NA))
+})
+
+test_that("layout_fix() and check_layout() refuse what is not a plan", {
+  expect_error(layout_fix(fixture_layout_map()),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_fix(data.frame(path = "a")),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_fix(fixture_plan(), name = 1),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_fix(fixture_plan(), name = c("a", "b")),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_fix(fixture_plan(), name = NA_character_),
+               class = "kerasmesh_error_argument")
+  expect_error(check_layout(function() NULL, "lm"),
+               class = "kerasmesh_error_layout_map")
+  expect_snapshot(error = TRUE, {
+    layout_fix(NULL)
+    layout_fix(fixture_plan(), name = "")
+  })
+})

@@ -242,3 +242,48 @@ test_that("a builder's own error reaches the caller with its classes", {
   expect_error(layout_plan(function() layout_map(book_mesh(), 1), lm),
                class = "kerasmesh_error_layout_key")
 })
+
+test_that("layout_plan() checks its R arguments before Python", {
+  lm <- fixture_layout_map()
+  build <- function() stop("not built")
+  expect_error(layout_plan(42, lm), class = "kerasmesh_error_model")
+  expect_error(layout_plan("model", lm), class = "kerasmesh_error_model")
+  expect_error(layout_plan(build, "lm"), class = "kerasmesh_error_layout_map")
+  expect_error(layout_plan(build, fixture_mesh()),
+               class = "kerasmesh_error_layout_map")
+  expect_error(layout_plan(build, lm, batch_size = 0),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_plan(build, lm, batch_size = 3e9),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_plan(build, lm, batch_size = "16"),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_plan(build, lm, optimizer = 3),
+               class = "kerasmesh_error_optimizer")
+  expect_error(layout_plan(build, lm, optimizer = ""),
+               class = "kerasmesh_error_optimizer")
+  expect_error(layout_plan(build, lm, replicated_share = 2),
+               class = "kerasmesh_error_argument")
+  expect_error(layout_plan(build, lm, replicated_share = NA),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(error = TRUE, {
+    layout_plan(build, fixture_distribution("distribution-data-parallel"))
+    layout_plan(build, lm, replicated_share = -0.1)
+    layout_plan(list(), fixture_distribution())
+  })
+})
+
+test_that("plans from descriptions keep their columns' R types", {
+  plan <- fixture_plan()
+  expect_identical(plan$path[1], "sequential/dense/kernel")
+  expect_identical(plan$shape[[1]], c(16000L, 64000L))
+  expect_identical(plan$axes[[1]], c(NA, "model"))
+  expect_identical(plan$shard_shape[[1]], c(16000L, 16000L))
+  expect_identical(plan$copies, rep(2L, 4))
+  expect_type(plan$device_bytes, "double")
+  expect_identical(plan$rule, rep(c(".*dense.*kernel", ".*dense.*bias"), 2))
+  unmatched <- fixture_plan("plan-errors")
+  expect_identical(unmatched$rule[3], NA_character_)
+  expect_match(unmatched$problem[1], "not divisible by 4", fixed = TRUE)
+  expect_identical(attr(plan, "rules")$variables, c(2L, 2L))
+  expect_identical(nrow(fixture_plan("plan-no-parameters")), 0L)
+})

@@ -63,3 +63,20 @@ test_that("a labelled grid draws without Python", {
     ))
   })
 })
+
+test_that("the grid toolkit draws a page of labelled grids", {
+  expect_picture("labelled grids on a page", function() {
+    kerasmesh:::plot_page("Two panels", c("one line", "another"))
+    kerasmesh:::draw_panels(2, function(p) {
+      labels <- matrix(as.list(paste0("cpu:", 0:7 + 8 * (p - 1))), 2)
+      kerasmesh:::draw_labelled_grid(
+        labels = labels,
+        fills = matrix(kerasmesh:::seq_fills(4)[col(labels)], 2),
+        col_sizes = c(1, 2, 1, 4), row_sizes = c(1, 3),
+        col_labels = as.character(0:3), row_labels = c("0", "1"),
+        col_title = "model (4)", row_title = "data (2)",
+        heading = paste("stage =", p - 1)
+      )
+    })
+  })
+})

@@ -29,3 +29,27 @@ test_that("meshes plot from their descriptions alone, without Python", {
     expect_identical(with_png(plot(mesh, main = "A title")), mesh)
   }
 })
+
+test_that("mesh panels of a 3-D description are 2-D slices", {
+  panels <- mesh_panels(mesh_devices(fixture_mesh("mesh-3d")))
+  expect_length(panels, 2)
+  expect_identical(panels[[1]]$label, "model = 0")
+  expect_identical(dim(panels[[2]]$devices), c(2L, 2L))
+  expect_length(mesh_panels(mesh_devices(fixture_mesh("mesh-4d"))), 4)
+  expect_length(mesh_panels(mesh_devices(fixture_mesh("mesh-1d"))), 1)
+})
+
+test_that("a 2-D mesh draws as a labelled device grid", {
+  expect_picture("mesh 2x4", function() plot(fixture_mesh()))
+})
+
+test_that("a 3-D mesh draws one panel per index of its last axis", {
+  expect_picture("mesh 3d", function() {
+    plot(fixture_mesh("mesh-3d"), main = "Three axes")
+  })
+})
+
+test_that("1-D and 4-D meshes draw", {
+  expect_picture("mesh 1d", function() plot(fixture_mesh("mesh-1d")))
+  expect_picture("mesh 4d", function() plot(fixture_mesh("mesh-4d")))
+})

@@ -85,3 +85,77 @@ test_that("memory parts add up to the totals, for every grouping", {
     expect_equal(sum(weights$device), s$device_weights, label = by)
   }
 })
+
+test_that("by, what and limit are checked before anything is drawn", {
+  plan <- fixture_plan()
+  expect_error(plot(plan, by = "rules"), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, by = NA), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, what = "bytes"), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, what = c("total", "weights", "x")),
+               class = "kerasmesh_error_argument")
+  expect_error(plot(plan, limit = "lots"), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, limit = 0), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, max_groups = 0), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, max_groups = 3e9),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(error = TRUE, {
+    plot(plan, by = "rules")
+    plot(plan, what = 1)
+    plot(plan, limit = "16 GX")
+  })
+})
+
+test_that("a plan's memory parts group by kind, layer, rule or variable", {
+  plan <- fixture_plan()
+  kinds <- plan_memory_parts(plan, "kind", "total")
+  expect_identical(kinds$group, c("weights", "gradients", "Adam slots"))
+  layers <- plan_memory_parts(plan, "layer", "total")
+  expect_identical(layers$group, c("dense", "dense_1"))
+  weights <- plan_memory_parts(plan, "variable", "weights")
+  expect_identical(weights$group, c("dense/kernel", "dense/bias",
+                                    "dense_1/kernel", "dense_1/bias"))
+  expect_equal(weights$device[[1]], 16000 * 64000 * 4 / 4)
+  none <- plan_memory_parts(fixture_plan("plan-book-no-optimizer"), "kind",
+                            "total")
+  expect_identical(none$group, c("weights", "gradients"))
+  rules <- plan_memory_parts(fixture_plan("plan-errors"), "rule", "weights")
+  expect_setequal(rules$group, c(".*kernel", "(no rule)"))
+})
+
+test_that("a transformer's layers are lumped into numbered groups", {
+  plan <- fixture_plan("plan-gemma-18-blocks")
+  parts <- plan_memory_parts(plan, "layer", "weights", max_groups = 10)
+  expect_lte(nrow(parts), 12)
+  expect_true(any(grepl("decoder_block_*/", parts$group, fixed = TRUE)))
+  s <- summary(plan)
+  expect_equal(sum(parts$device), s$device_weights)
+})
+
+test_that("a plan draws stacked by layer, with a device memory line", {
+  expect_picture("plan by layer with limit", function() {
+    plot(fixture_plan(), limit = "16GB")
+  })
+})
+
+test_that("a plan draws stacked by rule, variable and kind", {
+  plan <- fixture_plan()
+  expect_picture("plan by rule", function() plot(plan, by = "rule"))
+  expect_picture("plan by variable, weights", function() {
+    plot(plan, by = "variable", what = "weights", main = "Weights only")
+  })
+  expect_picture("plan by kind", function() {
+    plot(plan, by = "kind", limit = 8e9)
+  })
+})
+
+test_that("plans with problems, many layers or no parameters draw", {
+  expect_picture("plan with problems", function() {
+    plot(fixture_plan("plan-errors"), by = "rule")
+  })
+  expect_picture("plan of 18 blocks", function() {
+    plot(fixture_plan("plan-gemma-18-blocks"))
+  })
+  expect_picture("plan without parameters", function() {
+    plot(fixture_plan("plan-no-parameters"))
+  })
+})

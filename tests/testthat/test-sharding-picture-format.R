@@ -17,3 +17,91 @@ test_that("pictures fit the console width they are given", {
     }
   }
 })
+
+test_that("1-D, 4-D, scalar and replicated pictures print", {
+  expect_snapshot({
+    print(fixture_picture("picture-1d"))
+    print(fixture_picture("picture-4d"))
+    print(fixture_picture("picture-scalar"))
+    print(fixture_picture("picture-replicated"))
+  })
+})
+
+test_that("a planned or placed variable's picture names its path and source", {
+  bias <- fixture_picture("picture-plan-bias")
+  expect_identical(bias$path, "sequential/dense/bias")
+  expect_identical(bias$source, "planned")
+  # sharding_picture() of a report's row, its one shim call answered by
+  # the saved description.
+  method <- kerasmesh:::sharding_picture.kerasmesh_sharding
+  env <- new.env(parent = asNamespace("kerasmesh"))
+  env$mesh_picture <- with_shim("mesh_picture",
+                                function(...) fixture("picture-placed"))
+  environment(method) <- env
+  placed <- method(fixture_sharding(), "dense/kernel")
+  expect_identical(placed$source, "placed")
+  expect_match(format(placed)[1], "sequential/dense/kernel", fixed = TRUE)
+  expect_snapshot({
+    print(bias)
+    print(placed)
+  })
+})
+
+test_that("a wide grid splits into bands of columns that fit the width", {
+  wide <- fixture_picture("picture-wide")
+  for (width in c(60, 80, 120)) {
+    lines <- format(wide, width = width)
+    expect_lte(max(nchar(lines)), width, label = width)
+  }
+  # Fewer columns per band when narrower: more box tops.
+  tops <- function(width) {
+    sum(grepl("^ *\u250c|^ *\\+-", format(wide, width = width)))
+  }
+  expect_gt(tops(60), tops(120))
+  expect_snapshot(print(wide, width = 60))
+})
+
+test_that("pictures keep the blocks' ranges, devices and sizes", {
+  kernel <- fixture_picture()
+  expect_s3_class(kernel, "kerasmesh_sharding_picture")
+  expect_identical(kernel$shard_shape, c(16000L, 16000L))
+  expect_identical(kernel$copies, 2L)
+  expect_identical(kernel$start[, 2], c(0, 16000, 32000, 48000))
+  expect_identical(kernel$stop[, 1], rep(16000, 4))
+  expect_identical(kernel$devices[[4]], c("cpu:3", "cpu:7"))
+  expect_identical(kernel$device_bytes, 16000 * 16000 * 4)
+  scalar <- fixture_picture("picture-scalar")
+  expect_identical(scalar$shape, integer())
+  expect_identical(scalar$devices[[1]], sprintf("cpu:%d", 0:7))
+  replicated <- fixture_picture("picture-replicated")
+  expect_identical(replicated$copies, 8L)
+  expect_identical(replicated$dtype, "bfloat16")
+  expect_identical(replicated$device_bytes, replicated$bytes)
+})
+
+test_that("picture layouts put the last two dimensions in each panel", {
+  layout <- kerasmesh:::picture_layout(fixture_picture("picture-4d"))
+  expect_identical(layout$rows, 3L)
+  expect_identical(layout$cols, 4L)
+  expect_length(layout$panels, 2)
+  expect_identical(layout$panels[[1]]$label, "[1, 1:3, , ]")
+  expect_identical(layout$panels[[2]]$col_labels,
+                   c("1:2", "3:4", "5:6", "7:8"))
+  expect_identical(dim(layout$panels[[1]]$cells), c(1L, 4L))
+  one <- kerasmesh:::picture_layout(fixture_picture("picture-1d"))
+  expect_length(one$panels, 1)
+  expect_identical(one$panels[[1]]$row_labels, "")
+  expect_identical(one$panels[[1]]$col_sizes, rep(16, 4))
+  scalar <- kerasmesh:::picture_layout(fixture_picture("picture-scalar"))
+  expect_identical(scalar$panels[[1]]$cells, matrix(1L, 1, 1))
+})
+
+test_that("titles name the path, the shape or a scalar", {
+  title <- kerasmesh:::picture_title
+  expect_identical(title(fixture_picture("picture-plan-bias")),
+                   "sequential/dense/bias")
+  expect_identical(title(fixture_picture("picture-scalar")), "A scalar")
+  expect_match(title(fixture_picture("picture-3d")), "^Tensor of shape 4.8.32$")
+  expect_identical(kerasmesh:::index_range(c(0, 15999), c(16000, 16000)),
+                   c("1:16000", "16000"))
+})

@@ -112,3 +112,39 @@ test_that("paths, layouts and shapes that can't be pictured are errors", {
     sharding_picture(build_mlp(), "dense/kernal")
   })
 })
+
+test_that("sharding_picture() refuses what it can't picture, in R", {
+  plan <- fixture_plan()
+  expect_error(sharding_picture(42), class = "kerasmesh_error_argument")
+  expect_error(sharding_picture("dense/kernel"),
+               class = "kerasmesh_error_argument")
+  expect_error(sharding_picture(plan), class = "kerasmesh_error_variable_path")
+  expect_error(sharding_picture(plan, "dense/kernal"),
+               class = "kerasmesh_error_variable_path")
+  expect_error(sharding_picture(plan, "kernel"),
+               class = "kerasmesh_error_variable_path")
+  expect_error(sharding_picture(plan, 1), class = "kerasmesh_error_argument")
+  expect_error(sharding_picture(fixture_layout_map(), path = 1),
+               class = "kerasmesh_error_argument")
+  expect_error(sharding_picture(fixture_layout_map(), path = NA_character_),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(error = TRUE, {
+    sharding_picture(plan, "kernel")
+    sharding_picture(plan, "dense/kernal")
+    sharding_picture(plan)
+    sharding_picture(list(path = "a"))
+  })
+})
+
+test_that("a sharding report's rows are pictured by path, with its mesh", {
+  sharding <- fixture_sharding()
+  expect_error(sharding_picture(sharding),
+               class = "kerasmesh_error_variable_path")
+  expect_error(sharding_picture(sharding, "bias"),
+               class = "kerasmesh_error_variable_path")
+  row <- sharding[sharding$path == "sequential/dense/bias", ]
+  attr(row, "mesh") <- NULL
+  err <- expect_error(sharding_picture(row),
+                      class = "kerasmesh_error_device_mesh")
+  expect_match(conditionMessage(err), "sequential/dense/bias", fixed = TRUE)
+})

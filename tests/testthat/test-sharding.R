@@ -57,3 +57,45 @@ test_that("format_bytes() uses powers of 1000", {
   expect_identical(format_bytes(c(512, 2048, 6.2e9)),
                    c("512 B", "2.05 kB", "6.2 GB"))
 })
+
+test_that("a sharding report prints from its saved description", {
+  sharding <- fixture_sharding()
+  expect_s3_class(sharding, c("kerasmesh_sharding", "data.frame"))
+  # Paths shrink to 12 characters at least: from 61 columns.
+  for (width in c(61, 72, 80)) {
+    expect_lte(max(nchar(format(sharding, width = width))), width,
+               label = width)
+  }
+  expect_snapshot({
+    print(sharding, width = 80)
+    print(sharding[1:2, ], width = 60)
+  })
+})
+
+test_that("a sharding report holds shards, copies and bytes per device", {
+  sharding <- fixture_sharding()
+  kernel <- sharding[sharding$path == "sequential/dense/kernel", ]
+  expect_identical(kernel$axes[[1]], c(NA, "model"))
+  expect_identical(kernel$shard_shape[[1]], c(32L, 16L))
+  expect_identical(kernel$copies, 2L)
+  expect_identical(kernel$device_bytes, 32 * 16 * 4)
+  expect_setequal(sharding$source, c("model", "optimizer"))
+  per_device <- attr(sharding, "per_device")
+  expect_identical(nrow(per_device), 8L)
+  expect_equal(per_device$bytes[[1]], sum(sharding$device_bytes))
+  expect_identical(mesh_shape(attr(sharding, "mesh")),
+                   c(data = 2L, model = 4L))
+})
+
+test_that("an empty sharding report prints its header only", {
+  empty <- fixture_sharding()[0, ]
+  class(empty) <- c("kerasmesh_sharding", "data.frame")
+  expect_identical(format(empty), "<kerasmesh_sharding> 0 variables")
+})
+
+test_that("format_bytes() rounds to 3 digits and keeps NA", {
+  expect_identical(format_bytes(c(0, 999, 1000, 1e6, 1.5e12, 3e18)),
+                   c("0 B", "999 B", "1 kB", "1 MB", "1.5 TB", "3000 PB"))
+  expect_identical(format_bytes(NA), NA_character_)
+  expect_identical(format_bytes(numeric()), character())
+})
