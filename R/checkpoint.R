@@ -252,7 +252,7 @@ new_checkpoint_info <- function(desc) {
       stringsAsFactors = FALSE
     ),
     last_complete = isTRUE(desc$last_complete),
-    step = desc$step,
+    step = desc[["step"]],
     epoch = desc$epoch,
     process_count = desc$process_count,
     variables = checkpoint_variables(desc$variables)

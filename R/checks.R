@@ -1,5 +1,16 @@
 # Argument checks that know the caller's argument name.
 
+# A classed error for arguments left out (`absent`: `missing()` of each,
+# named), instead of R's "argument is missing, with no default".
+check_supplied <- function(absent, call = rlang::caller_env()) {
+  if (any(absent)) {
+    args <- names(absent)[absent] # nolint: object_usage_linter. cli.
+    kerasmesh_abort("{.arg {args}} must be supplied.", kind = "argument",
+                    call = call)
+  }
+  invisible()
+}
+
 check_string <- function(x, arg = rlang::caller_arg(x),
                          call = rlang::caller_env()) {
   if (!is.character(x) || length(x) != 1 || is.na(x) || !nzchar(x)) {
@@ -107,7 +118,12 @@ check_seconds <- function(x, arg = rlang::caller_arg(x),
 # " (3.5)" for short atomic values, so messages show what was received.
 received_value <- function(x) {
   if (is.atomic(x) && length(x) >= 1 && length(x) <= 4) {
-    paste0(" (", paste(format(x), collapse = ", "), ")")
+    values <- if (is.character(x)) {
+      encodeString(x, quote = "\"")
+    } else {
+      vapply(x, format, character(1))
+    }
+    paste0(" (", paste(values, collapse = ", "), ")")
   } else {
     ""
   }

@@ -134,15 +134,12 @@ distributed_initialize <- function(coordinator_address = NULL,
       kind = "distributed_argument"
     )
   }
+  num_processes <- as_whole_number(num_processes)
+  process_id <- as_whole_number(process_id)
+  timeout <- as_whole_number(timeout, null_ok = FALSE)
   info <- shim_call(
-    "distributed.initialize",
-    coordinator_address,
-    as_whole_number(num_processes),
-    as_whole_number(process_id),
-    as_whole_number(timeout, null_ok = FALSE),
-    as.list(distribution_env()),
-    bind_address,
-    verbose
+    "distributed.initialize", coordinator_address, num_processes,
+    process_id, timeout, as.list(distribution_env()), bind_address, verbose
   )
   invisible(info)
 }

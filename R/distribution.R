@@ -169,8 +169,8 @@ format.kerasmesh_distribution <- function(x, ...) {
   out <- c(
     sprintf("<kerasmesh_distribution> %s", title),
     sprintf("Mesh: %s", mesh_summary(mesh)),
-    sprintf("Batch split along: %s (%d ways)", .subset2(x, "batch_dim_name"),
-            mesh_shape(mesh)[[.subset2(x, "batch_dim_name")]])
+    sprintf("Batch split along: %s (%s)", .subset2(x, "batch_dim_name"),
+            ways_text(mesh_shape(mesh)[[.subset2(x, "batch_dim_name")]]))
   )
   if (!.subset2(x, "auto_shard_dataset")) {
     out <- c(out, "Datasets: fed per process (auto_shard_dataset = FALSE)")

@@ -82,10 +82,13 @@ layout_map <- function(..., mesh) {
   mesh <- as_device_mesh(mesh)
   keys <- names(rules)
   if (length(rules) > 0 && (is.null(keys) || any(keys == ""))) {
+    # nolint start: object_usage_linter. cli uses `keyless`.
+    keyless <- if (is.null(keys)) seq_along(rules) else which(keys == "")
+    # nolint end
     kerasmesh_abort(
       c("Every rule in {.arg ...} must be named by its key.",
-        x = "Rule{?s} {which(if (is.null(keys)) TRUE else keys == '')}
-             {?has/have} no key.",
+        x = "Rule{cli::qty(length(keyless))}{?s} {format(keyless)}
+             {cli::qty(length(keyless))}{?has/have} no key.",
         i = 'Write rules as {.code ".*dense.*kernel" = c(NA, "model")}.'),
       kind = "layout_key"
     )
@@ -109,9 +112,8 @@ layout_map <- function(..., mesh) {
       "layout.remove_rule", .subset2(x, "py"), key
     )))
   }
-  new_layout_map(shim_call(
-    "layout.set_rule", .subset2(x, "py"), key, axes_for_shim(value, key)
-  ))
+  axes <- axes_for_shim(value, key)
+  new_layout_map(shim_call("layout.set_rule", .subset2(x, "py"), key, axes))
 }
 
 #' @export

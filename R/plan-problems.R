@@ -118,13 +118,13 @@ new_plan_outputs <- function(outputs) {
 }
 
 # R code for one fix: rules removed, then rules added.
-fix_code <- function(fix, name = "lm") {
+fix_code <- function(fix, name = "lm", width = 78) {
   removed <- sprintf("%s[[%s]] <- NULL", name,
                      vapply(fix$remove, deparse, ""))
   added <- vapply(fix$add, function(a) {
     target <- sprintf("%s[[%s]] <-", name, deparse(a$key))
     value <- paste(deparse(a$axes), collapse = "")
-    if (nchar(target) + nchar(value) + 1 > 78) {
+    if (nchar(target) + nchar(value) + 1 > width) {
       paste0(target, "\n  ", value)
     } else {
       paste(target, value)
@@ -169,9 +169,11 @@ plan_group_message <- function(groups, max_listed = 5) {
   fix <- first$fix[[1]]
   out <- c(cli_escape(first$message), cli_escape(first$bullets[[1]]),
            if (!is.null(fix)) {
+             # One line per statement: cli wraps it to the console, where
+             # a line we wrapped would lose its indent.
+             code <- fix_code(fix, width = Inf)
              c(i = "A fix, checked by the planner ({.fn layout_fix}):",
-               stats::setNames(cli_escape(fix_code(fix)),
-                               rep(" ", length(fix_code(fix)))))
+               stats::setNames(cli_escape(code), rep(" ", length(code))))
            })
   rest <- groups$message[-1]
   if (length(rest) == 0) {

@@ -160,11 +160,10 @@ format_plan_memory <- function(x) {
 
 format_plan_batch <- function(x) {
   if (is.null(x$batch_size)) {
-    return(sprintf('split over "%s" (%s ways); no batch size given',
-                   x$batch_dim_name,
-                   if (is.null(x$batch_ways)) "?" else x$batch_ways))
+    return(sprintf('split over "%s" (%s); no batch size given',
+                   x$batch_dim_name, ways_text(x$batch_ways)))
   }
-  sprintf('%d split over "%s" (%s ways): %s per device', x$batch_size,
-          x$batch_dim_name, x$batch_ways %||% "?",
+  sprintf('%d split over "%s" (%s): %s per device', x$batch_size,
+          x$batch_dim_name, ways_text(x$batch_ways),
           if (is.null(x$device_batch)) "?" else format(x$device_batch))
 }

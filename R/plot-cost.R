@@ -171,13 +171,13 @@ draw_traffic_panel <- function(rows, labels, name_w, n_traffic) {
                                  grid::unit(0.3, "lines"),
                                grid::unit(y, "native"), just = "left",
                                gp = grid::gpar(fontsize = 8))
-             }, labels = labels)
+             }, labels = labels, axis = nrow(rows) > 0)
 }
 
 # A panel with a title, bar labels on the left and a byte axis below; the
 # body is drawn by `draw()` in a viewport whose native x is bytes and
 # native y counts bars from the bottom.
-cost_panel <- function(name_w, xmax, n, title, draw, labels) {
+cost_panel <- function(name_w, xmax, n, title, draw, labels, axis = TRUE) {
   grid::grid.text(title, x = grid::unit(0.05, "inches"),
                   y = grid::unit(1, "npc") - grid::unit(0.6, "lines"),
                   just = "left", gp = grid::gpar(fontsize = 9,
@@ -188,14 +188,16 @@ cost_panel <- function(name_w, xmax, n, title, draw, labels) {
     height = grid::unit(1, "npc") - grid::unit(3.4, "lines"),
     just = c("left", "bottom"), xscale = c(0, xmax), yscale = c(0, n)
   ))
-  ticks <- pretty(c(0, xmax / 1.12), n = 4)
-  ticks <- ticks[ticks <= xmax]
-  grid::grid.segments(grid::unit(ticks, "native"), grid::unit(0, "npc"),
-                      grid::unit(ticks, "native"), grid::unit(1, "npc"),
-                      gp = grid::gpar(col = "grey88"))
-  grid::grid.text(format_bytes(ticks), grid::unit(ticks, "native"),
-                  grid::unit(-0.8, "lines"),
-                  gp = grid::gpar(fontsize = 7, col = "grey30"))
+  if (axis) {
+    ticks <- pretty(c(0, xmax / 1.12), n = 4)
+    ticks <- ticks[ticks <= xmax]
+    grid::grid.segments(grid::unit(ticks, "native"), grid::unit(0, "npc"),
+                        grid::unit(ticks, "native"), grid::unit(1, "npc"),
+                        gp = grid::gpar(col = "grey88"))
+    grid::grid.text(format_bytes(ticks), grid::unit(ticks, "native"),
+                    grid::unit(-0.8, "lines"),
+                    gp = grid::gpar(fontsize = 7, col = "grey30"))
+  }
   draw()
   if (length(labels) > 0) {
     grid::grid.text(labels, grid::unit(-0.4, "lines"),

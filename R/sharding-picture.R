@@ -82,6 +82,7 @@ sharding_picture.default <- function(x, path, ...) {
       kind = "argument"
     )
   }
+  check_supplied(c(path = missing(path)))
   new_sharding_picture(shim_call("blocks.variable_blocks", x,
                                  check_string(path)))
 }
@@ -91,6 +92,7 @@ sharding_picture.default <- function(x, path, ...) {
 sharding_picture.kerasmesh_device_mesh <- function(x, axes, shape,
                                                    dtype = "float32", ...,
                                                    path = NULL) {
+  check_supplied(c(axes = missing(axes), shape = missing(shape)))
   mesh_picture(x, axes, shape, dtype, path)
 }
 
@@ -98,6 +100,7 @@ sharding_picture.kerasmesh_device_mesh <- function(x, axes, shape,
 #' @export
 sharding_picture.kerasmesh_layout_map <- function(x, path, shape,
                                                   dtype = "float32", ...) {
+  check_supplied(c(path = missing(path), shape = missing(shape)))
   axes <- x[[check_string(path)]]
   shape <- as_tensor_shape(shape)
   sharding_picture(.subset2(x, "mesh"),
@@ -141,10 +144,12 @@ sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
 
 mesh_picture <- function(mesh, axes, shape, dtype, path, several = FALSE,
                          call = rlang::caller_env()) {
+  # R checks first: shim_call() starts Python.
+  axes <- axes_for_shim(axes, arg = "axes", call = call)
+  shape <- as_tensor_shape(shape, call = call)
+  dtype <- check_string(dtype, call = call)
   new_sharding_picture(shim_call(
-    "blocks.sharding_blocks", .subset2(mesh, "py"),
-    axes_for_shim(axes, arg = "axes", call = call),
-    as_tensor_shape(shape, call = call), check_string(dtype, call = call),
+    "blocks.sharding_blocks", .subset2(mesh, "py"), axes, shape, dtype,
     path, several, call = call
   ))
 }

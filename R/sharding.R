@@ -27,6 +27,7 @@
 #' })
 #' variable_sharding(model)
 variable_sharding <- function(model) {
+  check_python_object(model, "a Keras model", kind = "model")
   columns <- shim_call("sharding.variable_sharding", model)
   per_device <- columns$per_device
   mesh <- columns$mesh
@@ -135,6 +136,10 @@ format_bytes <- function(bytes) {
       next
     }
     power <- if (b < 1000) 0 else min(floor(log(b, 1000)), length(units) - 1)
+    # 999,999 B is "1 MB", not "1000 kB".
+    if (power < length(units) - 1 && signif(b / 1000^power, 3) >= 1000) {
+      power <- power + 1
+    }
     value <- b / 1000^power
     out[i] <- if (power == 0) {
       sprintf("%d B", as.integer(round(b)))

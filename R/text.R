@@ -5,3 +5,8 @@
 count_text <- function(n, noun, count = plan_count(n)) {
   cli::pluralize("{count} {noun}{cli::qty(n)}{?s}")
 }
+
+# How many ways a batch is split: "1 way", "4 ways", "? ways" when unknown.
+ways_text <- function(n) {
+  if (is.null(n) || is.na(n)) "? ways" else count_text(n, "way", format(n))
+}

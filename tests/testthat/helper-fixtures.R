@@ -49,7 +49,7 @@ fixture_sharding <- function() {
   variable_sharding <- with_shim(
     "variable_sharding", function(name, ...) fixture("sharding-mlp")
   )
-  variable_sharding(NULL)
+  variable_sharding(structure(list(), class = "python.builtin.object"))
 }
 
 # kerasmesh's function `fun`, whose own calls to shim_call() and

@@ -33,3 +33,12 @@ expect_picture <- function(title, draw) {
   testthat::skip_if_not_installed("vdiffr")
   vdiffr::expect_doppelganger(title, draw)
 }
+
+# expect_picture() for each named argument: its name the title, its value
+# the object to plot.
+expect_pictures <- function(...) {
+  objects <- list(...)
+  for (title in names(objects)) {
+    expect_picture(title, function() plot(objects[[title]]))
+  }
+}

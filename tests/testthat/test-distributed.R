@@ -38,6 +38,14 @@ test_that("distributed_initialize() checks its arguments before connecting", {
   )
 })
 
+test_that("distributed_initialize() checks R types before Python starts", {
+  for (args in list(list(num_processes = "2"), list(process_id = TRUE),
+                    list(timeout = "a"), list(timeout = NULL))) {
+    expect_error(do.call(distributed_initialize, args),
+                 class = "kerasmesh_error_distributed_argument")
+  }
+})
+
 test_that("distributed_initialize() falls back to Keras's variables", {
   start_jax()
   withr::local_envvar(

@@ -103,11 +103,14 @@ test_that("no kerasmesh error calls the user's value a Python object", {
     function() layout_map(mesh, k = list(NULL, list(1, 2))),
     function() variable_values(dict),
     function() sharding_picture(mesh, axes = dict, shape = 8),
-    function() kerasmesh:::shim_call("distribution.model_parallel",
-                                     layout_map(mesh)$py, list("x", "y")),
+    function() {
+      kerasmesh:::shim_call("distribution.model_parallel",
+                            layout_map(mesh)$py, list("x", "y"))
+    },
     function() kerasmesh:::shim_call("devices.list_devices", list("a", "b")),
-    function() kerasmesh:::shim_call("mesh.resolve_shape", list(2, dict), 8L,
-                                     "cpu")
+    function() {
+      kerasmesh:::shim_call("mesh.resolve_shape", list(2, dict), 8L, "cpu")
+    }
   ), function(f) {
     err <- tryCatch(f(), kerasmesh_error = identity)
     expect_s3_class(err, "kerasmesh_error")

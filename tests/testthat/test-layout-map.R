@@ -159,6 +159,8 @@ test_that("rule keys and assigned layouts of the wrong R type are refused", {
   expect_error(lm[c("a", "b")] <- list("model"),
                class = "kerasmesh_error_layout_axes")
   expect_error(lm["nope"], class = "kerasmesh_error_layout_key")
+  expect_error(lm[["a"]] <- 1, class = "kerasmesh_error_layout_axes")
+  expect_error(lm["a"] <- list(NA, 2), class = "kerasmesh_error_layout_axes")
   expect_snapshot(error = TRUE, {
     lm[[1]]
     lm[c("a", "b")] <- "model"
@@ -185,6 +187,7 @@ test_that("layout_map() refuses a missing mesh, keyless rules and bad axes", {
     layout_map(mesh, ".*kernel" = c(NA, "model"), "model")
     layout_map(mesh, ".*kernel" = list(NULL, 3))
     layout_map(mesh, ".*kernel" = 1:2)
+    layout_map(mesh, "model", c(NA, "model"))
   })
 })
 

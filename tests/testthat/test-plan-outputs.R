@@ -6,17 +6,6 @@ output_sharding_layout <- function(mesh, ...) {
              ".*dense.*output" = c("batch", NA), ...)
 }
 
-output_sharding_model <- function() {
-  keras <- reticulate::import("keras")
-  inputs <- keras$layers$Input(shape = list(28L, 28L, 1L))
-  y <- keras$layers$Flatten()(inputs)
-  y <- keras$layers$Dense(units = 200L, use_bias = FALSE,
-                          activation = "relu")(y)
-  y <- keras$layers$Dropout(0.4)(y)
-  y <- keras$layers$Dense(units = 16L, activation = "softmax")(y)
-  keras$Model(inputs = inputs, outputs = y)
-}
-
 test_that("output rules are listed with their layers, not as unmatched", {
   skip_if_no_keras()
   mesh <- device_mesh(c(batch = 2, model = 4))

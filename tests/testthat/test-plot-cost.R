@@ -51,9 +51,6 @@ test_that("a layout cost draws its memory and traffic", {
 })
 
 test_that("a cost without collectives draws an empty traffic panel", {
-  skip(paste("plot() of a layout cost without collectives (one device)",
-             "fails in cost_panel(): grid::unit() of no labels. Unskip",
-             "when R/plot-cost.R draws the empty panel."))
   expect_picture("cost without collectives", function() {
     plot(fixture_cost("cost-no-collectives"))
   })

@@ -152,10 +152,8 @@ test_that("plans with problems, many layers or no parameters draw", {
   expect_picture("plan with problems", function() {
     plot(fixture_plan("plan-errors"), by = "rule")
   })
-  expect_picture("plan of 18 blocks", function() {
-    plot(fixture_plan("plan-gemma-18-blocks"))
-  })
-  expect_picture("plan without parameters", function() {
-    plot(fixture_plan("plan-no-parameters"))
-  })
+  expect_pictures(
+    "plan of 18 blocks" = fixture_plan("plan-gemma-18-blocks"),
+    "plan without parameters" = fixture_plan("plan-no-parameters")
+  )
 })

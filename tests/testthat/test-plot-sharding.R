@@ -43,28 +43,16 @@ test_that("pictures plot from their descriptions alone, without Python", {
 })
 
 test_that("each kind of sharding picture draws", {
-  expect_picture("picture of the book kernel", function() {
-    plot(fixture_picture())
-  })
-  expect_picture("picture of a 3-D tensor", function() {
-    plot(fixture_picture("picture-3d"))
-  })
+  expect_pictures(
+    "picture of the book kernel" = fixture_picture(),
+    "picture of a 3-D tensor" = fixture_picture("picture-3d"),
+    "picture of a 4-D tensor" = fixture_picture("picture-4d"),
+    "picture of a scalar" = fixture_picture("picture-scalar"),
+    "picture of a replicated matrix" = fixture_picture("picture-replicated"),
+    "picture of a wide matrix" = fixture_picture("picture-wide"),
+    "picture of a planned bias" = fixture_picture("picture-plan-bias")
+  )
   expect_picture("picture of a 1-D tensor", function() {
     plot(fixture_picture("picture-1d"), main = "A bias")
-  })
-  expect_picture("picture of a 4-D tensor", function() {
-    plot(fixture_picture("picture-4d"))
-  })
-  expect_picture("picture of a scalar", function() {
-    plot(fixture_picture("picture-scalar"))
-  })
-  expect_picture("picture of a replicated matrix", function() {
-    plot(fixture_picture("picture-replicated"))
-  })
-  expect_picture("picture of a wide matrix", function() {
-    plot(fixture_picture("picture-wide"))
-  })
-  expect_picture("picture of a planned bias", function() {
-    plot(fixture_picture("picture-plan-bias"))
   })
 })

@@ -41,7 +41,7 @@ test_that("loading sets KERAS_BACKEND=jax unless a backend was chosen", {
 test_that("Python errors become R conditions with the Python type", {
   skip_if_no_keras()
   err <- expect_error(
-    kerasmesh:::shim_call("errors.describe_value"),
+    kerasmesh:::shim_call("errors.value_fact"),
     class = "kerasmesh_error_python"
   )
   expect_identical(err$python_type, "TypeError")

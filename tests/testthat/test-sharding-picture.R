@@ -136,6 +136,21 @@ test_that("sharding_picture() refuses what it can't picture, in R", {
   })
 })
 
+test_that("sharding_picture() checks R arguments before Python starts", {
+  mesh <- fixture_mesh()
+  expect_error(sharding_picture(mesh, axes = 1, shape = c(4, 4)),
+               class = "kerasmesh_error_layout_axes")
+  expect_error(sharding_picture(mesh, axes = c(NA, "model"), shape = "a"),
+               class = "kerasmesh_error_shape")
+  expect_error(sharding_picture(mesh, c(NA, "model"), c(4, 4), dtype = 1),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(error = TRUE, {
+    sharding_picture(mesh, shape = c(4, 4))
+    sharding_picture(mesh)
+    sharding_picture(fixture_layout_map(), shape = c(4, 4))
+  })
+})
+
 test_that("a sharding report's rows are pictured by path, with its mesh", {
   sharding <- fixture_sharding()
   expect_error(sharding_picture(sharding),

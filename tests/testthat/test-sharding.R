@@ -48,9 +48,9 @@ test_that("a sharding report prints within 80 columns", {
   expect_snapshot(print(sharding))
 })
 
-test_that("variable_sharding() rejects what is not a model", {
-  skip_if_no_keras()
+test_that("variable_sharding() rejects what is not a model, in R", {
   expect_error(variable_sharding("model"), class = "kerasmesh_error_model")
+  expect_error(variable_sharding(NULL), class = "kerasmesh_error_model")
 })
 
 test_that("format_bytes() uses powers of 1000", {
@@ -96,6 +96,8 @@ test_that("an empty sharding report prints its header only", {
 test_that("format_bytes() rounds to 3 digits and keeps NA", {
   expect_identical(format_bytes(c(0, 999, 1000, 1e6, 1.5e12, 3e18)),
                    c("0 B", "999 B", "1 kB", "1 MB", "1.5 TB", "3000 PB"))
+  expect_identical(format_bytes(c(999.4, 999.6, 999999, 999.5e6)),
+                   c("999 B", "1 kB", "1 MB", "1 GB"))
   expect_identical(format_bytes(NA), NA_character_)
   expect_identical(format_bytes(numeric()), character())
 })
