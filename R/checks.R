@@ -91,13 +91,13 @@ check_choice <- function(x, values, arg = rlang::caller_arg(x),
   x
 }
 
-check_flag <- function(x, arg = rlang::caller_arg(x),
+check_flag <- function(x, kind = "argument", arg = rlang::caller_arg(x),
                        call = rlang::caller_env()) {
   if (!is.logical(x) || length(x) != 1 || is.na(x)) {
     kerasmesh_abort(
       c("{.arg {arg}} must be `TRUE` or `FALSE`.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
+      kind = kind, call = call
     )
   }
   x

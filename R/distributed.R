@@ -108,32 +108,9 @@ distributed_initialize <- function(coordinator_address = NULL,
                                    num_processes = NULL, process_id = NULL,
                                    timeout = 300, bind_address = NULL,
                                    verbose = kerasmesh_verbose()) {
-  if (!is.null(coordinator_address) &&
-      (!is.character(coordinator_address) ||
-       length(coordinator_address) != 1 || is.na(coordinator_address))) {
-    kerasmesh_abort(
-      c("{.arg coordinator_address} must be a single string {.val host:port}.",
-        x = "Received {.obj_type_friendly {coordinator_address}}."),
-      kind = "distributed_argument"
-    )
-  }
-  if (!is.null(bind_address) &&
-      (!is.character(bind_address) || length(bind_address) != 1 ||
-       is.na(bind_address))) {
-    kerasmesh_abort(
-      c("{.arg bind_address} must be a single string, a host or
-         {.val host:port}.",
-        x = "Received {.obj_type_friendly {bind_address}}."),
-      kind = "distributed_argument"
-    )
-  }
-  if (!is.logical(verbose) || length(verbose) != 1 || is.na(verbose)) {
-    kerasmesh_abort(
-      c("{.arg verbose} must be `TRUE` or `FALSE`.",
-        x = "Received {.obj_type_friendly {verbose}}."),
-      kind = "distributed_argument"
-    )
-  }
+  check_address(coordinator_address, "a single string {.val host:port}")
+  check_address(bind_address, "a single string, a host or {.val host:port}")
+  check_flag(verbose, kind = "distributed_argument")
   num_processes <- as_whole_number(num_processes)
   process_id <- as_whole_number(process_id)
   timeout <- as_whole_number(timeout, null_ok = FALSE)
@@ -189,6 +166,19 @@ kerasmesh_verbose <- function() {
 
 # A single number for the shim, which checks its range: whole numbers as
 # integers (Python ints), anything else as it is.
+# NULL or one string: the shim checks what is in it.
+check_address <- function(x, what, arg = rlang::caller_arg(x),
+                          call = rlang::caller_env()) {
+  if (!is.null(x) && (!is.character(x) || length(x) != 1 || is.na(x))) {
+    kerasmesh_abort(
+      c(paste0("{.arg {arg}} must be ", what, "."),
+        x = "Received {.obj_type_friendly {x}}."),
+      kind = "distributed_argument", call = call
+    )
+  }
+  invisible(x)
+}
+
 as_whole_number <- function(x, null_ok = TRUE, arg = rlang::caller_arg(x),
                             call = rlang::caller_env()) {
   if (is.null(x) && null_ok) {
