@@ -39,10 +39,16 @@ start_worker <- function(code, job, id, processes, devices, address, env,
 
 # Starts `command` with its output in a file. processx starts it in a new
 # session on Unix: its own process group, whose id is its pid.
+#
+# launch_local() ends every worker itself (on.exit), so processx must not
+# kill on garbage collection: when something else in this process (Python,
+# loaded through reticulate) has reaped a finished worker, processx's
+# finalizer takes the process id for a running child and kills whatever has
+# it now, another launch's worker once process ids wrap around.
 start_group <- function(command, args, env, output) {
   processx::process$new(
     command, args, env = env, stdout = output, stderr = "2>&1",
-    cleanup = TRUE, cleanup_tree = TRUE
+    cleanup = FALSE, cleanup_tree = FALSE
   )
 }
 
