@@ -135,7 +135,7 @@ fill_value <- function(text, words) {
 # "object". A vector is worded as kerasmesh's R checks word one ("a
 # string", "a number"), with its values; the others
 # as "a list of 2 values: NULL, 3", "a named list of 1 value: a = 1",
-# "an object of class <keras.src.models.sequential.Sequential>".
+# "an object of class <module.Class>".
 value_words <- function(fact) {
   n <- fact$length
   type <- fact$type
