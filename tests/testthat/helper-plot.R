@@ -12,15 +12,12 @@ with_png <- function(expr, width = 6, height = 4) {
 }
 
 # The book's 1.54-billion-parameter model, built shape-only by layout_plan().
-book_builder <- function() {
-  keras <- keras()
-  function() {
-    keras$Sequential(list(
-      keras$Input(shape = list(16000L)),
-      keras$layers$Dense(64000L, activation = "relu", name = "dense"),
-      keras$layers$Dense(8000L, activation = "sigmoid", name = "dense_1")
-    ), name = "sequential")
-  }
+book_builder <- function() two_dense_builder(16000, 64000, 8000, "sigmoid")
+
+# plot(x) draws and gives back x invisibly, with a title or without.
+expect_plot_returns <- function(x) {
+  expect_invisible(with_png(plot(x)))
+  expect_identical(with_png(plot(x, main = "A title")), x)
 }
 
 # A vdiffr snapshot of the picture `draw()` makes

@@ -24,9 +24,7 @@ test_that("mesh panels are 2-D slices along the axes after the second", {
 
 test_that("meshes plot from their descriptions alone, without Python", {
   for (name in c("mesh-2x4", "mesh-3d")) {
-    mesh <- fixture_mesh(name)
-    expect_invisible(with_png(plot(mesh)))
-    expect_identical(with_png(plot(mesh, main = "A title")), mesh)
+    expect_plot_returns(fixture_mesh(name))
   }
 })
 

@@ -10,8 +10,7 @@ test_that("each picture plots to a PNG and returns itself invisibly", {
     sharding_picture(mesh, axes = character(), shape = numeric())
   )
   for (p in pictures) {
-    expect_invisible(with_png(plot(p)))
-    expect_identical(with_png(plot(p, main = "A title")), p)
+    expect_plot_returns(p)
   }
 })
 
@@ -36,9 +35,7 @@ test_that("plot() on a sharding report draws one variable", {
 
 test_that("pictures plot from their descriptions alone, without Python", {
   for (name in c("picture-book-kernel", "picture-3d")) {
-    picture <- fixture_picture(name)
-    expect_invisible(with_png(plot(picture)))
-    expect_identical(with_png(plot(picture, main = "A title")), picture)
+    expect_plot_returns(fixture_picture(name))
   }
 })
 
