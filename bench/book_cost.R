@@ -23,23 +23,17 @@ source(file.path(dirname(sub("^--file=", "", grep(
 ))), "common.R"))
 
 setup <- book_setup()
-mesh <- setup$mesh
-keras <- setup$keras
-startup <- setup$startup
-
-book <- book_model(keras)
-lm <- book_layout(mesh)
-mp <- model_parallel(lm)
+mp <- model_parallel(setup$lm)
 
 start <- Sys.time()
-cost <- layout_cost(book, mp, batch_size = 64, optimizer = "adam",
+cost <- layout_cost(setup$book, mp, batch_size = 64, optimizer = "adam",
                     loss = "binary_crossentropy")
 elapsed <- as.numeric(Sys.time() - start, units = "secs")
 peak <- peak_rss()
 print(cost, device_memory = "80GB")
 
 cmp <- compare_layouts(
-  book, list(data_parallel = data_parallel(), model_parallel = mp),
+  setup$book, list(data_parallel = data_parallel(), model_parallel = mp),
   batch_size = 64, optimizer = "adam", loss = "binary_crossentropy",
   device_memory = "80GB"
 )
@@ -48,7 +42,7 @@ print(cmp)
 peak_all <- peak_rss()
 
 cat("\n")
-cat(sprintf("Python, Keras and the mesh started in %.2f s\n", startup))
+cat(sprintf("Python, Keras and the mesh started in %.2f s\n", setup$startup))
 cat(sprintf("layout_cost() took %.2f s (limit 10 s), XLA's compile %.2f s\n",
             elapsed, cost$compile_seconds))
 cat(sprintf("Peak RSS after layout_cost(): %s (%.2f GiB; limit 1.5 GiB)\n",

@@ -21,22 +21,16 @@ source(file.path(dirname(sub("^--file=", "", grep(
 ))), "common.R"))
 
 setup <- book_setup()
-mesh <- setup$mesh
-keras <- setup$keras
-startup <- setup$startup
-
-book <- book_model(keras)
-lm <- book_layout(mesh)
 
 start <- Sys.time()
-plan <- layout_plan(book, lm, batch_size = 64, optimizer = "adam")
+plan <- layout_plan(setup$book, setup$lm, batch_size = 64, optimizer = "adam")
 elapsed <- as.numeric(Sys.time() - start, units = "secs")
 peak <- peak_rss()
 
 print(plan)
 s <- summary(plan)
 cat("\n")
-cat(sprintf("Python, Keras and the mesh started in %.2f s\n", startup))
+cat(sprintf("Python, Keras and the mesh started in %.2f s\n", setup$startup))
 cat(sprintf("layout_plan() took %.2f s (limit 5 s)\n", elapsed))
 cat(sprintf("Peak RSS of the R process: %s (%.2f GiB; limit 1.5 GiB)\n",
             format_bytes(peak), peak / 2^30))
