@@ -117,14 +117,9 @@ check_seconds <- function(x, arg = rlang::caller_arg(x),
 
 # " (3.5)" for short atomic values, so messages show what was received.
 received_value <- function(x) {
-  if (is.atomic(x) && length(x) >= 1 && length(x) <= 4) {
-    values <- if (is.character(x)) {
-      encodeString(x, quote = "\"")
-    } else {
-      vapply(x, format, character(1))
-    }
-    paste0(" (", paste(values, collapse = ", "), ")")
-  } else {
-    ""
+  if (!is.atomic(x) || length(x) == 0 || length(x) > 4) {
+    return("")
   }
+  values <- vapply(as.list(x), preview_words, character(1))
+  paste0(" (", paste(values, collapse = ", "), ")")
 }
