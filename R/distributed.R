@@ -73,8 +73,16 @@
 #' * Slurm (`srun`): `SLURM_JOB_ID`, `SLURM_STEP_NODELIST`, `SLURM_NTASKS`,
 #'   `SLURM_PROCID`, `SLURM_LOCALID`. The coordinator is the step's first
 #'   node, on port `61440 + SLURM_JOB_ID %% 4096`.
-#' * Open MPI (`mpirun`): `OMPI_MCA_orte_hnp_uri`, `OMPI_COMM_WORLD_SIZE`,
-#'   `OMPI_COMM_WORLD_RANK`. The coordinator is `mpirun`'s host.
+#' * Open MPI 4 (`mpirun`): `OMPI_MCA_orte_hnp_uri`,
+#'   `OMPI_COMM_WORLD_SIZE`, `OMPI_COMM_WORLD_RANK`. The coordinator is
+#'   `mpirun`'s host.
+#' * Open MPI 5 (`mpirun`, which no longer sets `OMPI_MCA_orte_hnp_uri`):
+#'   `PMIX_NAMESPACE`, `PMIX_SERVER_URI2`, `OMPI_COMM_WORLD_SIZE`,
+#'   `OMPI_COMM_WORLD_RANK`. The coordinator is `mpirun`'s host too: the
+#'   address of its PMIx server for processes on its node, the host named in
+#'   the job's namespace (`prterun-<host>-<pid>@<job>`) on other nodes, on a
+#'   port derived from the namespace, the same in every process. (JAX 0.10
+#'   itself detects only Open MPI 4.)
 #' * Kubernetes (an indexed Job): `JOB_COMPLETION_INDEX` is the process id;
 #'   the Job's template sets `JAX_COORDINATOR_ADDRESS` (the first pod's
 #'   `"host:port"`, such as `"train-0.train:1234"`) and
@@ -144,11 +152,11 @@ process_count <- function() {
 }
 
 # The variables the shim reads: Keras's, JAX's coordinator settings and
-# the launchers' (Slurm, Open MPI, Kubernetes).
+# the launchers' (Slurm, Open MPI and its PMIx, Kubernetes).
 distribution_env <- function() {
   env <- Sys.getenv()
   keep <- grepl(paste0(
-    "^(KERAS_DISTRIBUTION_|JAX_COORDINATOR_|SLURM_|OMPI_|",
+    "^(KERAS_DISTRIBUTION_|JAX_COORDINATOR_|SLURM_|OMPI_|PMIX_|",
     "JOB_COMPLETION_INDEX$|KERASMESH_NUM_PROCESSES$)"
   ), names(env))
   env <- env[keep]

@@ -82,6 +82,7 @@ test_that("distributed_initialize() after JAX started is an error", {
 
 test_that("distributed_initialize() sends whole numbers and launchers' env", {
   withr::local_envvar(SLURM_PROCID = "1", OMPI_COMM_WORLD_SIZE = "2",
+                      PMIX_NAMESPACE = "prterun-vm-1@1",
                       JOB_COMPLETION_INDEX = "0", UNRELATED_VARIABLE = "x")
   sent <- shim_request("distributed_initialize", "10.0.0.1:1234",
                        num_processes = 2, process_id = 1, timeout = 60)
@@ -90,6 +91,8 @@ test_that("distributed_initialize() sends whole numbers and launchers' env", {
   env <- sent$args[[5]]
   expect_identical(env$SLURM_PROCID, "1")
   expect_identical(env$OMPI_COMM_WORLD_SIZE, "2")
+  # Open MPI 5's PMIx variables, through which the shim detects it.
+  expect_identical(env$PMIX_NAMESPACE, "prterun-vm-1@1")
   expect_identical(env$JOB_COMPLETION_INDEX, "0")
   expect_null(env$UNRELATED_VARIABLE)
   # Not whole: passed on for the shim to refuse with its range.

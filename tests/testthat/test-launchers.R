@@ -1,6 +1,7 @@
-# distributed_initialize() with no arguments under the variables that srun
-# and a Kubernetes indexed Job set: two Rscript workers on this machine,
-# coordinator on 127.0.0.1. (mpirun itself runs in test-mpirun.R.)
+# distributed_initialize() with no arguments under the variables that srun,
+# Open MPI 5's mpirun and a Kubernetes indexed Job set: two Rscript workers
+# on this machine, coordinator on 127.0.0.1. (mpirun itself runs in
+# test-mpirun.R.)
 
 launcher_run <- function(envs) {
   dir <- withr::local_tempdir()
@@ -67,6 +68,30 @@ test_that("a Kubernetes indexed Job's variables give coordinator and id", {
     expect_identical(v$detected$coordinator_address, address)
     expect_identical(v$info$process_index, i - 1L)
     expect_identical(v$detected$process_id, i - 1L)
+    expect_identical(v$info$process_count, 2L)
+    expect_identical(v$info$device_count, 8L)
+  }
+})
+
+test_that("Open MPI 5's PMIx variables give the coordinator, count and id", {
+  skip_if_no_workers()
+  port <- as.character(kerasmesh:::free_port())
+  # What Open MPI 5's mpirun sets (no OMPI_MCA_orte_hnp_uri); JAX 0.10
+  # does not detect it. JAX_COORDINATOR_PORT picks a free port.
+  mpirun5 <- function(rank) {
+    c(OMPI_COMM_WORLD_SIZE = "2", OMPI_COMM_WORLD_RANK = rank,
+      OMPI_COMM_WORLD_LOCAL_RANK = rank, OMPI_COMM_WORLD_LOCAL_SIZE = "2",
+      PMIX_RANK = rank, PMIX_NAMESPACE = "prterun-localhost-4242@1",
+      PMIX_SERVER_URI2 = "prterun-localhost-4242@0.0;tcp4://127.0.0.1:1",
+      JAX_COORDINATOR_PORT = port)
+  }
+  run <- launcher_run(list(mpirun5("0"), mpirun5("1")))
+  expect_workers_ok(run)
+  for (i in 1:2) {
+    v <- run$values[[i]]
+    expect_identical(v$info$coordinator_address, paste0("127.0.0.1:", port))
+    expect_null(v$detected)
+    expect_identical(v$info$process_index, i - 1L)
     expect_identical(v$info$process_count, 2L)
     expect_identical(v$info$device_count, 8L)
   }

@@ -8,9 +8,16 @@ number of processes and this process's id, as JAX's own cluster detection
 * Slurm: `SLURM_JOB_ID`, `SLURM_STEP_NODELIST`, `SLURM_NTASKS`,
   `SLURM_PROCID`, `SLURM_LOCALID`; the coordinator is the step's first
   node, port `SLURM_JOB_ID % 4096 + 61440`.
-* Open MPI: `OMPI_MCA_orte_hnp_uri`, `OMPI_COMM_WORLD_SIZE`,
+* Open MPI 4: `OMPI_MCA_orte_hnp_uri`, `OMPI_COMM_WORLD_SIZE`,
   `OMPI_COMM_WORLD_RANK`; the coordinator is the launcher's first address,
   port derived from the Open MPI job id.
+* Open MPI 5 (PRRTE and PMIx, no `OMPI_MCA_orte_hnp_uri`; JAX 0.10 does
+  not detect it): `PMIX_NAMESPACE`, `PMIX_SERVER_URI2`,
+  `OMPI_COMM_WORLD_SIZE`, `OMPI_COMM_WORLD_RANK`. The coordinator is the
+  launcher's host, as for Open MPI 4: the address of the PMIx server when
+  that server is `mpirun` itself (its rank in the URI is 0), else the host
+  named in the job's namespace (`prterun-<host>-<pid>@<job>`); the port is
+  derived from the namespace, the same in every process of the job.
 * Kubernetes: `JOB_COMPLETION_INDEX` (an indexed Job) for the process id,
   with `JAX_COORDINATOR_ADDRESS` and `KERASMESH_NUM_PROCESSES`, which the
   Job's template sets (the Job API holds them, not the pod's environment).
@@ -24,6 +31,7 @@ the variables, not a silent fallback.
 from __future__ import annotations
 
 import re
+import zlib
 from typing import Mapping
 
 from .errors import KerasmeshError
@@ -36,6 +44,9 @@ SLURM_MARKERS = ("SLURM_STEP_NODELIST", "SLURM_PROCID", "SLURM_LOCALID",
 OMPI_REQUIRED = ("OMPI_MCA_orte_hnp_uri", "OMPI_COMM_WORLD_SIZE",
                  "OMPI_COMM_WORLD_RANK")
 OMPI_MARKERS = OMPI_REQUIRED + ("OMPI_COMM_WORLD_LOCAL_RANK",)
+# Open MPI 5 in place of OMPI_MCA_orte_hnp_uri. Not markers: `srun
+# --mpi=pmix` sets them too.
+OMPI5_REQUIRED = ("PMIX_NAMESPACE", "PMIX_SERVER_URI2")
 K8S_REQUIRED = ("JOB_COMPLETION_INDEX", "JAX_COORDINATOR_ADDRESS",
                 "KERASMESH_NUM_PROCESSES")
 K8S_MARKERS = ("JOB_COMPLETION_INDEX",)
@@ -48,10 +59,16 @@ LAUNCHERS = {
 
 # Every variable detect() reads; R passes these from its environment.
 VARIABLES = tuple(sorted(set(
-    SLURM_REQUIRED + SLURM_MARKERS + OMPI_MARKERS + K8S_REQUIRED +
-    ("JAX_COORDINATOR_PORT",))))
+    SLURM_REQUIRED + SLURM_MARKERS + OMPI_MARKERS + OMPI5_REQUIRED +
+    K8S_REQUIRED + ("JAX_COORDINATOR_PORT",))))
 
 _ORTE_ADDRESS = re.compile(r"tcp://(.+?)[,:]|tcp6://\[(.+?)[,\]]")
+# A PMIx server URI: "<namespace>.<rank>;tcp4://<address>:<port>" or
+# "...;tcp6://[<address>]:<port>".
+_PMIX_URI = re.compile(
+    r"^[^;]+\.([0-9]+);(?:tcp4?://([^,:\[\]]+)|tcp6://\[([^,\]]+)[,\]])")
+# The namespace mpirun (prterun) or a prte DVM gives a job.
+_PRTE_NAMESPACE = re.compile(r"^(?:prterun|prte)-(.+)-[0-9]+@[0-9]+$")
 _WHOLE = re.compile(r"^[0-9]+$")
 
 
@@ -104,7 +121,8 @@ def detect(environ: Mapping[str, str]) -> dict | None:
             i="Start each process with one launcher, or unset the "
               "other's variables.")
     name = found[0]
-    missing = [v for v in LAUNCHERS[name][1] if v not in environ]
+    required = _required(name, environ)
+    missing = [v for v in required if v not in environ]
     if missing:
         raise KerasmeshError(
             "distributed_argument",
@@ -124,7 +142,16 @@ def detect(environ: Mapping[str, str]) -> dict | None:
             i=f"Process ids run from 0 to {n - 1}.")
     return {"launcher": name, "coordinator_address": address,
             "num_processes": n, "process_id": pid,
-            "variables": [v for v in LAUNCHERS[name][1]]}
+            "variables": list(required)}
+
+
+def _required(name: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The variables a launcher must set: Open MPI 5's when PMIx's are
+    there and Open MPI 4's `OMPI_MCA_orte_hnp_uri` is not."""
+    if name == "Open MPI" and "OMPI_MCA_orte_hnp_uri" not in environ and \
+            any(v in environ for v in OMPI5_REQUIRED):
+        return OMPI5_REQUIRED + OMPI_REQUIRED[1:]
+    return LAUNCHERS[name][1]
 
 
 def _hint(name: str) -> str:
@@ -168,6 +195,8 @@ def _first_node(node_list: str) -> str:
 
 
 def _ompi_coordinator(environ: Mapping[str, str]) -> str:
+    if "OMPI_MCA_orte_hnp_uri" not in environ:
+        return _ompi5_coordinator(environ)
     uri = environ["OMPI_MCA_orte_hnp_uri"]
     match = _ORTE_ADDRESS.search(uri)
     job = uri.split(".", maxsplit=1)[0]
@@ -178,3 +207,31 @@ def _ompi_coordinator(environ: Mapping[str, str]) -> str:
             x=f"It is \"{uri}\".")
     host = next(g for g in match.groups() if g is not None)
     return f"{host}:{_port(environ, (int(job) // 2**12) % 2**12)}"
+
+
+def _ompi5_coordinator(environ: Mapping[str, str]) -> str:
+    """Open MPI 5's launcher host, and a port from the job's namespace."""
+    uri, namespace = environ["PMIX_SERVER_URI2"], environ["PMIX_NAMESPACE"]
+    match = _PMIX_URI.match(uri)
+    if match is None:
+        raise KerasmeshError(
+            "distributed_argument",
+            "`PMIX_SERVER_URI2` must name the PMIx server's address.",
+            x=f"It is \"{uri}\".")
+    if "JAX_COORDINATOR_ADDRESS" in environ:   # it replaces ours
+        return environ["JAX_COORDINATOR_ADDRESS"]
+    rank, host4, host6 = match.groups()
+    if int(rank) == 0:   # the server is mpirun: this is its host
+        host = host4 or f"[{host6}]"
+    else:
+        named = _PRTE_NAMESPACE.match(namespace)
+        if named is None:
+            raise KerasmeshError(
+                "distributed_argument",
+                "`PMIX_NAMESPACE` must name the launcher's host "
+                "(\"prterun-<host>-<pid>@<job>\").",
+                x=f"It is \"{namespace}\".",
+                i="Set `JAX_COORDINATOR_ADDRESS` to process 0's "
+                  "\"host:port\".")
+        host = named.group(1)
+    return f"{host}:{_port(environ, zlib.crc32(namespace.encode()) % 2**12)}"
