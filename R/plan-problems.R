@@ -61,12 +61,13 @@ layout_fix <- function(plan, name = "lm") {
 }
 
 #' @export
+format.kerasmesh_layout_fix <- function(x, ...) {
+  if (length(x) == 0) "# Nothing to fix." else unclass(x)
+}
+
+#' @export
 print.kerasmesh_layout_fix <- function(x, ...) {
-  if (length(x) == 0) {
-    writeLines("# Nothing to fix.")
-  } else {
-    writeLines(unclass(x))
-  }
+  writeLines(format(x, ...))
   invisible(x)
 }
 

@@ -191,8 +191,13 @@ r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
 
 # Registers a method for another package's generic once that package is
 # loaded, without loading it now.
-register_s3_method <- function(package, generic, class) {
-  method <- get(paste0(generic, ".", class), envir = topenv())
+register_s3_method <- function(package, generic, class,
+                               method = get(paste0(generic, ".", class),
+                                            envir = topenv())) {
+  force(package)
+  force(generic)
+  force(class)
+  force(method)
   register <- function(...) {
     registerS3method(generic, class, method, envir = asNamespace(package))
   }

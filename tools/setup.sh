@@ -14,6 +14,8 @@ DEBIAN_PACKAGES=(
   r-cran-rmarkdown r-cran-roxygen2 pandoc qpdf
   r-cran-ggplot2 r-cran-png r-cran-lintr r-cran-vdiffr
   openmpi-bin # mpirun, for the multi-process tests (tests/testthat/test-mpirun.R)
+  # Jupyter with the R kernel, for the notebook test (tests/testthat/test-notebook.R)
+  jupyter-nbconvert python3-ipykernel r-cran-irkernel r-cran-repr
 )
 # `setup.sh site`: also what `make site`, `site-check` and `coverage` need.
 if [ "${1:-}" = "site" ]; then
