@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kerasmesh needs; a second run only checks and takes seconds.
-#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf, Open MPI
+#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf, Open MPI,
+#     Jupyter with the R kernel
 #   - a Python (>= 3.11) virtualenv at $KERASMESH_VENV with keras and jax,
 #     and the test packages (keras-hub, without TensorFlow)
 #   - the kerasmesh R package itself
