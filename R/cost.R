@@ -109,7 +109,7 @@
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, ...,
                         timeout = 300) {
-  check_dots_none(...)
+  check_dots_none()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
               timeout = timeout, started = elapsed_seconds(),
               call = rlang::current_env())
@@ -220,7 +220,7 @@ compare_layouts <- function(model, layouts, batch_size, ...,
 cost_one_layout <- function(model, d, batch_size, name, i, n, started, call,
                             optimizer = NULL, loss = NULL,
                             input_shapes = NULL, timeout = 300, ...) {
-  check_dots_none(..., call = call)
+  check_dots_none(call = call)
   withCallingHandlers(
     cost_layout(model, d, batch_size, optimizer, loss, input_shapes,
                 timeout = timeout, started = started, call = call),
@@ -240,21 +240,17 @@ elapsed_seconds <- function() {
   proc.time()[["elapsed"]]
 }
 
-# `...` must be empty: a classed error naming what was passed.
-check_dots_none <- function(..., call = rlang::caller_env()) {
-  if (...length() > 0) {
-    dots <- names(list(...)) %||% rep("", ...length())
-    # nolint start: object_usage_linter. cli uses `shown`.
-    shown <- ifelse(nzchar(dots), dots, paste0("..", seq_along(dots)))
-    # nolint end
-    kerasmesh_abort(
-      c("{.arg ...} must be empty.",
-        x = "Received {.arg {shown}}.",
-        i = "Did you misspell an argument name?"),
-      kind = "argument", call = call
-    )
-  }
-  invisible()
+# `...` of `env` must be empty: rlang's error, which names what was
+# passed, with kerasmesh's classes added.
+check_dots_none <- function(env = rlang::caller_env(),
+                            call = rlang::caller_env()) {
+  tryCatch(
+    rlang::check_dots_empty(env = env, call = call),
+    rlib_error_dots_nonempty = function(e) {
+      class(e) <- c("kerasmesh_error_argument", "kerasmesh_error", class(e))
+      stop(e)
+    }
+  )
 }
 
 # A compile left running by a timeout must end before the process exits:
@@ -315,7 +311,7 @@ cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
   ok <- is.list(x) && length(x) > 0 && !is.null(names) && !anyNA(names) &&
     all(nzchar(names)) && all(vapply(x, function(s) {
       is.numeric(s) && length(s) > 0 && !anyNA(s) && all(s >= 1) &&
-        all(s == round(s))
+        all(s <= .Machine$integer.max) && all(s == round(s))
     }, TRUE))
   if (!ok) {
     kerasmesh_abort(

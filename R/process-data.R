@@ -21,7 +21,8 @@
 #' @param n The number of rows of the whole dataset.
 #' @param batch_size The global batch size, a multiple of `processes`.
 #' @param process,processes This process's index and the number of
-#'   processes; by default [process_index()] and [process_count()].
+#'   processes (at most 1,048,576, as [distributed_initialize()] allows);
+#'   by default [process_index()] and [process_count()].
 #' @return `process_rows()`: an integer vector of row numbers, in order.
 #'   `process_data()`: a list with `x`, `y` (NumPy arrays of this process's
 #'   rows; `y` is `NULL` without `y`), `rows` and `batch_size` (the
@@ -40,7 +41,7 @@ process_rows <- function(n, batch_size, process = process_index(),
                          processes = process_count()) {
   n <- check_rows(n)
   batch_size <- check_count(batch_size)
-  processes <- check_count(processes)
+  processes <- check_count(processes, max = max_processes_of_a_run)
   if (!is.numeric(process) || length(process) != 1 || is.na(process) ||
       process != round(process) || process < 0 || process >= processes) {
     kerasmesh_abort(
@@ -103,6 +104,9 @@ process_data <- function(x, y = NULL, batch_size,
 }
 
 # Helpers --------------------------------------------------------------------
+
+# The most processes of a run, as distributed_initialize() allows (2^20).
+max_processes_of_a_run <- 2^20
 
 # The per-process batch size, checking that the global one splits evenly.
 batch_share <- function(batch_size, processes, call = rlang::caller_env()) {

@@ -122,7 +122,8 @@ format_axes_short <- function(axes) {
 #' Format byte counts
 #'
 #' @param bytes Numbers of bytes: a numeric vector (`NA` gives `NA`) or
-#'   a list of single numbers; anything else is an error of class `kerasmesh_error_argument`.
+#'   a list of single numbers; anything else is an error of class
+#'   `kerasmesh_error_argument`.
 #' @return A character vector such as `"1.5 GB"` (powers of 1000).
 #' @export
 #' @examples
@@ -146,6 +147,10 @@ format_bytes <- function(bytes) {
     b <- bytes[[i]]
     if (is.na(b)) {
       out[i] <- NA_character_
+      next
+    }
+    if (!is.finite(b) || b < 0) {
+      out[i] <- paste(format(b), "B")
       next
     }
     power <- if (b < 1000) 0 else min(floor(log(b, 1000)), length(units) - 1)

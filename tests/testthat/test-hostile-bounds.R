@@ -156,3 +156,24 @@ test_that("process_data() refuses rows that are not rows of x", {
     process_data(x, batch_size = 2, rows = c(TRUE, FALSE))
   })
 })
+
+# -- siblings: other sizes from user input -------------------------------------
+
+test_that("process_rows() bounds the process count as distributed runs do", {
+  expect_error(process_rows(10, 2^21, 0, 2^21), "at most 1,048,576",
+               class = "kerasmesh_error_argument")
+  expect_identical(process_rows(2^20, 2^20, 2^20 - 1, 2^20), 2^20L)
+})
+
+test_that("layout_cost() refuses input shapes beyond R's integers", {
+  dist <- fixture_distribution()
+  # Before: as.integer() made them NA, an unknown dimension, silently.
+  expect_error(layout_cost(function() stop("not built"), dist, 16,
+                           input_shapes = list(ids = 3e9)),
+               class = "kerasmesh_error_input_shapes")
+})
+
+test_that("format_bytes() words infinite and negative counts without NA", {
+  expect_no_warning(out <- format_bytes(c(Inf, -Inf, -5)))
+  expect_identical(out, c("Inf B", "-Inf B", "-5 B"))
+})

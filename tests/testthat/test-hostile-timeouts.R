@@ -43,7 +43,7 @@ expect_timed_out <- function(out, phase) {
 
 test_that("a builder that never returns (an R loop) times out", {
   skip_if_no_keras()
-  out <- timed_cost(function(keras, plain) function() repeat {})
+  out <- timed_cost(function(keras, plain) function() repeat NULL)
   expect_timed_out(out, "building the model")
 })
 
@@ -114,7 +114,7 @@ test_that("a builder in a busy R loop times out", {
 test_that("a timeout leaves no time limit of its own behind", {
   skip_if_no_keras()
   out <- in_fresh_r_with(function() {
-    err <- tryCatch(layout_cost(function() repeat {}, data_parallel(),
+    err <- tryCatch(layout_cost(function() repeat NULL, data_parallel(),
                                 batch_size = 8, timeout = 1),
                     error = function(e) e)
     started <- proc.time()[["elapsed"]]

@@ -107,9 +107,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             compiled loss, or the stand-in (each output's mean, summed).
         input_shapes: {input name: shape without the batch dimension} for
             inputs with dimensions of unknown size.
-        timeout: seconds for the whole call (building, tracing and
-            compiling; see `deadline.py`), less `spent`, the seconds the
-            caller already spent (R, before it called).
+        timeout: seconds for the whole call (building, tracing, compiling:
+            `deadline.py`), less `spent`, seconds the caller spent before.
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
@@ -123,12 +122,10 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             outputs; `input_shapes`; `timeout`; `compile`.
     """
     require_backend(("jax",), "Costing a layout")
-    batch_size = check_batch_size(batch_size)
-    if batch_size is None:
-        raise KerasmeshError(
-            "argument", "`batch_size` must be a positive whole number.",
-            received=batch_size)
-    timeout = _check_timeout(timeout)
+    if check_batch_size(batch_size) is None:
+        raise KerasmeshError("argument", "`batch_size` must be a positive "
+                             "whole number.", received=batch_size)
+    batch_size, timeout = int(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))
     layout_map, batch_dim, kind = distribution_layout(distribution)
     try:
