@@ -84,8 +84,8 @@
 #'
 #' `JAX_COORDINATOR_ADDRESS` replaces any launcher's coordinator and
 #' `JAX_COORDINATOR_PORT` its port, as in JAX. An IPv6 address keeps its
-#' brackets (`[::1]:1234`). Incomplete launcher variables, two launchers'
-#' variables at once, a count or id beyond the bound above, a variable
+#' brackets, as in `"[::1]:1234"`. Incomplete launcher variables, two
+#' launchers' variables at once, a count or id beyond the bound above, a variable
 #' longer than 65,536 characters, or a process id that is not below the
 #' count are errors of class
 #' `kerasmesh_error_distributed_argument` that name the variables. A

@@ -162,7 +162,7 @@ test_that("process_data() refuses rows that are not rows of x", {
 test_that("process_rows() bounds the process count as distributed runs do", {
   expect_error(process_rows(10, 2^21, 0, 2^21), "at most 1,048,576",
                class = "kerasmesh_error_argument")
-  expect_identical(process_rows(2^20, 2^20, 2^20 - 1, 2^20), 2^20L)
+  expect_identical(process_rows(2^20, 2^20, 2^20 - 1, 2^20), 1048576L)
 })
 
 test_that("layout_cost() refuses input shapes beyond R's integers", {
