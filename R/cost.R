@@ -216,7 +216,7 @@ compare_layouts <- function(model, layouts, batch_size, ...,
 }
 
 # One layout of compare_layouts(), its errors naming the layout (their
-# kerasmesh class kept, with the original as the parent).
+# kerasmesh classes kept, with the original as the parent).
 cost_one_layout <- function(model, d, batch_size, name, i, n, started, call,
                             optimizer = NULL, loss = NULL,
                             input_shapes = NULL, timeout = 300, ...) {
@@ -228,7 +228,7 @@ cost_one_layout <- function(model, d, batch_size, name, i, n, started, call,
       kinds <- grep("^kerasmesh_error_", class(e), value = TRUE)
       kerasmesh_abort(
         "Can't cost layout {.val {name}} ({i} of {n}).",
-        kind = sub("^kerasmesh_error_", "", kinds[1]), parent = e,
+        kind = sub("^kerasmesh_error_", "", kinds), parent = e,
         layout = name, call = call
       )
     }

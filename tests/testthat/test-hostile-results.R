@@ -118,3 +118,18 @@ test_that("format_bytes() refuses what is not bytes", {
   expect_identical(format_bytes(c(NA, 5)), c(NA, "5 B"))
   expect_identical(format_bytes(NA), NA_character_)
 })
+
+test_that("compare_layouts() keeps every class of a layout's error", {
+  skip_if_no_keras()
+  within_seconds({
+    lm <- layout_map(book_mesh(), ".*dense.*kernel" = c("model", NA))
+    odd <- function() two_dense_builder(30, 64, 16)()
+    err <- expect_error(
+      compare_layouts(odd, list(mp = model_parallel(lm)), batch_size = 8),
+      class = "kerasmesh_error_layout_divisibility"
+    )
+    ours <- grep("^kerasmesh_error", class(err$parent), value = TRUE)
+    expect_true(all(ours %in% class(err)))
+    expect_match(conditionMessage(err), 'layout "mp" (1 of 1)', fixed = TRUE)
+  }, 120)
+})
