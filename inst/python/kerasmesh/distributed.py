@@ -106,8 +106,7 @@ def coordinator_from(addresses: Any, num_processes: int | None,
 
 def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
     """A whole number from `minimum` to the most processes (ids: one less)
-    from an argument or an environment string, checked before anything
-    is built from it."""
+    from an argument or an environment string."""
     source = _source(arg, from_env)
     maximum = MAX_PROCESSES if minimum == 1 else MAX_PROCESSES - 1
     if from_env is not None and isinstance(value, str) and \
@@ -120,18 +119,12 @@ def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
             "distributed_argument", f"{source} must be {rule}.",
             received=value)
     if value > maximum:
+        shown = f"{int(value):,}" if value < 1e24 else f"{value:.3g}"
         raise KerasmeshError(
-            "distributed_argument",
-            f"{source} must be at most {maximum:,}.",
-            x=f"Received {_big(value)}.",
+            "distributed_argument", f"{source} must be at most {maximum:,}.",
+            x=f"Received {shown}.",
             i=f"kerasmesh runs at most {MAX_PROCESSES:,} processes.")
     return int(value)
-
-
-def _big(value: Any) -> str:
-    """A whole number for a message, however large."""
-    text = f"{int(value):,}"
-    return text if len(text) <= 30 else f"{float(value):.3g}"
 
 
 def _checked_counts(n: Any, pid: Any, n_env: str | None,
