@@ -7,7 +7,13 @@
 # call down, one back; no scope driven from R). An error the builder raises
 # reaches the caller as raised, not as the Python error reticulate makes
 # of it on the way back.
-with_plan_model <- function(model, f, arg = rlang::caller_arg(model),
+#
+# With a `deadline` (an elapsed_seconds() value), an R builder runs under
+# setTimeLimit() until then, and an error it raises at or after the
+# deadline (R's time limit, or the shim's stopping Python code the builder
+# called) becomes a `kerasmesh_error_timeout`.
+with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
+                            arg = rlang::caller_arg(model),
                             call = rlang::caller_env()) {
   if (inherits(model, "python.builtin.object")) {
     return(f(model))
@@ -21,10 +27,38 @@ with_plan_model <- function(model, f, arg = rlang::caller_arg(model),
   }
   failed <- NULL
   builder <- function() {
-    withCallingHandlers(model(), error = function(e) failed <<- e)
+    if (!is.null(deadline)) {
+      setTimeLimit(elapsed = max(deadline - elapsed_seconds(), 0.1),
+                   transient = TRUE)
+      on.exit(setTimeLimit(elapsed = Inf), add = TRUE)
+    }
+    withCallingHandlers(model(), error = function(e) {
+      # No time limit while the error is handled (R's own is cleared when
+      # it fires; the shim's stopping Python leaves R's set).
+      setTimeLimit(elapsed = Inf)
+      failed <<- if (!is.null(deadline) &&
+                       elapsed_seconds() >= deadline - 0.5) {
+        builder_timeout(timeout, e, call)
+      } else {
+        e
+      }
+    })
   }
   withCallingHandlers(
     f(builder),
     error = function(e) if (!is.null(failed)) stop(failed)
+  )
+}
+
+# The timeout error of a builder stopped at the deadline, unsignalled.
+builder_timeout <- function(timeout, e, call) {
+  tryCatch(
+    kerasmesh_abort(
+      c("Costing the training step took longer than {timeout} s.",
+        x = "The time ran out while building the model (in the builder).",
+        i = "Raise {.arg timeout}, or cost a smaller model or batch."),
+      kind = "timeout", parent = e, call = call
+    ),
+    error = identity
   )
 }

@@ -25,12 +25,24 @@
 #' inside loops are counted once per appearance in the program.
 #'
 #' @section The timeout:
-#' XLA's compiler can't be interrupted from R or Python. It runs in a
-#' background thread; when `timeout` seconds (counted from the start of
-#' tracing) pass, `layout_cost()` stops waiting and signals an error of
-#' class `kerasmesh_error_timeout`, and the thread finishes its compile in
-#' the background, using a CPU core until it does, and its result is
-#' dropped.
+#' `timeout` is wall time from the call: starting Python (on the first
+#' call), building the model, planning, tracing the step and compiling it
+#' all count. When it passes, `layout_cost()` signals an error of class
+#' `kerasmesh_error_timeout` that says what was running, within a moment
+#' of `timeout`, and the session stays usable:
+#' * an R builder is stopped where it stands (by R's `setTimeLimit()`, set
+#'   around it and reset after it: a time limit of your own set with
+#'   `setTimeLimit()` is cleared then);
+#' * Python code (a builder's call into Python, a layer that traces
+#'   slowly) is stopped at the next Python instruction: kerasmesh raises
+#'   an exception in it. A single call into C that does not return to
+#'   Python (one long NumPy or XLA operation) can't be stopped: the error
+#'   comes when it returns;
+#' * XLA's compiler can't be interrupted at all. It runs in a background
+#'   thread; at the deadline `layout_cost()` stops waiting and the thread
+#'   finishes its compile in the background, using a CPU core until it
+#'   does, and its result is dropped. This thread is the only thing that
+#'   keeps running after a timeout; R waits for it when it exits.
 #'
 #' @param model A built Keras model, or a function of no arguments that
 #'   builds and returns one (preferred: it is built shape-only). The model
@@ -52,7 +64,7 @@
 #'   unknown size, their shape without the batch dimension, such as
 #'   `list(token_ids = 128, padding_mask = 128)`.
 #' @param ... Must be empty.
-#' @param timeout Seconds to wait for the compile (see below).
+#' @param timeout Seconds the whole call may take (see below).
 #' @return A `kerasmesh_layout_cost` object, a list with
 #'   * `memory`: bytes per device, named `weights`, `optimizer`, `inputs`
 #'     (the device's part of the batch and targets), `activations`
@@ -97,22 +109,35 @@
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, ...,
                         timeout = 300) {
-  rlang::check_dots_empty()
-  call <- rlang::current_env()
+  check_dots_none()
+  cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
+              timeout = timeout, started = elapsed_seconds(),
+              call = rlang::current_env())
+}
+
+# layout_cost() for a call that started at `started` (elapsed_seconds()):
+# `timeout` counts from then, through building, tracing and compiling.
+cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
+                        loss = NULL, input_shapes = NULL, timeout = 300,
+                        started = elapsed_seconds(),
+                        call = rlang::caller_env()) {
   distribution <- cost_distribution_arg(distribution, call = call)
-  batch_size <- check_count(batch_size)
+  batch_size <- check_count(batch_size, call = call)
   optimizer <- plan_optimizer_arg(optimizer, call = call)
   loss <- cost_loss_arg(loss, call = call)
   input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
-  timeout <- check_seconds(timeout)
+  timeout <- check_seconds(timeout, call = call)
   wait_for_compiles_at_exit()
+  shim(call) # Python starts (on the first call) inside the time.
   cost_of <- function(model) {
     shim_call(
       "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
-      input_shapes, timeout, call = call
+      input_shapes, timeout, elapsed_seconds() - started, call = call
     )
   }
-  new_layout_cost(with_plan_model(model, cost_of, call = call))
+  new_layout_cost(with_plan_model(model, cost_of, deadline = started + timeout,
+                                  timeout = timeout, arg = "model",
+                                  call = call))
 }
 
 #' Compare layouts by what one training step costs
@@ -125,7 +150,11 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 #' @param layouts A named list of distributions ([data_parallel()],
 #'   [model_parallel()]).
 #' @param ... Passed to [layout_cost()]: `optimizer`, `loss`,
-#'   `input_shapes`, `timeout`.
+#'   `input_shapes`, `timeout`. `timeout` is for the whole comparison,
+#'   from the call. An error costing one layout names the layout (by name
+#'   and position) and keeps the class of the error it wraps, which is its
+#'   `parent`; a layout that is not a distribution is an error before any
+#'   layout is costed.
 #' @param device_memory The memory of one device: bytes, or a string such
 #'   as `"80GB"` or `"16 GiB"`; `NULL` to leave out the `fits` column.
 #' @return A `kerasmesh_layout_comparison`: a data frame with one row per
@@ -174,10 +203,54 @@ compare_layouts <- function(model, layouts, batch_size, ...,
   }
   limit <- parse_limit(device_memory)
   batch_size <- check_count(batch_size)
-  costs <- lapply(layouts, function(d) {
-    layout_cost(model, d, batch_size = batch_size, ...)
-  })
+  started <- elapsed_seconds()
+  for (name in names(layouts)) {
+    cost_distribution_arg(layouts[[name]], arg = paste0("layouts$", name),
+                          call = call)
+  }
+  costs <- Map(function(d, name, i) {
+    cost_one_layout(model, d, batch_size, name, i, length(layouts),
+                    started, call, ...)
+  }, layouts, names(layouts), seq_along(layouts))
   new_layout_comparison(costs, limit)
+}
+
+# One layout of compare_layouts(), its errors naming the layout (their
+# kerasmesh classes kept, with the original as the parent).
+cost_one_layout <- function(model, d, batch_size, name, i, n, started, call,
+                            optimizer = NULL, loss = NULL,
+                            input_shapes = NULL, timeout = 300, ...) {
+  check_dots_none(call = call)
+  withCallingHandlers(
+    cost_layout(model, d, batch_size, optimizer, loss, input_shapes,
+                timeout = timeout, started = started, call = call),
+    kerasmesh_error = function(e) {
+      kinds <- grep("^kerasmesh_error_", class(e), value = TRUE)
+      kerasmesh_abort(
+        "Can't cost layout {.val {name}} ({i} of {n}).",
+        kind = sub("^kerasmesh_error_", "", kinds), parent = e,
+        layout = name, call = call
+      )
+    }
+  )
+}
+
+# Seconds since some fixed point, for deadlines.
+elapsed_seconds <- function() {
+  proc.time()[["elapsed"]]
+}
+
+# `...` of `env` must be empty: rlang's error, which names what was
+# passed, with kerasmesh's classes added.
+check_dots_none <- function(env = rlang::caller_env(),
+                            call = rlang::caller_env()) {
+  tryCatch(
+    rlang::check_dots_empty(env = env, call = call),
+    rlib_error_dots_nonempty = function(e) {
+      class(e) <- c("kerasmesh_error_argument", "kerasmesh_error", class(e))
+      stop(e)
+    }
+  )
 }
 
 # A compile left running by a timeout must end before the process exits:
@@ -238,7 +311,7 @@ cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
   ok <- is.list(x) && length(x) > 0 && !is.null(names) && !anyNA(names) &&
     all(nzchar(names)) && all(vapply(x, function(s) {
       is.numeric(s) && length(s) > 0 && !anyNA(s) && all(s >= 1) &&
-        all(s == round(s))
+        all(s <= .Machine$integer.max) && all(s == round(s))
     }, TRUE))
   if (!ok) {
     kerasmesh_abort(

@@ -22,8 +22,10 @@
 #'   every process (a free port on process 0's host). Keras's list of every
 #'   process's address, comma-separated, coordinator first, works too.
 #'   `NULL`: the environment variable `KERAS_DISTRIBUTION_JOB_ADDRESSES`.
-#' @param num_processes The number of processes. `NULL`: the environment
-#'   variable `KERAS_DISTRIBUTION_NUM_PROCESSES`.
+#' @param num_processes The number of processes, at most 1,048,576
+#'   (2^20: ten times the largest clusters' device counts, checked before
+#'   anything is built from it). `NULL`: the environment variable
+#'   `KERAS_DISTRIBUTION_NUM_PROCESSES`.
 #' @param process_id This process's id, from 0 (the coordinator) to
 #'   `num_processes - 1`. `NULL`: the environment variable
 #'   `KERAS_DISTRIBUTION_PROCESS_ID`.
@@ -89,9 +91,11 @@
 #'   `KERASMESH_NUM_PROCESSES` (the Job's `parallelism`).
 #'
 #' `JAX_COORDINATOR_ADDRESS` replaces any launcher's coordinator and
-#' `JAX_COORDINATOR_PORT` its port, as in JAX. Incomplete launcher
-#' variables, two launchers' variables at once, or a process id that is
-#' not below the count are errors of class
+#' `JAX_COORDINATOR_PORT` its port, as in JAX. An IPv6 address keeps its
+#' brackets, as in `"[::1]:1234"`. Incomplete launcher variables, two
+#' launchers' variables at once, a count or id beyond the bound above, a
+#' variable longer than 65,536 characters, or a process id that is not
+#' below the count are errors of class
 #' `kerasmesh_error_distributed_argument` that name the variables. A
 #' failure to reach the coordinator names the launcher and the address.
 #' The vignette has recipes for each.

@@ -61,18 +61,46 @@ quiet_lines <- function(lines) {
 
 #' @export
 `[[.kerasmesh_launch` <- function(x, i, ...) {
-  if (is.character(i)) {
+  if (is.character(i) && length(i) == 1 && !is.na(i)) {
     return(launch_field(x, i))
+  }
+  if (!is.numeric(i) || length(i) != 1 || is.na(i) || i < 1 ||
+      i > length(x) || i != round(i)) {
+    abort_worker_index(x, i, "a single worker number")
   }
   .subset2(unclass(x), i)
 }
 
 #' @export
 `[.kerasmesh_launch` <- function(x, i) {
+  if (missing(i)) {
+    return(x)
+  }
+  # Workers that exist only: no NA, no fraction, no number past the last
+  # worker, no logical index of another length. Negative numbers drop
+  # workers.
+  picked <- if (is.numeric(i) || is.logical(i)) {
+    tryCatch(seq_along(x)[i], error = function(e) NA_integer_)
+  }
+  if (is.null(picked) || anyNA(picked) ||
+      (is.logical(i) && length(i) != length(x)) ||
+      (is.numeric(i) && any(i != round(i)))) {
+    abort_worker_index(x, i, "worker numbers")
+  }
   attrs <- attributes(x)
-  out <- unclass(x)[i]
+  out <- unclass(x)[picked]
   attributes(out) <- attrs[setdiff(names(attrs), "names")]
   out
+}
+
+abort_worker_index <- function(x, i, what, call = rlang::caller_env()) {
+  n <- length(x) # nolint: object_usage_linter. cli uses `n`.
+  kerasmesh_abort(
+    c("The index of a launch must be {what} from 1 to {n}.",
+      x = "Received {.obj_type_friendly {i}}{received_value(i)}.",
+      i = "The launch has {n} worker{?s}."),
+    kind = "argument", call = call
+  )
 }
 
 # A field of every worker (a vector for process_id, pid, status and

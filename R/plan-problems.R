@@ -20,7 +20,9 @@
 #' [as_layout_map()].
 #'
 #' @param plan A [layout_plan()].
-#' @param name The name of the layout map in the code.
+#' @param name The name of the layout map in the code, a single string;
+#'   a name that is not syntactic R (such as `"my map"` or `"if"`) is
+#'   written in backquotes, so the code always parses.
 #' @return A character vector of R code, of class `kerasmesh_layout_fix`
 #'   (printed as is); empty when there is nothing to fix or no fix was
 #'   found.
@@ -52,7 +54,7 @@ layout_fix <- function(plan, name = "lm") {
       kind = "argument"
     )
   }
-  name <- check_string(name)
+  name <- code_name(check_string(name))
   groups <- attr(plan, "groups")
   fixes <- if (is.null(groups)) list() else groups$fix
   code <- unlist(lapply(fixes[!vapply(fixes, is.null, TRUE)], fix_code,
@@ -116,6 +118,12 @@ new_plan_outputs <- function(outputs) {
   out$classes <- lapply(outputs, function(o) as.character(unlist(o$classes)))
   out$listing <- lapply(outputs, function(o) as.character(unlist(o$listing)))
   out
+}
+
+# `name` as R code: as it is when syntactic, else in backquotes ("`my
+# map`"), with any backquote or backslash inside escaped.
+code_name <- function(name) {
+  deparse(as.name(name), backtick = TRUE)
 }
 
 # R code for one fix: rules removed, then rules added.

@@ -21,7 +21,8 @@
 #' @param n The number of rows of the whole dataset.
 #' @param batch_size The global batch size, a multiple of `processes`.
 #' @param process,processes This process's index and the number of
-#'   processes; by default [process_index()] and [process_count()].
+#'   processes (at most 1,048,576, as [distributed_initialize()] allows);
+#'   by default [process_index()] and [process_count()].
 #' @return `process_rows()`: an integer vector of row numbers, in order.
 #'   `process_data()`: a list with `x`, `y` (NumPy arrays of this process's
 #'   rows; `y` is `NULL` without `y`), `rows` and `batch_size` (the
@@ -40,7 +41,7 @@ process_rows <- function(n, batch_size, process = process_index(),
                          processes = process_count()) {
   n <- check_rows(n)
   batch_size <- check_count(batch_size)
-  processes <- check_count(processes)
+  processes <- check_count(processes, max = max_processes_of_a_run)
   if (!is.numeric(process) || length(process) != 1 || is.na(process) ||
       process != round(process) || process < 0 || process >= processes) {
     kerasmesh_abort(
@@ -53,29 +54,32 @@ process_rows <- function(n, batch_size, process = process_index(),
   share <- batch_share(batch_size, processes)
   full <- n %/% batch_size
   rest <- n - full * batch_size
-  starts <- (seq_len(full) - 1) * batch_size
-  rows <- as.vector(outer(process * share + seq_len(share), starts, `+`))
-  if (rest > 0) {
-    last <- rest %/% processes
-    if (rest %% processes != 0) {
-      kerasmesh_warn(
-        c("{rest %% processes} row{?s} of the last batch {?is/are} not fed.",
-          i = "Its {rest} rows don't split evenly over {processes}
-               processes."),
-        kind = "rows_dropped"
-      )
-    }
-    rows <- c(rows, full * batch_size + process * last + seq_len(last))
+  last <- rest %/% processes
+  if (rest %% processes != 0) {
+    kerasmesh_warn(
+      c("{rest %% processes} row{?s} of the last batch {?is/are} not fed.",
+        i = "Its {rest} rows don't split evenly over {processes}
+             processes."),
+      kind = "rows_dropped"
+    )
   }
-  as.integer(rows)
+  # One run of rows per batch, made in place by sequence(): memory stays
+  # the size of the result (plus two vectors of one number per batch).
+  starts <- c((seq_len(full) - 1) * batch_size + process * share,
+              if (last > 0) full * batch_size + process * last)
+  sizes <- c(rep.int(share, full), if (last > 0) last)
+  sequence(nvec = as.integer(sizes), from = as.integer(starts + 1))
 }
 
 #' @rdname process_rows
 #' @param x,y R arrays (vectors, matrices or arrays) of all rows, the rows
 #'   along the first dimension; or, with `rows = NULL`, of this process's
 #'   rows only (each process read its own).
-#' @param rows The rows this process feeds; `NULL` when `x` and `y` hold
-#'   only this process's rows already.
+#' @param rows The rows this process feeds: whole numbers from 1 to the
+#'   number of rows of `x` (any other value, such as `0`, `-1`, `NA`, a
+#'   logical vector or a row beyond the last, is an error of class
+#'   `kerasmesh_error_argument` that names the bad rows); `NULL` when `x`
+#'   and `y` hold only this process's rows already.
 #' @param dtype The NumPy dtype of the arrays.
 #' @export
 process_data <- function(x, y = NULL, batch_size,
@@ -83,6 +87,7 @@ process_data <- function(x, y = NULL, batch_size,
                          dtype = "float32") {
   batch_size <- check_count(batch_size)
   share <- batch_share(batch_size, process_count())
+  rows <- check_row_numbers(rows, n_rows(x))
   if (!is.null(y) && n_rows(y) != n_rows(x)) {
     kerasmesh_abort(
       c("{.arg x} and {.arg y} must have the same number of rows.",
@@ -99,6 +104,9 @@ process_data <- function(x, y = NULL, batch_size,
 }
 
 # Helpers --------------------------------------------------------------------
+
+# The most processes of a run, as distributed_initialize() allows (2^20).
+max_processes_of_a_run <- 2^20
 
 # The per-process batch size, checking that the global one splits evenly.
 batch_share <- function(batch_size, processes, call = rlang::caller_env()) {
@@ -143,4 +151,34 @@ check_rows <- function(x, arg = rlang::caller_arg(x),
     )
   }
   as.integer(x)
+}
+
+# Row numbers into `n` rows (NULL stays NULL): whole numbers from 1 to
+# `n`, not a logical index, no NA, no negative (dropping) index.
+check_row_numbers <- function(rows, n, arg = rlang::caller_arg(rows),
+                              call = rlang::caller_env()) {
+  if (is.null(rows)) {
+    return(NULL)
+  }
+  if (!is.numeric(rows)) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be row numbers, whole numbers from 1 to {n}.",
+        x = "Received {.obj_type_friendly {rows}}{received_value(rows)}."),
+      kind = "argument", call = call
+    )
+  }
+  bad <- is.na(rows) | rows < 1 | rows > n | rows != round(rows)
+  if (any(bad)) {
+    # nolint start: object_usage_linter. cli uses them.
+    shown <- paste(format(utils::head(rows[bad], 5)), collapse = ", ")
+    more <- if (sum(bad) > 5) ", ..." else ""
+    # nolint end
+    kerasmesh_abort(
+      c("{.arg {arg}} must be row numbers, whole numbers from 1 to {n}.",
+        x = "{cli::qty(sum(bad))}Bad row number{?s}: {shown}{more}.",
+        i = "{.arg x} has {n} row{?s}."),
+      kind = "argument", call = call
+    )
+  }
+  as.integer(rows)
 }

@@ -121,18 +121,36 @@ format_axes_short <- function(axes) {
 
 #' Format byte counts
 #'
-#' @param bytes Numbers of bytes.
+#' @param bytes Numbers of bytes: a numeric vector (`NA` gives `NA`) or
+#'   a list of single numbers; anything else is an error of class
+#'   `kerasmesh_error_argument`.
 #' @return A character vector such as `"1.5 GB"` (powers of 1000).
 #' @export
 #' @examples
 #' format_bytes(c(512, 2048, 6.2e9))
 format_bytes <- function(bytes) {
+  if (is.list(bytes) && all(vapply(bytes, function(b) {
+    is.numeric(b) && length(b) == 1
+  }, TRUE))) {
+    bytes <- vapply(bytes, identity, numeric(1), USE.NAMES = FALSE)
+  }
+  if (!is.numeric(bytes) && !(is.logical(bytes) && all(is.na(bytes)))) {
+    kerasmesh_abort(
+      c("{.arg bytes} must be a numeric vector.",
+        x = "Received {.obj_type_friendly {bytes}}{received_value(bytes)}."),
+      kind = "argument"
+    )
+  }
   units <- c("B", "kB", "MB", "GB", "TB", "PB")
   out <- character(length(bytes))
   for (i in seq_along(bytes)) {
     b <- bytes[[i]]
     if (is.na(b)) {
       out[i] <- NA_character_
+      next
+    }
+    if (!is.finite(b) || b < 0) {
+      out[i] <- paste(format(b), "B")
       next
     }
     power <- if (b < 1000) 0 else min(floor(log(b, 1000)), length(units) - 1)

@@ -97,3 +97,27 @@ def test_lookup_agrees_with_keras(mesh, key, path):
     ours = lookup(lm, path)["axes"]
     theirs = lm[path]
     assert ours == (None if theirs is None else list(theirs.axes))
+
+
+def keras_map_with(mesh, key):
+    """A Keras LayoutMap made without kerasmesh, holding `key`."""
+    keras_map = keras.distribution.LayoutMap(mesh)
+    keras_map[key] = (None, "model")
+    return keras_map
+
+
+@pytest.mark.parametrize("key", ["(a+)+b", "(a|ab)*c", "dense["])
+def test_keys_of_a_keras_layout_map_are_checked(mesh, key):
+    from kerasmesh.distribution import model_parallel
+    from kerasmesh.layout import describe_layout_map
+
+    keras_map = keras_map_with(mesh, key)
+    assert kind_of(describe_layout_map, keras_map) == "layout_key"
+    assert kind_of(model_parallel, keras_map) == "layout_key"
+
+
+def test_a_bad_key_added_after_describing_is_refused_on_copy(mesh):
+    keras_map = keras_map_with(mesh, "ok")
+    keras_map["(a+)+b"] = (None, "model")
+    assert kind_of(set_rule, keras_map, "x", ["model"]) == "layout_key"
+    assert kind_of(remove_rule, keras_map, "x") == "layout_key"

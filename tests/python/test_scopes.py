@@ -49,3 +49,37 @@ def test_shape_only_restores_on_error(distribution):
     # Keras is usable again: a model built now gets values.
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
     assert model.variables[0]._value is not None
+
+
+def compiled_builder():
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(8)])
+    model.compile(optimizer="adam", loss="mse")
+    return model
+
+
+def test_a_builder_that_compiles_fails_in_a_bare_stateless_scope():
+    # What the planner met before: the reason for the scope below.
+    with pytest.raises(ValueError, match="stateless scope"):
+        with scopes.shape_only():
+            compiled_builder()
+
+
+def test_compile_runs_in_the_shape_only_scope_without_allocating():
+    with scopes.shape_only(), scopes.compile_outside_stateless_scope():
+        model = compiled_builder()
+        assert global_state.get_global_attribute("stateless_scope") is not None
+    assert model.optimizer is not None
+    assert model.loss == "mse"
+    # The weights were never given values.
+    assert all(v._value is None for v in model.weights)
+
+
+def test_keras_compile_is_back_after_the_scope_on_every_path():
+    own = keras.Model.__dict__.get("compile")
+    inherited = keras.Model.compile
+    with pytest.raises(RuntimeError, match="boom"):
+        with scopes.compile_outside_stateless_scope():
+            assert keras.Model.compile is not inherited
+            raise RuntimeError("boom")
+    assert keras.Model.__dict__.get("compile") is own
+    assert keras.Model.compile is inherited

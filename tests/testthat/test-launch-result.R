@@ -125,3 +125,24 @@ test_that("gloo's messages are dropped when threads interleave their pieces", {
   expect_true(any(grepl("^[0-9]+$", lines[-1]))) # a stray number line
   expect_identical(kerasmesh:::quiet_lines(lines), c("42", "done: 7"))
 })
+
+# Issue 21: res[5] of two workers was a broken object.
+test_that("a launch result is indexed by the workers it has", {
+  res <- fake_launch()
+  n <- length(res)
+  for (i in list(n + 3, c(1, NA), "a", list(1), c(TRUE, FALSE, TRUE, TRUE),
+                 1.5, NA)) {
+    expect_error(res[i], class = "kerasmesh_error_argument")
+  }
+  for (i in list(n + 3, 0, -1, NA, 1.5, c(1, 2))) {
+    expect_error(res[[i]], class = "kerasmesh_error_argument")
+  }
+  expect_snapshot(res[5], error = TRUE)
+  # What works keeps working.
+  expect_s3_class(res[-1], "kerasmesh_launch")
+  expect_length(res[-1], n - 1)
+  expect_identical(res[rep(TRUE, n)]$process_id, res$process_id)
+  expect_identical(res[]$status, res$status)
+  expect_identical(res[["status"]], res$status)
+  expect_true(all(nzchar(format(res[2]))))
+})

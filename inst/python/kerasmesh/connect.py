@@ -164,7 +164,7 @@ def connect(args: dict, timeout: int, bind: tuple | None,
                 handshake.check_in(host, port, pid, n, deadline)
         except handshake.HandshakeTimeout as e:
             raise _timeout_error(args, timeout, time.monotonic() - started,
-                                 e.missing) from None
+                                 e.missing, e.missing_count) from None
     if jax.config.jax_cpu_collectives_implementation is None:
         # CPU devices of different processes talk through gloo.
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
@@ -212,16 +212,19 @@ def _where(args: dict) -> str:
 
 
 def _timeout_error(args: dict, timeout: int, elapsed: float,
-                   missing: list[int]) -> KerasmeshError:
+                   missing: list[int], count: int = 0) -> KerasmeshError:
     pid, n = args["process_id"], args["num_processes"]
     if pid == 0:
+        count = max(count, len(missing))
         ids = ", ".join(map(str, missing))
+        if count > len(missing):
+            ids += f" (and {count - len(missing):,} more)"
         return KerasmeshError(
             "distributed_timeout",
             f"Not all {n} processes connected to {_where(args)} within the "
             f"timeout of {timeout} s.",
             x=f"This process waited {elapsed:.0f} s as the coordinator "
-              f"(process 0); process{'es' if len(missing) > 1 else ''} "
+              f"(process 0); process{'es' if count > 1 else ''} "
               f"{ids} did not come.",
             i="Start every process with the same coordinator address "
               "and its own process id, or raise `timeout`.")

@@ -17,7 +17,6 @@ the planner's error before anything is compiled.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from typing import Any
 
@@ -25,6 +24,9 @@ from . import hlo, plan
 from .backend import require_backend
 from .batches import check_batch_size
 from .checks import is_positive
+from .deadline import PENDING as _PENDING  # noqa: F401 - tests read it
+from .deadline import Deadline, compile_within, timeout_error
+from .deadline import wait_for_compiles  # noqa: F401 - R calls it
 from .errors import KerasmeshError
 from .layout import rule_keys
 from .mesh import describe_mesh, format_shape
@@ -70,61 +72,6 @@ def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
         received=distribution)
 
 
-# Compiles still running after their caller stopped waiting.
-_PENDING: list[threading.Thread] = []
-
-
-def _compile(lowered: Any, wait: float, timeout: float) -> Any:
-    """`lowered.compile()`, waiting at most `wait` seconds.
-
-    XLA's compiler can't be interrupted from Python: it runs in a thread,
-    and on a timeout we stop waiting and drop its result. The thread is not
-    a daemon, so Python's exit waits for it (a process that exits while
-    XLA compiles aborts in XLA's C++ code); R calls `wait_for_compiles()`
-    when it exits, for the same reason.
-    """
-    if wait <= 0:
-        raise _timeout_error(timeout, "Tracing the step used up the time; "
-                                      "XLA did not start compiling.")
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["compiled"] = lowered.compile()
-        except Exception as e:  # noqa: BLE001 - re-raised in the caller
-            box["error"] = e
-
-    worker = threading.Thread(target=work, name="kerasmesh-compile")
-    worker.start()
-    worker.join(wait)
-    if worker.is_alive():
-        _PENDING.append(worker)
-        raise _timeout_error(timeout, "XLA was still compiling when the "
-                                      "time ran out; it finishes in a "
-                                      "background thread and its result "
-                                      "is dropped.")
-    if "error" in box:
-        raise _compile_error(box["error"])
-    return box["compiled"]
-
-
-def _timeout_error(timeout: float, what: str) -> KerasmeshError:
-    return KerasmeshError(
-        "timeout",
-        f"Compiling the training step took longer than {timeout:g} s.",
-        x=what,
-        i="Raise `timeout`, or cost a smaller model or batch.")
-
-
-def wait_for_compiles() -> int:
-    """Wait for compiles left running by timeouts; return how many."""
-    n = 0
-    while _PENDING:
-        _PENDING.pop().join()
-        n += 1
-    return n
-
-
 def _compile_error(e: Exception) -> KerasmeshError:
     return KerasmeshError(
         "compile", "XLA can't compile the training step for this layout.",
@@ -145,8 +92,8 @@ def versions() -> dict:
 
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
-                input_shapes: dict | None = None, timeout: Any = 300
-                ) -> dict:
+                input_shapes: dict | None = None, timeout: Any = 300,
+                spent: Any = 0) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -160,7 +107,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             compiled loss, or the stand-in (each output's mean, summed).
         input_shapes: {input name: shape without the batch dimension} for
             inputs with dimensions of unknown size.
-        timeout: seconds to wait for XLA's compile.
+        timeout: seconds for the whole call (building, tracing, compiling:
+            `deadline.py`), less `spent`, seconds the caller spent before.
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
@@ -174,34 +122,58 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             outputs; `input_shapes`; `timeout`; `compile`.
     """
     require_backend(("jax",), "Costing a layout")
-    batch_size = check_batch_size(batch_size)
-    if batch_size is None:
-        raise KerasmeshError(
-            "argument", "`batch_size` must be a positive whole number.",
-            received=batch_size)
-    timeout = _check_timeout(timeout)
+    if check_batch_size(batch_size) is None:
+        raise KerasmeshError("argument", "`batch_size` must be a positive "
+                             "whole number.", received=batch_size)
+    batch_size, timeout = int(batch_size), _check_timeout(timeout)
+    clock = Deadline(timeout - (spent if is_positive(spent) else 0))
     layout_map, batch_dim, kind = distribution_layout(distribution)
+    try:
+        with clock.armed():
+            model, planned, step, lowered, start = _trace(
+                clock, model, layout_map, distribution, batch_dim,
+                batch_size, optimizer, loss, input_shapes)
+    except BaseException:
+        if clock.passed():
+            raise timeout_error(
+                timeout, f"The time ran out while {clock.phase}.") from None
+        raise
+    try:
+        compiled = compile_within(lowered, clock, timeout)
+    except KerasmeshError:
+        raise
+    except Exception as e:  # noqa: BLE001 - XLA's own error, classed
+        raise _compile_error(e) from e
+    seconds = time.perf_counter() - start
+    keras_mesh = layout_map.device_mesh
+    return _report(compiled, planned, kind, batch_dim,
+                   mesh_sizes(keras_mesh), seconds, step["xs"], step["ys"],
+                   step["loss_text"], step["inputs"], keras_mesh)
+
+
+def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
+           batch_dim: str, batch_size: int, optimizer: Any, loss: Any,
+           input_shapes: dict | None) -> tuple:
+    """Build the model, plan it and lower its step, saying in
+    `clock.phase` what runs. Returns the model, the plan, the step's
+    specs, the lowered step and when lowering started."""
+    clock.phase = "building the model"
     model = plan.as_model(model)
     if optimizer is None and getattr(model, "optimizer", None) is None:
         optimizer = "sgd"
-
     # The planner's checks and placement: one code path for the bytes.
+    clock.phase = "planning the layout"
     planned = plan.plan_layout(model, layout_map, batch_size, optimizer,
                                batch_dim)
     error = plan.first_error(planned["problems"])
     if error is not None:
         raise error
-    keras_mesh = layout_map.device_mesh
+    clock.phase = "tracing the step"
     step = _step_specs(model, planned, layout_map, distribution, optimizer,
                        loss, batch_size, input_shapes)
     start = time.perf_counter()
     lowered = _lower_step(model, distribution, **step)
-    compiled = _compile(lowered, timeout - (time.perf_counter() - start),
-                        timeout)
-    seconds = time.perf_counter() - start
-    return _report(compiled, planned, kind, batch_dim,
-                   mesh_sizes(keras_mesh), seconds, step["xs"], step["ys"],
-                   step["loss_text"], step["inputs"], keras_mesh)
+    return model, planned, step, lowered, start
 
 
 def _step_specs(model: Any, planned: dict, layout_map: Any,

@@ -22,6 +22,7 @@ import re
 from typing import Any, Mapping
 
 from . import launchers
+from .launchers import MAX_PROCESSES
 from .backend import jax_backend_started, require_backend
 from .checks import is_positive, is_whole
 from .errors import KerasmeshError
@@ -36,6 +37,8 @@ _ADDRESS = re.compile(
     r":(?P<port>[0-9]{1,5})$")
 _INTEGER = re.compile(r"^\s*[+-]?[0-9]+\s*$")
 ENV_BIND_ADDRESS = "JAX_COORDINATOR_BIND_ADDRESS"
+# A host name has at most 253 characters, a port 5 digits.
+MAX_ADDRESS_CHARS = 300
 _HOST = re.compile(
     r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-_]*[A-Za-z0-9])?)$")
 
@@ -61,6 +64,11 @@ def parse_address(address: Any, source: str = "`coordinator_address`"
         raise KerasmeshError(
             "distributed_argument", f"{source} must be a string \"host:port\".",
             received=address)
+    if len(address) > MAX_ADDRESS_CHARS:
+        raise KerasmeshError(
+            "distributed_argument",
+            f"{source} must be at most {MAX_ADDRESS_CHARS:,} characters.",
+            x=f"It has {len(address):,}, starting \"{address[:20]}\".")
     match = _ADDRESS.match(address.strip())
     port = int(match.group("port")) if match else 0
     if match is None or not 1 <= port <= 65535:
@@ -97,17 +105,25 @@ def coordinator_from(addresses: Any, num_processes: int | None,
 
 
 def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
-    """A whole number >= minimum from an argument or an environment string."""
+    """A whole number from `minimum` to the most processes (ids: one less)
+    from an argument or an environment string."""
     source = _source(arg, from_env)
+    maximum = MAX_PROCESSES if minimum == 1 else MAX_PROCESSES - 1
     if from_env is not None and isinstance(value, str) and \
-            _INTEGER.match(value):
+            len(value) <= 40 and _INTEGER.match(value):
         value = int(value)
+    rule = "a positive whole number" if minimum == 1 else \
+        "a whole number (0 or more)"
     if not is_whole(value, minimum):
-        rule = "a positive whole number" if minimum == 1 else \
-            "a whole number (0 or more)"
         raise KerasmeshError(
             "distributed_argument", f"{source} must be {rule}.",
             received=value)
+    if value > maximum:
+        shown = f"{int(value):,}" if value < 1e24 else f"{value:.3g}"
+        raise KerasmeshError(
+            "distributed_argument", f"{source} must be at most {maximum:,}.",
+            x=f"Received {shown}.",
+            i=f"kerasmesh runs at most {MAX_PROCESSES:,} processes.")
     return int(value)
 
 

@@ -66,7 +66,7 @@ ERROR_KINDS: dict[str, str] = {
     "optimizer": "The optimizer is not a Keras optimizer, or unbuilt.",
     "python": "Any other Python error (the message is Python's).",
     "shape": "A shape is not a vector of positive whole numbers.",
-    "timeout": "Compiling took longer than the timeout.",
+    "timeout": "Costing a training step took longer than the timeout.",
     "variable_path": "No variable has the path asked for.",
 }
 

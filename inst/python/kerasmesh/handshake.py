@@ -14,6 +14,7 @@ The exchange is one JSON line each way: `{"process_id", "num_processes",
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -27,18 +28,23 @@ LINGER_S = 2.0
 # second process with an id already taken (started a little later).
 SETTLE_S = 1.5
 _MAGIC = "kerasmesh-handshake-1"
+# How many of the processes that did not come a timeout error names.
+SHOWN_MISSING = 10
 
 
 class HandshakeTimeout(Exception):
     """Not every process checked in before the deadline.
 
     Attributes:
-        missing: the ids process 0 still waited for (empty for the others).
+        missing: the first `SHOWN_MISSING` ids process 0 still waited for
+            (empty for the others).
+        missing_count: how many it waited for.
     """
 
-    def __init__(self, missing: list[int] = ()):
+    def __init__(self, missing: list[int] = (), missing_count: int = 0):
         super().__init__("handshake timeout")
         self.missing = list(missing)
+        self.missing_count = max(missing_count, len(self.missing))
 
 
 def _listener(host: str | None, port: int) -> socket.socket:
@@ -119,9 +125,12 @@ def serve(host: str | None, port: int, num_processes: int,
         server.settimeout(0.2)
         while len(waiting) < num_processes - 1:
             if time.monotonic() >= deadline:
-                missing = [i for i in range(1, num_processes)
-                           if i not in waiting]
-                raise HandshakeTimeout(missing)
+                # The first few ids only: the count may be large.
+                missing = itertools.islice(
+                    (i for i in range(1, num_processes) if i not in waiting),
+                    SHOWN_MISSING)
+                raise HandshakeTimeout(list(missing),
+                                       num_processes - 1 - len(waiting))
             try:
                 conn, _ = server.accept()
             except socket.timeout:

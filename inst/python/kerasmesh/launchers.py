@@ -62,14 +62,30 @@ VARIABLES = tuple(sorted(set(
     SLURM_REQUIRED + SLURM_MARKERS + OMPI_MARKERS + OMPI5_REQUIRED +
     K8S_REQUIRED + ("JAX_COORDINATOR_PORT",))))
 
-_ORTE_ADDRESS = re.compile(r"tcp://(.+?)[,:]|tcp6://\[(.+?)[,\]]")
+# The launcher's first address: "tcp://HOST" (up to ",", ":" or ";") or
+# "tcp6://[ADDR]" (up to "," or "]"), which keeps its brackets: an IPv6
+# host is written "[::1]:PORT". Character classes, not lazy repeats, so
+# that a long value is scanned once.
+_ORTE_ADDRESS = re.compile(
+    r"tcp://([^,:;\[\]]+)[,:]|tcp6://\[([^,\]\[;]+)[,\]]")
 # A PMIx server URI: "<namespace>.<rank>;tcp4://<address>:<port>" or
 # "...;tcp6://[<address>]:<port>".
 _PMIX_URI = re.compile(
-    r"^[^;]+\.([0-9]+);(?:tcp4?://([^,:\[\]]+)|tcp6://\[([^,\]]+)[,\]])")
+    r"^[^;]+\.([0-9]{1,20});(?:tcp4?://([^,:\[\]]+)|tcp6://\[([^,\]]+)[,\]])")
 # The namespace mpirun (prterun) or a prte DVM gives a job.
 _PRTE_NAMESPACE = re.compile(r"^(?:prterun|prte)-(.+)-[0-9]+@[0-9]+$")
 _WHOLE = re.compile(r"^[0-9]+$")
+
+# The most processes a run may have: 2^20 = 1,048,576, ten times the
+# largest clusters' device counts (one process per device), and well
+# within JAX's 32-bit process ids. Counts and ids are checked against it
+# before anything is built from them.
+MAX_PROCESSES = 2**20
+# The longest value of a launcher's variable kerasmesh reads (a Slurm node
+# list or Open MPI's URI of a large job stays far below), and the most
+# digits of a number in one (a job id, a count or an id).
+MAX_VARIABLE_CHARS = 65536
+MAX_DIGITS = 20
 
 
 def present(environ: Mapping[str, str]) -> list[str]:
@@ -84,7 +100,8 @@ def _launcher_values(name: str, environ: Mapping[str, str]
     for the process count and the process id."""
     if name == "Slurm":
         address = f"{_first_node(environ['SLURM_STEP_NODELIST'])}:" + \
-            _port(environ, int(_count(environ, "SLURM_JOB_ID", 0)) % 2**12)
+            _port(environ, _count(environ, "SLURM_JOB_ID", 0,
+                                 10**MAX_DIGITS - 1) % 2**12)
         return address, "SLURM_NTASKS", "SLURM_PROCID"
     if name == "Open MPI":
         return (_ompi_coordinator(environ), "OMPI_COMM_WORLD_SIZE",
@@ -107,6 +124,7 @@ def detect(environ: Mapping[str, str]) -> dict | None:
             the process id is not below the count.
     """
     environ = {k: v for k, v in environ.items() if v not in ("", None)}
+    check_lengths(environ, VARIABLES)
     found = present(environ)
     if not found:
         return None
@@ -165,14 +183,41 @@ def _hint(name: str) -> str:
     }[name]
 
 
-def _count(environ: Mapping[str, str], var: str, minimum: int = 1) -> int:
+def check_lengths(environ: Mapping[str, str], names) -> None:
+    """Refuse an over-long value of any of the variables `names`.
+
+    Raises:
+        KerasmeshError: kind `distributed_argument`, naming the variable.
+    """
+    for var in names:
+        value = environ.get(var)
+        if isinstance(value, str) and len(value) > MAX_VARIABLE_CHARS:
+            raise KerasmeshError(
+                "distributed_argument",
+                f"`{var}` must be at most {MAX_VARIABLE_CHARS:,} "
+                "characters long.",
+                x=f"It has {len(value):,} characters, starting "
+                  f"\"{value[:20]}\".")
+
+
+def _count(environ: Mapping[str, str], var: str, minimum: int = 1,
+           maximum: int | None = None) -> int:
+    """A whole number from `minimum` to `maximum` in a variable (a count
+    or an id: at most `MAX_PROCESSES` and `MAX_PROCESSES - 1`)."""
+    if maximum is None:
+        maximum = MAX_PROCESSES if minimum == 1 else MAX_PROCESSES - 1
     value = environ[var].strip()
-    if not _WHOLE.match(value) or int(value) < minimum:
+    if len(value) > MAX_DIGITS or not _WHOLE.match(value) or \
+            not minimum <= int(value) <= maximum:
         rule = "a positive whole number" if minimum == 1 else \
             "a whole number (0 or more)"
+        shown = environ[var] if len(environ[var]) <= 40 else \
+            f"{environ[var][:20]}...\" ({len(environ[var]):,} characters"
         raise KerasmeshError(
-            "distributed_argument", f"`{var}` must be {rule}.",
-            x=f"It is \"{environ[var]}\".")
+            "distributed_argument",
+            f"`{var}` must be {rule} of at most {maximum:,}.",
+            x=f"It is \"{shown}\"" + (")." if len(environ[var]) > 40
+                                       else "."))
     return int(value)
 
 
@@ -200,12 +245,12 @@ def _ompi_coordinator(environ: Mapping[str, str]) -> str:
     uri = environ["OMPI_MCA_orte_hnp_uri"]
     match = _ORTE_ADDRESS.search(uri)
     job = uri.split(".", maxsplit=1)[0]
-    if match is None or not _WHOLE.match(job):
+    if match is None or len(job) > MAX_DIGITS or not _WHOLE.match(job):
         raise KerasmeshError(
             "distributed_argument",
             "`OMPI_MCA_orte_hnp_uri` must name the launcher's address.",
             x=f"It is \"{uri}\".")
-    host = next(g for g in match.groups() if g is not None)
+    host = match.group(1) or f"[{match.group(2)}]"
     return f"{host}:{_port(environ, (int(job) // 2**12) % 2**12)}"
 
 

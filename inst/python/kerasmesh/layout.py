@@ -71,6 +71,7 @@ def _copy(layout_map: Any) -> Any:
 
     new = keras.distribution.LayoutMap(layout_map.device_mesh)
     for key in layout_map:
+        check_key(key)  # the map may have changed since it was described
         new[key] = tuple(layout_map[key].axes)
     return new
 
@@ -123,7 +124,11 @@ def lookup(layout_map: Any, path: Any) -> dict:
 
 
 def describe_layout_map(layout_map: Any) -> dict:
-    """Plain description of a Keras LayoutMap, with the map and its mesh."""
+    """Plain description of a Keras LayoutMap, with the map and its mesh.
+
+    Its keys are checked as `layout_map()` checks them (`check_key()`): a
+    Keras LayoutMap made elsewhere never was.
+    """
     from keras.distribution import LayoutMap
 
     if not isinstance(layout_map, LayoutMap):
@@ -131,6 +136,8 @@ def describe_layout_map(layout_map: Any) -> dict:
             "layout_map", "Expected a Keras `LayoutMap`.",
             received=layout_map)
     keys = rule_keys(layout_map)
+    for key in keys:
+        check_key(key)
     return {
         "layout_map": layout_map,
         "mesh": describe_mesh(layout_map.device_mesh),

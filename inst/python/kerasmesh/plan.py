@@ -29,7 +29,7 @@ from .placement import (ERROR, WARNING, device_bytes, listing, mesh_sizes,
 from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
                        replicated_problems)
 from .resolve import RuleResolver
-from .scopes import shape_only
+from .scopes import compile_outside_stateless_scope, shape_only
 from .slots import optimizer_variables
 
 MAX_HINTED = 20
@@ -52,13 +52,15 @@ def as_model(model: Any) -> Any:
 
     A builder (a Python callable, or an R function reticulate wraps as
     one) is called inside `scopes.shape_only()`, so its weights are never
-    allocated; an error it raises propagates unchanged.
+    allocated (a `compile()` in it works: see
+    `scopes.compile_outside_stateless_scope()`); an error it raises
+    propagates unchanged.
 
     Raises:
         KerasmeshError: kind `model` for anything else, or an unbuilt model.
     """
     if not _is_layer(model) and callable(model):
-        with shape_only():
+        with shape_only(), compile_outside_stateless_scope():
             model = model()
     if not _is_layer(model):
         raise KerasmeshError(

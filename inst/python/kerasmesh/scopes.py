@@ -49,3 +49,41 @@ def shape_only() -> Iterator[None]:
         finally:
             global_state.set_global_attribute("uninitialized_variables",
                                               pending)
+
+
+@contextlib.contextmanager
+def compile_outside_stateless_scope() -> Iterator[None]:
+    """Let `Model.compile()` run inside `shape_only()`.
+
+    `compile()` creates small variables from values (the optimizer's
+    iteration count and learning rate), which a StatelessScope refuses
+    ("attempting to create a variable while in a stateless scope"), so a
+    builder that compiles its model (as training code does) could not be
+    planned. Inside this scope `keras.Model.compile` runs with the
+    stateless scope lifted, as if called after the build; those scalars
+    are allocated, the model's weights still are not. Keras's own method
+    is back on exit, on every path.
+    """
+    import keras
+    from keras.src.backend.common import global_state
+
+    cls = keras.Model
+    own = cls.__dict__.get("compile")
+    keras_compile = cls.compile
+
+    def compile(self, *args, **kwargs):  # noqa: A001 - Keras's name
+        scope = global_state.get_global_attribute("stateless_scope")
+        global_state.set_global_attribute("stateless_scope", None)
+        try:
+            return keras_compile(self, *args, **kwargs)
+        finally:
+            global_state.set_global_attribute("stateless_scope", scope)
+
+    cls.compile = compile
+    try:
+        yield
+    finally:
+        if own is not None:
+            cls.compile = own
+        else:
+            del cls.compile
