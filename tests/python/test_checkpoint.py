@@ -10,6 +10,7 @@ import pytest
 
 from checkpoint_models import build, data, distribution, values  # noqa: F401
 from kerasmesh import checkpoint as ck
+from kerasmesh import checkpoint_variables as cv
 from kerasmesh.errors import KerasmeshError
 
 
@@ -121,7 +122,7 @@ def test_mesh_that_cannot_hold_a_shape_is_reported():
     variables = {"k": saved["k"]}
     targets = {"k": NamedSharding(mesh, PartitionSpec(None, "model"))}
     with pytest.raises(KerasmeshError) as e:
-        ck.check_capacity(saved, variables, targets)
+        cv.check_capacity(saved, variables, targets)
     assert e.value.kind == "checkpoint_layout"
     assert '"k"' in e.value.message
 
