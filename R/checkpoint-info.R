@@ -62,7 +62,9 @@ format.kerasmesh_checkpoint_info <- function(x, ...) {
                     collapse = ', ')}")
   )
   for (i in which(!steps$complete | steps$writer != "kerasmesh")) {
-    out <- c(out, sprintf("  step %s: %s", steps$step[i], step_note(steps, i)))
+    out <- c(out, strwrap(sprintf("step %s: %s", steps$step[i],
+                                  step_note(steps, i)),
+                          width = 80, indent = 2, exdent = 4))
   }
   if (is.null(x$step)) {
     return(c(out, "No complete step."))

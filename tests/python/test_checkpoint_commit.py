@@ -6,6 +6,7 @@ import errno
 import glob
 import multiprocessing
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -152,6 +153,39 @@ def test_a_write_the_disk_refuses_leaves_nothing_and_the_old_step(
     assert names(d) == [".kerasmesh.lock", "3"]
     assert not glob.glob(os.path.join(d, "*orbax-checkpoint-tmp*"))
     assert same(old, saved_values(d))
+
+
+@pytest.fixture()
+def tiny_disk(tmp_path):
+    """A 2 MB tmpfs (root can mount one; elsewhere the test is skipped and
+    the injected error above stands in)."""
+    path = tmp_path / "tiny"
+    path.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m",
+                              "tmpfs", str(path)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("can't mount a tmpfs here: "
+                    f"{mounted.stderr.decode().strip()}")
+    try:
+        yield str(path)
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def test_a_full_disk_is_a_classed_error_and_leaves_no_temporary_dir(
+        tiny_disk, distribution):
+    distribution((2, 4))
+    model = build(seed=1)
+    ck.save(model, tiny_disk, step=1)
+    free = os.statvfs(tiny_disk)
+    with open(os.path.join(tiny_disk, "filler"), "wb") as f:
+        f.write(b"\0" * (free.f_bavail * free.f_frsize - 8192))
+    with pytest.raises(KerasmeshError) as info:
+        ck.save(build(seed=2), tiny_disk, step=2)
+    assert info.value.kind == "checkpoint_write"
+    assert "No space left on device" in str(info.value)
+    assert names(tiny_disk) == [".kerasmesh.lock", "1", "filler"]
+    assert same(values(model), saved_values(tiny_disk))
 
 
 @pytest.mark.parametrize("point,survivor", [

@@ -200,3 +200,13 @@ def test_a_directory_that_is_a_file_or_under_one_is_named(tmp_path):
             cf.check_directory(str(path))
         assert info.value.kind == "checkpoint_directory"
         assert f"{path} {words}" in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, float("inf"), True, "2"])
+def test_counts_keep_and_every_are_positive_whole_numbers(bad):
+    with pytest.raises(KerasmeshError) as info:
+        cf.check_count(bad, "keep")
+    assert info.value.kind == "argument"
+    assert "`keep`" in info.value.message
+    assert cf.check_count(None, "keep") is None
+    assert cf.check_count(3.0, "every", False) == 3

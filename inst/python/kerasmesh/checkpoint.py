@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from typing import Any
 
 from . import checkpoint_commit as commit
-from .checkpoint_files import (check_directory, check_step,
+from .checkpoint_files import (check_count, check_directory, check_step,
                                kerasmesh_metadata, not_a_checkpoint, orbax,
                                pick_step, process_index, read_metadata, scan,
                                sync_processes, write_marker)
@@ -36,6 +37,10 @@ from .errors import warn
 
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
                 errno.EPERM, errno.EIO)
+# How TensorStore (Orbax's array writer) reports an OS error: a ValueError
+# such as "RESOURCE_EXHAUSTED: Failed writing: ...: No space left on
+# device [os_error_code='28']".
+_TENSORSTORE_OS_ERROR = re.compile(r"os_error_code='(\d+)'")
 
 
 # Save ----------------------------------------------------------------------
@@ -99,10 +104,22 @@ def write_step(directory: str, step: int, tree: dict, meta: dict) -> str:
     except BaseException as e:
         if process_index() == 0:
             commit.recover(directory, only=step)
-        if isinstance(e, OSError) and e.errno in _DISK_ERRORS:
-            raise commit.write_error(directory, step, e) from e
+        code = disk_error(e)
+        if code is not None:
+            raise commit.write_error(directory, step,
+                                     os.strerror(code)) from e
         raise
     return os.path.join(directory, str(step))
+
+
+def disk_error(e: BaseException) -> int | None:
+    """The errno of a write the file system refused (disk full, read-only,
+    permissions), from Python or from TensorStore; None for other errors."""
+    code = e.errno if isinstance(e, OSError) else None
+    if code is None and isinstance(e, ValueError):
+        found = _TENSORSTORE_OS_ERROR.search(str(e))
+        code = int(found.group(1)) if found else None
+    return code if code in _DISK_ERRORS else None
 
 
 def current_step(model: Any) -> int:
@@ -123,7 +140,7 @@ def save(model: Any, directory: Any, step: Any = None, keep: Any = None,
     step = check_step(current_step(model), False) if step is None else step
     return save_step(model, directory, step,
                      None if epoch is None else int(epoch), overwrite,
-                     None if keep is None else int(keep))
+                     check_count(keep, "keep"))
 
 
 # Restore -------------------------------------------------------------------

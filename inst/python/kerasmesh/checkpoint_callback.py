@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 from .checkpoint import current_step, save_step
-from .checkpoint_files import check_directory
+from .checkpoint_files import check_count, check_directory
 from .errors import KerasmeshError
 
 UNITS = ("epoch", "step")
@@ -36,8 +36,8 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
         raise KerasmeshError(
             "argument", '`unit` must be "epoch" or "step".',
             received=unit)
-    return _callback_class()(directory, int(every), unit,
-                             None if keep is None else int(keep))
+    return _callback_class()(directory, check_count(every, "every", False),
+                             unit, check_count(keep, "keep"))
 
 
 @functools.lru_cache(maxsize=None)

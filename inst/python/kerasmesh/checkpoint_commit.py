@@ -28,9 +28,9 @@ import shutil
 import signal
 from typing import Any, Iterator
 
-from .checkpoint_files import (RETIRED, STAGING, describe_step, file_in_the_way,
-                               process_index, read_marker, scan,
-                               sync_processes)
+from .checkpoint_files import (RETIRED, STAGING, describe_step,
+                               file_in_the_way, process_index, read_marker,
+                               scan, sync_processes)
 from .errors import KerasmeshError
 
 LOCK_FILE = ".kerasmesh.lock"
@@ -49,7 +49,7 @@ def pause_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-# The directory and its lock ----------------------------------------------------
+# The directory and its lock ---------------------------------------------
 
 def make_directory(directory: str) -> None:
     """Create the checkpoint directory (and its parents).
@@ -96,7 +96,7 @@ def _lock(handle: Any) -> None:
             raise  # a file system without locks: go on unlocked
 
 
-# Deleting and renaming only what kerasmesh owns ---------------------------------
+# Deleting and renaming only what kerasmesh owns --------------------------
 
 def remove_tree(directory: str, path: str) -> None:
     """Delete a directory of `directory`, never through a symbolic link and
@@ -156,7 +156,7 @@ def swap_in(directory: str, step: int) -> str:
     return final
 
 
-# What a save may replace ---------------------------------------------------------
+# What a save may replace -------------------------------------------------
 
 def check_target(directory: str, step: int, overwrite: bool) -> None:
     """Whether `step` may be written: it is new, or kerasmesh's own and
@@ -185,11 +185,11 @@ def check_target(directory: str, step: int, overwrite: bool) -> None:
             i="Pass `overwrite = TRUE` to replace it, or another `step`.")
 
 
-def write_error(directory: str, step: int, e: OSError) -> KerasmeshError:
+def write_error(directory: str, step: int, why: str) -> KerasmeshError:
     """A classed error for a save the file system refused (disk full)."""
     return KerasmeshError(
         "checkpoint_write", f"Step {step} must be written completely.",
-        x=f"Writing into {directory} failed: {e.strerror or e}.",
+        x=f"Writing into {directory} failed: {why}.",
         i="Free some space (or fix the permissions) and save again; the "
           "steps saved before are unchanged.")
 

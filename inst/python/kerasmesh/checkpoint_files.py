@@ -114,6 +114,23 @@ def check_step(step: Any, allow_none: bool = True) -> int | None:
     return int(step)
 
 
+def check_count(x: Any, name: str, allow_none: bool = True) -> int | None:
+    """A positive whole number (`keep`, `every`), or None.
+
+    Raises:
+        KerasmeshError: `argument`, naming the argument and the value.
+    """
+    from .checks import is_whole
+
+    if x is None and allow_none:
+        return None
+    if not is_whole(x, 1) or x > MAX_STEP:
+        raise KerasmeshError(
+            "argument", f"`{name}` must be a whole number from 1 to "
+            f"{MAX_STEP}.", received=x)
+    return int(x)
+
+
 def process_index() -> int:
     import jax
 

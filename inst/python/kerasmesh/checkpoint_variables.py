@@ -109,7 +109,7 @@ def split_ways(sharding: Any, rank: int) -> list[int]:
 def mismatch(kind: str, message: str, bullets: list) -> KerasmeshError:
     return KerasmeshError(kind, message, bullets + [
         ("i", "Build the model as it was built for the checkpoint (the same "
-              "layers, names and sizes), then restore.")])
+              "layers, names, sizes and dtypes), then restore.")])
 
 
 def check_match(saved: dict, variables: dict) -> None:
