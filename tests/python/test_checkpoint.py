@@ -10,7 +10,6 @@ import pytest
 
 from checkpoint_models import build, data, distribution, values  # noqa: F401
 from kerasmesh import checkpoint as ck
-from kerasmesh import checkpoint_variables as cv
 from kerasmesh.errors import KerasmeshError
 
 
@@ -111,20 +110,6 @@ def test_bad_input_names_the_variable_and_overwrites_nothing(
     with pytest.raises(KerasmeshError) as e:
         ck.restore(other, str(tmp_path / "nothing"))
     assert e.value.kind == "checkpoint_directory"
-
-
-def test_mesh_that_cannot_hold_a_shape_is_reported():
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    mesh = jax.make_mesh((2, 4), ("data", "model"))
-    saved = {"k": np.zeros((32, 10), "float32")}
-    variables = {"k": saved["k"]}
-    targets = {"k": NamedSharding(mesh, PartitionSpec(None, "model"))}
-    with pytest.raises(KerasmeshError) as e:
-        cv.check_capacity(saved, variables, targets)
-    assert e.value.kind == "checkpoint_layout"
-    assert '"k"' in e.value.message
 
 
 def test_saving_a_step_twice_needs_overwrite(trained):
