@@ -115,6 +115,36 @@ def test_a_directory_under_a_file_is_a_classed_error(tmp_path):
     assert str(afile) in str(info.value)
 
 
+def test_a_directory_that_cant_be_created_names_the_path_and_why(
+        tmp_path, monkeypatch):
+    def refuse(path, exist_ok=False):
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+
+    monkeypatch.setattr(cc.os, "makedirs", refuse)
+    target = str(tmp_path / "locked" / "ckpt")
+    with pytest.raises(KerasmeshError) as info:
+        cc.make_directory(target)
+    assert info.value.kind == "checkpoint_directory"
+    assert f"{target} can't be created: Permission denied." in \
+        str(info.value)
+
+
+def test_a_link_named_as_a_leftover_is_unlinked_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    d = tmp_path / "ckpt"
+    d.mkdir()
+    os.symlink(outside, d / ".kerasmesh-staging-3")
+    cc.recover(str(d))
+    assert names(str(d)) == []
+    assert (outside / "keep.txt").read_text() == "mine"
+
+
+def test_a_single_process_keeps_its_own_verdict():
+    assert cc.agreed(True) is True and cc.agreed(False) is False
+
+
 # Saves cut short -----------------------------------------------------------
 
 @pytest.fixture()

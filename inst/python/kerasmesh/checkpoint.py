@@ -33,7 +33,7 @@ from .checkpoint_variables import (abstract_tree, build_optimizer,
                                    check_capacity, check_match,
                                    describe_variables, flatten, match_key,
                                    model_variables, nest, target_sharding)
-from .errors import warn
+from .errors import KerasmeshError, warn
 
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
                 errno.EPERM, errno.EIO)
@@ -74,10 +74,7 @@ def save_step(model: Any, directory: str, step: int,
     tree = nest({k: v.value for k, v in variables.items()})
     commit.make_directory(directory)
     with commit.directory_lock(directory):
-        if process_index() == 0:
-            commit.check_target(directory, step, overwrite)
-            commit.recover(directory)
-        sync_processes(f"kerasmesh_checkpoint_{step}_checked")
+        check_target(directory, step, overwrite)
         path = write_step(directory, step, tree, meta)
         if process_index() == 0:
             commit.prune(directory, keep, step)
@@ -87,6 +84,22 @@ def save_step(model: Any, directory: str, step: int,
         sync_processes(f"kerasmesh_checkpoint_{step}")
     return {"step": step, "epoch": epoch, "path": path,
             "variables": len(variables)}
+
+
+def check_target(directory: str, step: int, overwrite: bool) -> None:
+    """Process 0 checks that `step` may be written and clears what a killed
+    save left; every process raises when it refused."""
+    refusal = None
+    if process_index() == 0:
+        try:
+            commit.check_target(directory, step, overwrite)
+            commit.recover(directory)
+        except KerasmeshError as e:
+            refusal = e
+    if commit.agreed(refusal is not None):
+        raise refusal or KerasmeshError(
+            "checkpoint_exists", f"Step {step} must be one process 0 may "
+            "write.", x="Process 0 refused to save it; its error says why.")
 
 
 def write_step(directory: str, step: int, tree: dict, meta: dict) -> str:

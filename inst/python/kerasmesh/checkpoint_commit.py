@@ -84,6 +84,20 @@ def directory_lock(directory: str) -> Iterator[None]:
             handle.close()  # closing releases the lock
 
 
+def agreed(refused: bool) -> bool:
+    """Process 0's verdict on a save, for every process of the run (so
+    that none waits at a barrier for a save process 0 refused)."""
+    import jax
+
+    if jax.process_count() == 1:
+        return refused
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    return bool(multihost_utils.broadcast_one_to_all(
+        np.int32(1 if refused else 0)))
+
+
 def _lock(handle: Any) -> None:
     try:
         import fcntl
@@ -135,7 +149,10 @@ def recover(directory: str, only: int | None = None) -> None:
                     os.rename(path, final)
                     break
         for path in paths:
-            remove_tree(directory, path)
+            if os.path.islink(path):
+                os.unlink(path)  # the link, never what it points to
+            else:
+                remove_tree(directory, path)
 
 
 def staging_path(directory: str, step: int) -> str:
