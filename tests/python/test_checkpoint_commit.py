@@ -141,6 +141,34 @@ def test_a_link_named_as_a_leftover_is_unlinked_not_followed(tmp_path):
     assert (outside / "keep.txt").read_text() == "mine"
 
 
+def test_a_step_a_killed_swap_left_aside_is_not_overwritten_unasked(
+        step_3):
+    d, old = step_3
+    os.rename(os.path.join(d, "3"), os.path.join(d, ".kerasmesh-retired-3"))
+    with pytest.raises(KerasmeshError) as info:
+        ck.save(build(seed=2), d, step=3)
+    assert info.value.kind == "checkpoint_exists"
+    assert names(d) == [".kerasmesh.lock", "3"]
+    assert same(old, saved_values(d))
+
+
+def test_a_directory_kerasmesh_cant_write_in_is_a_classed_error(
+        tmp_path, monkeypatch):
+    real_open = open
+
+    def read_only(path, *args, **kwargs):
+        if str(path).endswith(cc.LOCK_FILE):
+            raise OSError(errno.EROFS, "Read-only file system", path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", read_only)
+    with pytest.raises(KerasmeshError) as info:
+        with cc.directory_lock(str(tmp_path)):
+            pass
+    assert info.value.kind == "checkpoint_write"
+    assert "Read-only file system" in str(info.value)
+
+
 def test_a_single_process_keeps_its_own_verdict():
     assert cc.agreed(True) is True and cc.agreed(False) is False
 

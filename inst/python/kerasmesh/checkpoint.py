@@ -92,8 +92,8 @@ def check_target(directory: str, step: int, overwrite: bool) -> None:
     refusal = None
     if process_index() == 0:
         try:
+            commit.recover(directory)  # first: it may put a step back
             commit.check_target(directory, step, overwrite)
-            commit.recover(directory)
         except KerasmeshError as e:
             refusal = e
     if commit.agreed(refusal is not None):

@@ -75,7 +75,11 @@ def directory_lock(directory: str) -> Iterator[None]:
     handle = None
     try:
         if process_index() == 0:
-            handle = open(os.path.join(directory, LOCK_FILE), "a+b")
+            try:
+                handle = open(os.path.join(directory, LOCK_FILE), "a+b")
+            except OSError as e:
+                raise write_error(directory, -1, e.strerror or str(e)) \
+                    from e
             _lock(handle)
         sync_processes("kerasmesh_checkpoint_locked")
         yield
@@ -203,9 +207,11 @@ def check_target(directory: str, step: int, overwrite: bool) -> None:
 
 
 def write_error(directory: str, step: int, why: str) -> KerasmeshError:
-    """A classed error for a save the file system refused (disk full)."""
+    """A classed error for a save the file system refused (disk full); a
+    `step` below 0 for one refused before any step was chosen."""
+    what = f"Step {step}" if step >= 0 else "A checkpoint step"
     return KerasmeshError(
-        "checkpoint_write", f"Step {step} must be written completely.",
+        "checkpoint_write", f"{what} must be written completely.",
         x=f"Writing into {directory} failed: {why}.",
         i="Free some space (or fix the permissions) and save again; the "
           "steps saved before are unchanged.")
