@@ -308,6 +308,22 @@ test_that("an overwrite killed between its renames leaves a complete step", {
                    c(".kerasmesh.lock", "3", "4"))
 })
 
+test_that("a step callback that can't save its steps stops fit() at start", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  model$compile(optimizer = "adam", loss = "mse", steps_per_execution = 4L)
+  cb <- checkpoint_callback(dir, every = 3, unit = "step")
+  data <- mlp_data()
+  e <- expect_error(
+    with_kerasmesh_errors(model$fit(data$x, data$y, batch_size = 16L,
+                                    verbose = 0L, callbacks = list(cb))),
+    class = "kerasmesh_error_argument"
+  )
+  expect_match(conditionMessage(e), "`steps_per_execution` is 4", fixed = TRUE)
+  expect_length(list.files(dir), 0)
+})
+
 # Two processes -------------------------------------------------------------
 
 # launch_local()'s result, one element per worker: the one place that knows
