@@ -75,7 +75,7 @@ def save_step(model: Any, directory: str, step: int,
     commit.make_directory(directory)
     with commit.directory_lock(directory):
         check_target(directory, step, overwrite)
-        path = write_step(directory, step, tree, meta)
+        path = write_agreed(directory, step, tree, meta)
         if process_index() == 0:
             commit.prune(directory, keep, step)
             if start is not None:
@@ -100,6 +100,21 @@ def check_target(directory: str, step: int, overwrite: bool) -> None:
         raise refusal or KerasmeshError(
             "checkpoint_exists", f"Step {step} must be one process 0 may "
             "write.", x="Process 0 refused to save it; its error says why.")
+
+
+def write_agreed(directory: str, step: int, tree: dict, meta: dict) -> str:
+    """`write_step()`, raising in every process when one failed."""
+    failure = None
+    try:
+        path = write_step(directory, step, tree, meta)
+    except Exception as e:  # noqa: BLE001 - raised again below
+        failure = e
+    if commit.agreed(failure is not None):
+        raise failure or KerasmeshError(
+            "checkpoint_write", f"Step {step} must be written completely.",
+            x="Another process of the run failed to write it; its error "
+              "says why.")
+    return path
 
 
 def write_step(directory: str, step: int, tree: dict, meta: dict) -> str:

@@ -89,8 +89,9 @@ def directory_lock(directory: str) -> Iterator[None]:
 
 
 def agreed(refused: bool) -> bool:
-    """Process 0's verdict on a save, for every process of the run (so
-    that none waits at a barrier for a save process 0 refused)."""
+    """Whether any process of the run refused (or failed) a save, for
+    every process, so that none waits at a barrier for a save another
+    gave up."""
     import jax
 
     if jax.process_count() == 1:
@@ -98,8 +99,8 @@ def agreed(refused: bool) -> bool:
     import numpy as np
     from jax.experimental import multihost_utils
 
-    return bool(multihost_utils.broadcast_one_to_all(
-        np.int32(1 if refused else 0)))
+    flags = multihost_utils.process_allgather(np.int32(1 if refused else 0))
+    return bool(np.any(flags))
 
 
 def _lock(handle: Any) -> None:
