@@ -324,6 +324,32 @@ test_that("a step callback that can't save its steps stops fit() at start", {
   expect_length(list.files(dir), 0)
 })
 
+test_that("Keras's OrbaxCheckpoint and kerasmesh read each other's steps", {
+  skip_if_no_keras()
+  keras <- keras()
+  data <- mlp_data()
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  cb <- keras$callbacks$OrbaxCheckpoint(dir, save_freq = "epoch",
+                                        save_on_background = FALSE)
+  model$fit(data$x, data$y, epochs = 2L, batch_size = 16L, shuffle = FALSE,
+            verbose = 0L, callbacks = list(cb))
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$writer, "orbax")
+  expect_true(info$steps$complete)
+  restored <- build_mlp()
+  expect_identical(restore_checkpoint(restored, dir)$step, 1L)
+  expect_identical(max_abs_diff(variable_values(model),
+                                variable_values(restored)), 0)
+  # And Keras's load_weights() reads kerasmesh's.
+  ours <- withr::local_tempdir("checkpoint")
+  save_checkpoint(model, ours)
+  other <- build_mlp()
+  other$load_weights(ours)
+  expect_identical(max_abs_diff(variable_values(model),
+                                variable_values(other)), 0)
+})
+
 # Two processes -------------------------------------------------------------
 
 # launch_local()'s result, one element per worker: the one place that knows
