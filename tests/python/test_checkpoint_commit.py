@@ -17,7 +17,7 @@ from kerasmesh import checkpoint as ck
 from kerasmesh import checkpoint_commit as cc
 from kerasmesh import checkpoint_files as cf
 from kerasmesh.errors import KerasmeshError
-from test_checkpoint_files import committed_step, orbax_step
+from test_checkpoint_files import committed_step, linked_step, orbax_step
 
 
 def names(directory):
@@ -63,12 +63,7 @@ def test_prune_never_deletes_the_step_just_saved_or_a_damaged_newest(
 
 
 def test_nothing_is_deleted_through_a_symbolic_link(tmp_path):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    committed_step(str(outside), 1)
-    d = tmp_path / "ckpt"
-    d.mkdir()
-    os.symlink(outside / "1", d / "1")
+    outside, d = linked_step(tmp_path, 1)
     committed_step(str(d), 4)
     assert cc.prune(str(d), 1, saved=4) == []
     cc.remove_tree(str(d), str(d / "1"))

@@ -168,13 +168,19 @@ def test_a_sealed_copy_stands_in_for_a_step_a_killed_swap_left(tmp_path):
     assert step["path"].endswith(".kerasmesh-staging-3")
 
 
-def test_a_symlinked_step_is_read_but_not_owned(tmp_path):
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    committed_step(str(elsewhere), 4)
-    d = tmp_path / "ckpt"
+def linked_step(tmp_path, step):
+    """A checkpoint directory `ckpt` whose step `step` is a symbolic link
+    to a kerasmesh step in the directory `outside`."""
+    outside, d = tmp_path / "outside", tmp_path / "ckpt"
+    outside.mkdir()
     d.mkdir()
-    os.symlink(elsewhere / "4", d / "4")
+    committed_step(str(outside), step)
+    os.symlink(outside / str(step), d / str(step))
+    return outside, d
+
+
+def test_a_symlinked_step_is_read_but_not_owned(tmp_path):
+    _, d = linked_step(tmp_path, 4)
     [step] = cf.scan(str(d))
     assert step["link"] and step["complete"] and not step["owned"]
 
