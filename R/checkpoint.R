@@ -8,42 +8,87 @@
 #' into a model, placing each variable as the model's layout says: onto
 #' the same mesh, a mesh of another shape, or another number of processes.
 #'
-#' Writes are atomic. Orbax writes a step into a temporary directory and
-#' renames it once every process has written its part; kerasmesh then
-#' lists the step's files and their sizes. A step is *complete* when it was
-#' renamed and every listed file is there with its size; a step cut short
-#' (a process killed while saving, a file deleted or truncated) is
-#' incomplete, and `restore_checkpoint()` takes the newest complete step.
-#' See [checkpoint_info()].
+#' Writes are atomic, and nothing kerasmesh did not write is touched.
+#' Orbax writes a step aside, into a temporary directory it renames once
+#' every process has written its part; kerasmesh then seals it with a
+#' marker, `kerasmesh_files.json`, listing every file with its size and
+#' SHA-256 checksum, and only then puts it in place (with `overwrite =
+#' TRUE`, the old step is moved away first and deleted last). A process
+#' killed at any moment leaves the old or the new step complete; the next
+#' save finishes or removes what a killed one left. Saves into one
+#' directory take turns (a lock file, `.kerasmesh.lock`), so two processes
+#' saving the same step never lose it: with `overwrite = FALSE` the second
+#' gets `kerasmesh_error_checkpoint_exists`.
+#'
+#' A step is *complete* when its marker is there and every listed file
+#' has its size and checksum; a step cut short or damaged (a file missing,
+#' truncated or changed, a malformed marker) is incomplete, and
+#' `restore_checkpoint()` without `step` takes the newest complete step,
+#' with a `kerasmesh_warning_checkpoint_fallback` warning naming the newer
+#' steps it passed over. Checking checksums reads the files of each step
+#' it checks. See [checkpoint_info()].
+#'
+#' Only steps kerasmesh committed (with a marker, in a real directory) are
+#' ever deleted (`keep`) or replaced (`overwrite`): a folder of yours
+#' named `5/`, a step another tool wrote and a symbolic link are never
+#' removed, renamed or followed for deleting; saving over one is
+#' `kerasmesh_error_checkpoint_exists`. A symbolic link to a step is read
+#' as that step.
 #'
 #' A restore checks first that the checkpoint's variables match the
-#' model's (names and shapes) and fit the model's layout, and reads every
-#' array before it assigns any: when it fails, the model is unchanged.
-#' Metrics are not saved. Build the model (under its distribution, with
-#' the same layer names) and compile it before restoring; the optimizer's
-#' slots are created if training has not created them yet.
+#' model's (names, shapes and dtypes) and fit the model's layout, and
+#' reads every array before it assigns any: when it fails, the model is
+#' unchanged. Metrics are not saved. Build the model (under its
+#' distribution, with the same layer names) and compile it before
+#' restoring; the optimizer's slots are created if training has not
+#' created them yet.
+#'
+#' @section Keras's own checkpoints:
+#' The state is stored as Keras's state tree, so the two formats meet
+#' halfway. `restore_checkpoint()` and `checkpoint_info()` read a
+#' directory written by Keras's `keras.callbacks.OrbaxCheckpoint` (its
+#' steps count epochs or batches as that callback does; its steps have no
+#' layouts in `checkpoint_info()`), and Keras's `model$load_weights(dir)`
+#' reads a kerasmesh checkpoint (build the optimizer first, or its state
+#' is skipped). `keras$saving$load_model(dir)` can't load a kerasmesh
+#' checkpoint: kerasmesh saves no model configuration (build the model in
+#' R and restore into it). kerasmesh never prunes or replaces the steps
+#' Keras wrote.
 #'
 #' @param model A Keras model, built (its variables exist).
-#' @param dir The checkpoint directory, one subdirectory per step.
-#' @param step The step to write: `NULL` for the optimizer's step count
-#'   (the number of batches trained). For `restore_checkpoint()`, the step
-#'   to read: `NULL` for the newest complete one.
-#' @param keep Keep only the newest `keep` steps, deleting older ones;
-#'   `NULL` keeps all.
-#' @param overwrite Whether to replace a complete step of the same number.
+#' @param dir The checkpoint directory, one subdirectory per step; created
+#'   by `save_checkpoint()` when missing.
+#' @param step The step to write, a whole number from 0 to
+#'   2,147,483,647: `NULL` for the optimizer's step count (the number of
+#'   batches trained). For `restore_checkpoint()`, the step to read: `NULL`
+#'   for the newest complete one.
+#' @param keep Keep only the newest `keep` complete steps, deleting
+#'   kerasmesh's older ones (never the step just saved); `NULL` keeps all.
+#' @param overwrite Whether to replace a step of the same number that
+#'   kerasmesh saved.
 #' @return `save_checkpoint()`: invisibly, a list with `step`, `epoch`,
 #'   `path` and `variables` (the number saved). `restore_checkpoint()`:
 #'   invisibly, the same for the step it read.
 #' @section Errors:
-#' * `kerasmesh_error_checkpoint_directory`: `dir` holds no checkpoint.
+#' * `kerasmesh_error_argument`: a `step` that is not a whole number from
+#'   0 to 2,147,483,647 (the message names the value).
+#' * `kerasmesh_error_checkpoint_directory`: `dir` holds no checkpoint, is
+#'   a file, lies under a file or can't be created (the message names the
+#'   path).
 #' * `kerasmesh_error_checkpoint_incomplete`, `..._checkpoint_step`: no
-#'   complete step, or the `step` asked for is missing or incomplete.
+#'   complete step, or the `step` asked for is missing, incomplete or
+#'   damaged (the message names the step and the file).
 #' * `kerasmesh_error_checkpoint_variables`,
-#'   `kerasmesh_error_checkpoint_shape`: the checkpoint's variables are not
-#'   the model's (the message names the first that differs).
+#'   `kerasmesh_error_checkpoint_shape`,
+#'   `kerasmesh_error_checkpoint_dtype`: the checkpoint's variables are not
+#'   the model's (the message names the first that differs, and both
+#'   shapes or dtypes).
 #' * `kerasmesh_error_checkpoint_layout`: a saved shape can't be split as
 #'   the model's layout says (the message names the variable).
-#' * `kerasmesh_error_checkpoint_exists`: the step is saved already.
+#' * `kerasmesh_error_checkpoint_exists`: the step is saved already, or
+#'   its folder is not a step kerasmesh saved.
+#' * `kerasmesh_error_checkpoint_write`: the file system refused the write
+#'   (disk full, permissions); nothing of the step is left behind.
 #' @seealso [checkpoint_callback()] to save while `fit()` runs,
 #'   [checkpoint_info()]; the "Checkpoints" section of
 #'   `vignette("multi-process", package = "kerasmesh")`.
@@ -113,9 +158,22 @@ restore_checkpoint <- function(model, dir, step = NULL) {
 #' In a run of several processes, give every process the callback; each
 #' writes its own shards.
 #'
+#' A run starts from the model's step count when `fit()` begins: its first
+#' save deletes the steps kerasmesh saved after it in `dir` (the rest of a
+#' run abandoned by restoring an earlier step), so that the newest step is
+#' always this run's. Steps it saves replace kerasmesh's steps of the same
+#' number.
+#'
+#' With `unit = "step"`, Keras shows the callback the model only after each
+#' `steps_per_execution` steps (an argument of `compile()`): `every` must be
+#' a multiple of it, or `fit()` stops at its start with
+#' `kerasmesh_error_argument`. When an execution cut short at the end of an
+#' epoch passes a multiple of `every`, the callback saves where it ends.
+#'
 #' @inheritParams save_checkpoint
 #' @param every Save every `every` epochs or steps.
-#' @param unit `"epoch"` or `"step"`.
+#' @param unit `"epoch"` or `"step"`; anything else is
+#'   `kerasmesh_error_argument`.
 #' @return A Keras callback (a Python object) for `fit()`'s `callbacks`.
 #'   Its field `saved` lists the steps it saved.
 #' @seealso [checkpoint_info()] to see what was saved.
@@ -138,7 +196,7 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
                                 keep = NULL) {
   check_string(dir)
   every <- check_count(every)
-  unit <- rlang::arg_match(unit)
+  unit <- check_choice(unit, c("epoch", "step"))
   if (!is.null(keep)) {
     keep <- check_count(keep)
   }
@@ -146,143 +204,7 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
             keep)
 }
 
-#' What a checkpoint directory holds
-#'
-#' Lists the steps of a checkpoint directory written by [save_checkpoint()]
-#' or [checkpoint_callback()], whether each is complete (and why not), and
-#' describes one step's variables: shape, data type and the layout they
-#' were saved with (the mesh, and the mesh axis each dimension was split
-#' over). Reads only metadata.
-#'
-#' @inheritParams save_checkpoint
-#' @param step The step to describe: `NULL` for the newest complete one.
-#' @return A `kerasmesh_checkpoint_info` object, a list:
-#'   * `directory`: the absolute path.
-#'   * `steps`: a data frame with columns `step`, `complete`, `problem`
-#'     (why a step is incomplete, `NA` if complete) and `time` (when it was
-#'     committed, `NA` if it was not).
-#'   * `last_complete`: whether the newest step is complete.
-#'   * `step`, `epoch`, `process_count`: the step described (`NULL` when no
-#'     step is complete), the epochs trained and the number of processes
-#'     that wrote it.
-#'   * `variables`: a data frame with columns `key` (`"group/path"`),
-#'     `group` (`"trainable_variables"`, `"non_trainable_variables"` or
-#'     `"optimizer_variables"`), `path`, `shape` (list of integer vectors),
-#'     `dtype`, `axes` (list: the mesh axis each dimension was split over,
-#'     `NA` when not split) and `mesh` (such as `"data=2, model=4"`).
-#' @export
-#' @examplesIf keras_available()
-#' library(reticulate, include.only = "import")
-#' keras <- import("keras")
-#' model <- keras$Sequential(list(
-#'   keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
-#' ), name = "small")
-#' dir <- tempfile()
-#' save_checkpoint(model, dir)
-#' info <- checkpoint_info(dir)
-#' info
-#' info$variables[, c("path", "dtype")]
-#' unlink(dir, recursive = TRUE)
-checkpoint_info <- function(dir, step = NULL) {
-  check_string(dir)
-  step <- check_step(step)
-  new_checkpoint_info(shim_call("checkpoint.info", path.expand(dir), step))
-}
-
-#' @export
-format.kerasmesh_checkpoint_info <- function(x, ...) {
-  steps <- x$steps
-  n <- nrow(steps) # nolint: object_usage_linter. Read by cli.
-  out <- c(
-    paste("<kerasmesh_checkpoint_info>", x$directory),
-    cli::pluralize("{n} step{?s}: {paste(ifelse(steps$complete,
-                    steps$step, paste0(steps$step, ' (incomplete)')),
-                    collapse = ', ')}")
-  )
-  for (i in which(!steps$complete)) {
-    out <- c(out, sprintf("  step %s: %s", steps$step[i], steps$problem[i]))
-  }
-  if (is.null(x$step)) {
-    return(c(out, "No complete step."))
-  }
-  vars <- x$variables
-  out <- c(out, sprintf(
-    "Step %s%s: %s%s", x$step,
-    if (is.null(x$epoch)) "" else sprintf(" (epoch %s)", x$epoch),
-    count_text(nrow(vars), "variable"),
-    if (is.null(x$process_count)) "" else
-      cli::pluralize(", written by {x$process_count} process{?es}")
-  ))
-  meshes <- unique(vars$mesh[!is.na(vars$mesh)])
-  if (length(meshes)) {
-    out <- c(out, paste("Mesh:", paste(meshes, collapse = "; ")))
-  }
-  if (nrow(vars)) {
-    table <- data.frame(
-      variable = truncate_right(vars$key, 44),
-      shape = vapply(vars$shape, format_dims, ""),
-      axes = vapply(vars$axes, format_axes_short, ""),
-      dtype = vars$dtype,
-      stringsAsFactors = FALSE
-    )
-    out <- c(out, format_table(table))
-  }
-  out
-}
-
-#' @export
-print.kerasmesh_checkpoint_info <- function(x, ...) {
-  writeLines(format(x, ...))
-  invisible(x)
-}
-
 # Private helpers ------------------------------------------------------------
-
-new_checkpoint_info <- function(desc) {
-  steps <- desc$steps
-  times <- vapply(steps$time, function(t) t %||% NA_real_, numeric(1))
-  problems <- vapply(steps$problem, function(p) p %||% NA_character_, "")
-  out <- list(
-    directory = desc$directory,
-    steps = data.frame(
-      step = whole_numbers(steps$step),
-      complete = as.logical(unlist(steps$complete)),
-      problem = problems,
-      time = as.POSIXct(times, origin = "1970-01-01"),
-      stringsAsFactors = FALSE
-    ),
-    last_complete = isTRUE(desc$last_complete),
-    step = desc[["step"]],
-    epoch = desc$epoch,
-    process_count = desc$process_count,
-    variables = checkpoint_variables(desc$variables)
-  )
-  structure(out, class = "kerasmesh_checkpoint_info")
-}
-
-checkpoint_variables <- function(columns) {
-  if (is.null(columns)) {
-    return(NULL)
-  }
-  df <- data.frame(
-    key = as.character(unlist(columns$key)),
-    group = as.character(unlist(columns$group)),
-    path = as.character(unlist(columns$path)),
-    stringsAsFactors = FALSE
-  )
-  df$shape <- lapply(columns$shape, whole_numbers)
-  df$dtype <- as.character(unlist(columns$dtype))
-  df$axes <- Map(function(axes, shape) {
-    if (is.null(axes)) rep(NA_character_, length(shape)) else
-      axes_from_python(axes)
-  }, columns$axes, df$shape)
-  df$mesh <- Map(function(shape, names) {
-    if (is.null(shape)) NA_character_ else
-      paste0(unlist(names), "=", unlist(shape), collapse = ", ")
-  }, columns$mesh_shape, columns$mesh_axes)
-  df$mesh <- as.character(unlist(df$mesh))
-  df
-}
 
 check_model <- function(x, arg = rlang::caller_arg(x),
                         call = rlang::caller_env()) {
@@ -301,13 +223,5 @@ check_step <- function(x, arg = rlang::caller_arg(x),
   if (is.null(x)) {
     return(NULL)
   }
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 ||
-      x != round(x)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a whole number (0 or more) or `NULL`.",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
-    )
-  }
-  as.integer(x)
+  check_whole(x, min = 0, arg = arg, call = call)
 }

@@ -27,11 +27,13 @@
 #' \item{`kerasmesh_error_batch_size`}{The batch size can't be split over the
 #'   batch axis.}
 #' \item{`kerasmesh_error_checkpoint_directory`}{The checkpoint directory is
-#'   missing or not a checkpoint.}
+#'   missing, not a checkpoint, a file, or can't be created.}
+#' \item{`kerasmesh_error_checkpoint_dtype`}{A variable's dtype differs from
+#'   the saved one.}
 #' \item{`kerasmesh_error_checkpoint_exists`}{The checkpoint step already
-#'   exists.}
+#'   exists, or its folder is not one kerasmesh saved.}
 #' \item{`kerasmesh_error_checkpoint_incomplete`}{No complete step in the
-#'   checkpoint directory.}
+#'   checkpoint directory, or the step asked for is incomplete or damaged.}
 #' \item{`kerasmesh_error_checkpoint_layout`}{A saved variable can't be
 #'   placed with the requested layout.}
 #' \item{`kerasmesh_error_checkpoint_model`}{The model to save or restore is
@@ -44,6 +46,8 @@
 #'   checkpoint.}
 #' \item{`kerasmesh_error_checkpoint_variables`}{The model's variables differ
 #'   from the saved ones.}
+#' \item{`kerasmesh_error_checkpoint_write`}{The file system refused to
+#'   write a checkpoint step (disk full, permissions).}
 #' \item{`kerasmesh_error_compile`}{XLA can't compile the training step for
 #'   a layout.}
 #' \item{`kerasmesh_error_device_mesh`}{A value is not a device mesh.}
@@ -104,6 +108,8 @@
 #' @section Warnings:
 #' \describe{
 #' \item{`kerasmesh_warning`}{Every kerasmesh warning.}
+#' \item{`kerasmesh_warning_checkpoint_fallback`}{Newer checkpoint steps are
+#'   incomplete or damaged; an older one is restored.}
 #' \item{`kerasmesh_warning_array_precision`}{Values lose precision in the
 #'   dtype.}
 #' \item{`kerasmesh_warning_layout_plan`}{A layout plan has warnings (also

@@ -112,23 +112,78 @@ def test_bad_input_names_the_variable_and_overwrites_nothing(
     assert e.value.kind == "checkpoint_directory"
 
 
-def test_mesh_that_cannot_hold_a_shape_is_reported():
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    mesh = jax.make_mesh((2, 4), ("data", "model"))
-    saved = {"k": np.zeros((32, 10), "float32")}
-    variables = {"k": saved["k"]}
-    targets = {"k": NamedSharding(mesh, PartitionSpec(None, "model"))}
-    with pytest.raises(KerasmeshError) as e:
-        ck.check_capacity(saved, variables, targets)
-    assert e.value.kind == "checkpoint_layout"
-    assert '"k"' in e.value.message
-
-
 def test_saving_a_step_twice_needs_overwrite(trained):
     model, path = trained
     with pytest.raises(KerasmeshError) as e:
         ck.save(model, path)
     assert e.value.kind == "checkpoint_exists"
     assert ck.save(model, path, overwrite=True)["step"] == 8
+
+
+def test_restore_checks_dtypes_and_names_both(trained, distribution):
+    _, path = trained
+    distribution((8, 1))
+    keras.utils.set_random_seed(3)
+    half = keras.Sequential([
+        keras.Input((32,)),
+        keras.layers.Dense(64, activation="relu", name="dense",
+                           dtype="float16"),
+        keras.layers.Dense(16, name="dense_1")], name="sequential")
+    half.compile(optimizer=keras.optimizers.Adam(0.01, name="adam"),
+                 loss="mse")
+    before = values(half)
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(half, path)
+    assert e.value.kind == "checkpoint_dtype"
+    assert '"trainable_variables/sequential/dense/kernel"' in e.value.message
+    assert "Saved as float32; the model's is float16." in str(e.value)
+    after = values(half)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_restore_without_step_says_which_newer_steps_it_passed_over(
+        trained, distribution):
+    _, path = trained
+    with open(os.path.join(path, "8", "_CHECKPOINT_METADATA"), "r+b") as f:
+        f.write(b"[")  # same size, one byte changed
+    distribution((8, 1))
+    with pytest.warns(UserWarning) as caught:
+        assert ck.restore(build(seed=99), path)["step"] == 4
+    [w] = [w.message for w in caught if hasattr(w.message, "kind")]
+    assert w.kind == "checkpoint_fallback"
+    assert "Step 8 is not usable: file _CHECKPOINT_METADATA is damaged" in \
+        w.bullets[0][1]
+
+
+# Keras's own Orbax checkpoints ---------------------------------------------
+
+def test_a_directory_keras_orbax_checkpoint_wrote_restores(tmp_path):
+    x, y = data()
+    model = build()
+    cb = keras.callbacks.OrbaxCheckpoint(str(tmp_path), save_freq="epoch",
+                                         save_on_background=False)
+    model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
+              callbacks=[cb])
+    info = ck.info(str(tmp_path))
+    assert info["steps"]["step"] == [1]  # Keras counts epochs from 0
+    assert info["steps"]["writer"] == ["orbax"]
+    assert info["steps"]["complete"] == [True]
+    v = info["variables"]
+    assert "metrics_variables/loss/total" in v["key"]
+    fresh = build(seed=5)
+    assert ck.restore(fresh, str(tmp_path))["step"] == 1
+    before, after = values(model), values(fresh)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_keras_load_weights_reads_a_kerasmesh_checkpoint(trained):
+    model, path = trained
+    fresh = build(seed=5)
+    fresh.optimizer.build(fresh.trainable_variables)
+    fresh.load_weights(path)
+    before, after = values(model), values(fresh)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    # A model, though, needs its configuration, which kerasmesh does not
+    # save: Keras says so.
+    with pytest.raises(ValueError, match="model configuration"):
+        keras.saving.load_model(path)

@@ -20,7 +20,7 @@ def committed_step(directory, step, files=None):
     for name, text in (files or {"array": "0123"}).items():
         with open(os.path.join(path, name), "w") as f:
             f.write(text)
-    cf.write_file_list(path)
+    cf.write_marker(path, step)
     return path
 
 
@@ -70,8 +70,8 @@ def test_pick_step_takes_the_newest_complete_step(tmp_path):
     committed_step(str(tmp_path), 4)
     committed_step(str(tmp_path), 8)
     os.makedirs(tmp_path / "12.orbax-checkpoint-tmp-1")
-    assert cf.pick_step(str(tmp_path))["step"] == 8
-    assert cf.pick_step(str(tmp_path), 4)["step"] == 4
+    assert cf.pick_step(str(tmp_path))[0]["step"] == 8
+    assert cf.pick_step(str(tmp_path), 4)[0]["step"] == 4
 
 
 def test_pick_step_errors_name_the_problem(tmp_path):
@@ -82,3 +82,137 @@ def test_pick_step_errors_name_the_problem(tmp_path):
     with pytest.raises(KerasmeshError) as info:
         cf.pick_step(str(tmp_path), 5)
     assert info.value.kind == "checkpoint_step"
+
+
+# Who wrote a step, and each step checked on its own -------------------------
+
+def orbax_step(directory, step):
+    """A step as another Orbax tool (Keras's OrbaxCheckpoint) leaves it."""
+    path = os.path.join(directory, str(step))
+    os.makedirs(path)
+    with open(os.path.join(path, "_CHECKPOINT_METADATA"), "w") as f:
+        json.dump({"commit_timestamp_nsecs": 5}, f)
+    return path
+
+
+def test_number_named_folders_are_listed_for_who_wrote_them(tmp_path):
+    d = str(tmp_path)
+    committed_step(d, 4)
+    orbax_step(d, 6)
+    os.makedirs(tmp_path / "5")
+    (tmp_path / "5" / "notes.txt").write_text("mine")
+    steps = {s["step"]: s for s in cf.scan(d)}
+    assert [(k, s["writer"], s["owned"], s["complete"])
+            for k, s in sorted(steps.items())] == \
+        [(4, "kerasmesh", True, True), (5, "unknown", False, False),
+         (6, "orbax", False, True)]
+
+
+def test_a_marker_for_another_step_is_not_ownership(tmp_path):
+    path = committed_step(str(tmp_path), 4)
+    os.rename(path, tmp_path / "7")
+    [step] = cf.scan(str(tmp_path))
+    assert step["step"] == 7 and not step["owned"]
+    assert not step["complete"]
+
+
+@pytest.mark.parametrize("damage", ["marker", "metadata", "flip", "truncate",
+                                    "delete"])
+def test_one_damaged_step_is_found_and_the_others_are_intact(tmp_path,
+                                                              damage):
+    d = str(tmp_path)
+    committed_step(d, 4)
+    path = committed_step(d, 8, {"array": "0123", "other": "abcd"})
+    target = {"marker": cf.FILE_LIST, "metadata": "_CHECKPOINT_METADATA",
+              "flip": "array", "truncate": "array", "delete": "other"}[damage]
+    full = os.path.join(path, target)
+    if damage == "delete":
+        os.remove(full)
+    elif damage == "truncate":
+        with open(full, "w") as f:
+            f.write("01")
+    else:  # the same size, other bytes
+        size = os.path.getsize(full)
+        with open(full, "r+b") as f:
+            f.write(b"{" * min(size, 3))
+    steps = cf.scan(d)
+    assert [s["complete"] for s in steps] == [True, False]
+    name = "kerasmesh_files.json" if damage == "marker" else target
+    assert name in steps[1]["problem"]
+    chosen, passed = cf.pick_step(d)
+    assert chosen["step"] == 4 and [s["step"] for s in passed] == [8]
+    with pytest.raises(KerasmeshError) as info:
+        cf.pick_step(d, 8)
+    assert info.value.kind == "checkpoint_incomplete"
+    assert "Step 8" in str(info.value) and name in str(info.value)
+
+
+def test_a_malformed_timestamp_breaks_no_listing(tmp_path):
+    d = str(tmp_path)
+    path = committed_step(d, 4)
+    with open(os.path.join(path, "_CHECKPOINT_METADATA"), "w") as f:
+        json.dump({"commit_timestamp_nsecs": "soon"}, f)
+    committed_step(d, 8)
+    steps = cf.scan(d)
+    assert [s["time"] is None for s in steps] == [True, False]
+    assert [s["complete"] for s in steps] == [False, True]
+
+
+def test_a_sealed_copy_stands_in_for_a_step_a_killed_swap_left(tmp_path):
+    d = str(tmp_path)
+    committed_step(d, 3)
+    os.rename(tmp_path / "3", tmp_path / ".kerasmesh-staging-3")
+    os.makedirs(tmp_path / ".kerasmesh-staging-9.orbax-checkpoint-tmp-1")
+    [step] = cf.scan(d)
+    assert step["step"] == 3 and step["complete"] and step["owned"]
+    assert step["path"].endswith(".kerasmesh-staging-3")
+
+
+def linked_step(tmp_path, step):
+    """A checkpoint directory `ckpt` whose step `step` is a symbolic link
+    to a kerasmesh step in the directory `outside`."""
+    outside, d = tmp_path / "outside", tmp_path / "ckpt"
+    outside.mkdir()
+    d.mkdir()
+    committed_step(str(outside), step)
+    os.symlink(outside / str(step), d / str(step))
+    return outside, d
+
+
+def test_a_symlinked_step_is_read_but_not_owned(tmp_path):
+    _, d = linked_step(tmp_path, 4)
+    [step] = cf.scan(str(d))
+    assert step["link"] and step["complete"] and not step["owned"]
+
+
+@pytest.mark.parametrize("bad", [1e10, float("inf"), -1, float("nan"), 2.5,
+                                 True, "3", 2**31])
+def test_a_step_out_of_range_names_step_and_value(bad):
+    with pytest.raises(KerasmeshError) as info:
+        cf.check_step(bad)
+    assert info.value.kind == "argument"
+    assert "`step`" in info.value.message
+    assert info.value.bullets[0][1] == "Received {value}."
+    assert cf.check_step(2**31 - 1) == 2**31 - 1 and cf.check_step(0.0) == 0
+
+
+def test_a_directory_that_is_a_file_or_under_one_is_named(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for path, words in [(afile, "is a file"),
+                        (afile / "sub" / "ckpt", f"lies under a file, "
+                                                 f"{afile}")]:
+        with pytest.raises(KerasmeshError) as info:
+            cf.check_directory(str(path))
+        assert info.value.kind == "checkpoint_directory"
+        assert f"{path} {words}" in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, float("inf"), True, "2"])
+def test_counts_keep_and_every_are_positive_whole_numbers(bad):
+    with pytest.raises(KerasmeshError) as info:
+        cf.check_count(bad, "keep")
+    assert info.value.kind == "argument"
+    assert "`keep`" in info.value.message
+    assert cf.check_count(None, "keep") is None
+    assert cf.check_count(3.0, "every", False) == 3

@@ -31,7 +31,7 @@ PY_DYNAMIC = re.compile(
     r'\(\s*(?!")([^,)\s]+)')
 KNOWN_DYNAMIC = {
     ("errors.py", "kind"),        # KerasmeshWarning/warn() pass theirs on
-    ("checkpoint.py", "kind"),    # mismatch(): callers' literals, scanned
+    ("checkpoint_variables.py", "kind"),  # mismatch(): callers' literals
     ("plan.py", 'p["kind"]'),     # first_error(): problem kinds, scanned
     ("errors.py", "ValueError"),  # class definitions, not calls
     ("errors.py", "UserWarning"),

@@ -86,7 +86,11 @@ test_that("a step cut short is incomplete and the step before restores", {
   fresh <- with_distribution(mlp_distribution(c(data = 8, model = 1)), {
     build_mlp()
   })
-  expect_identical(restore_checkpoint(fresh, dir)$step, 4L)
+  # Restoring the newest complete step says which newer ones it passed.
+  w <- expect_warning(restored <- restore_checkpoint(fresh, dir),
+                      class = "kerasmesh_warning_checkpoint_fallback")
+  expect_match(conditionMessage(w), "Step 8 is not usable", fixed = TRUE)
+  expect_identical(restored$step, 4L)
   expect_identical(max_abs_diff(at_step_4, variable_values(fresh)), 0)
   expect_error(restore_checkpoint(fresh, dir, step = 8),
                class = "kerasmesh_error_checkpoint_incomplete")
@@ -159,6 +163,191 @@ test_that("checkpoint functions check their arguments", {
     checkpoint_callback("dir", unit = "batch")
     checkpoint_callback("dir", keep = 1.5)
   })
+})
+
+test_that("steps out of range are classed errors naming step and value", {
+  for (bad in list(1e10, Inf, -1, NA, 2.5, NaN, -Inf)) {
+    e <- expect_error(
+      expect_warning(checkpoint_info("dir", step = bad), NA),
+      class = "kerasmesh_error_argument"
+    )
+    expect_match(conditionMessage(e), "`step`", fixed = TRUE)
+  }
+  expect_snapshot(error = TRUE, {
+    checkpoint_info("dir", step = 1e10)
+    checkpoint_info("dir", step = Inf)
+    checkpoint_info("dir", step = 2.5)
+  })
+  e <- expect_error(save_checkpoint(keras(), "dir", step = 1e10),
+                    class = "kerasmesh_error_argument")
+  expect_match(conditionMessage(e), "`step` must be at most", fixed = TRUE)
+})
+
+test_that("checkpoint_callback() names `unit` when it is not one it knows", {
+  for (bad in list("batch", NA_character_, 1, c("epoch", "batch"))) {
+    e <- expect_error(checkpoint_callback("dir", unit = bad),
+                      class = "kerasmesh_error_argument")
+    expect_match(conditionMessage(e), "`unit`", fixed = TRUE)
+  }
+})
+
+test_that("a checkpoint dir that is a file or lies under one is named", {
+  skip_if_no_keras()
+  file <- withr::local_tempfile(lines = "not a directory")
+  model <- build_mlp()
+  for (dir in c(file, file.path(file, "sub", "ckpt"))) {
+    e <- expect_error(save_checkpoint(model, dir),
+                      class = "kerasmesh_error_checkpoint_directory")
+    expect_match(conditionMessage(e), file, fixed = TRUE)
+    e <- expect_error(checkpoint_info(dir),
+                      class = "kerasmesh_error_checkpoint_directory")
+    expect_match(conditionMessage(e), file, fixed = TRUE)
+  }
+  e <- expect_error(restore_checkpoint(model, file),
+                    class = "kerasmesh_error_checkpoint_directory")
+  expect_match(conditionMessage(e), "is a file", fixed = TRUE)
+})
+
+test_that("keep and overwrite never touch a folder kerasmesh did not save", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  for (name in c("5", "123")) {
+    dir.create(file.path(dir, name))
+    writeLines("mine", file.path(dir, name, "data.csv"))
+  }
+  model <- build_mlp()
+  save_checkpoint(model, dir, step = 1, keep = 1)
+  save_checkpoint(model, dir, step = 2, keep = 1)
+  expect_identical(sort(list.files(dir)), c("123", "2", "5"))
+  expect_identical(readLines(file.path(dir, "5", "data.csv")), "mine")
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$step, c(2L, 5L, 123L))
+  expect_identical(info$steps$writer, c("kerasmesh", "unknown", "unknown"))
+  expect_identical(info$step, 2L)
+  e <- expect_error(save_checkpoint(model, dir, step = 5, overwrite = TRUE),
+                    class = "kerasmesh_error_checkpoint_exists")
+  expect_match(conditionMessage(e), file.path(dir, "5"), fixed = TRUE)
+  expect_identical(readLines(file.path(dir, "5", "data.csv")), "mine")
+})
+
+test_that("a damaged step is passed over with a warning, or named on request", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  save_checkpoint(model, dir, step = 1)
+  save_checkpoint(model, dir, step = 2)
+  # Flip bytes of one shard of step 2, keeping its size.
+  shard <- list.files(file.path(dir, "2", "pytree", "d"), full.names = TRUE)[1]
+  bytes <- readBin(shard, "raw", file.size(shard))
+  bytes[1:8] <- as.raw(255L - as.integer(bytes[1:8]))
+  writeBin(bytes, shard)
+
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$complete, c(TRUE, FALSE))
+  expect_match(info$steps$problem[2], "damaged (its checksum differs)",
+               fixed = TRUE)
+  expect_identical(info$step, 1L)
+  w <- expect_warning(restored <- restore_checkpoint(build_mlp(), dir),
+                      class = "kerasmesh_warning_checkpoint_fallback")
+  expect_match(conditionMessage(w), "Step 2 is not usable", fixed = TRUE)
+  expect_identical(restored$step, 1L)
+  e <- expect_error(restore_checkpoint(build_mlp(), dir, step = 2),
+                    class = "kerasmesh_error_checkpoint_incomplete")
+  expect_match(conditionMessage(e), "Step 2", fixed = TRUE)
+  expect_match(conditionMessage(e), basename(shard), fixed = TRUE)
+})
+
+test_that("a float32 checkpoint into a float16 model names both dtypes", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  save_checkpoint(build_mlp(), dir)
+  keras <- keras()
+  half <- keras$Sequential(list(
+    keras$Input(shape = list(32L)),
+    keras$layers$Dense(64L, name = "dense", dtype = "float16"),
+    keras$layers$Dense(16L, name = "dense_1", dtype = "float16")
+  ), name = "sequential")
+  e <- expect_error(restore_checkpoint(half, dir),
+                    class = "kerasmesh_error_checkpoint_dtype")
+  expect_match(conditionMessage(e), "sequential/dense/kernel", fixed = TRUE)
+  expect_match(conditionMessage(e), "Saved as float32; the model's is float16",
+               fixed = TRUE)
+})
+
+test_that("an overwrite killed between its renames leaves a complete step", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  save_checkpoint(build_mlp(), dir, step = 3)
+  old <- variable_values(build_mlp())
+  # A save of other weights over step 3, killed (SIGKILL) once the old
+  # step is moved away and before the new one is in its place.
+  overwrite_killed <- function() {
+    Sys.setenv(KERASMESH_CHECKPOINT_TEST_KILL_AT = "retired")
+    keras <- reticulate::import("keras")
+    keras$utils$set_random_seed(99L)
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(32L)), keras$layers$Dense(64L, name = "dense"),
+      keras$layers$Dense(16L, name = "dense_1")
+    ), name = "sequential")
+    model$compile(optimizer = "adam", loss = "mse")
+    save_checkpoint(model, dir, step = 3, overwrite = TRUE)
+  }
+  environment(overwrite_killed) <- list2env(list(dir = dir),
+                                            parent = globalenv())
+  killed <- tryCatch(in_fresh_r(overwrite_killed, timeout = 120),
+                     error = identity)
+  expect_s3_class(killed, "error")
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$step, 3L)
+  expect_true(info$steps$complete)
+  restored <- build_mlp()
+  expect_identical(restore_checkpoint(restored, dir)$step, 3L)
+  expect_gt(max_abs_diff(old, variable_values(restored)), 0)
+  save_checkpoint(build_mlp(), dir, step = 4)
+  expect_identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)),
+                   c(".kerasmesh.lock", "3", "4"))
+})
+
+test_that("a step callback that can't save its steps stops fit() at start", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  model$compile(optimizer = "adam", loss = "mse", steps_per_execution = 4L)
+  cb <- checkpoint_callback(dir, every = 3, unit = "step")
+  data <- mlp_data()
+  e <- expect_error(
+    with_kerasmesh_errors(model$fit(data$x, data$y, batch_size = 16L,
+                                    verbose = 0L, callbacks = list(cb))),
+    class = "kerasmesh_error_argument"
+  )
+  expect_match(conditionMessage(e), "`steps_per_execution` is 4", fixed = TRUE)
+  expect_length(list.files(dir), 0)
+})
+
+test_that("Keras's OrbaxCheckpoint and kerasmesh read each other's steps", {
+  skip_if_no_keras()
+  keras <- keras()
+  data <- mlp_data()
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  cb <- keras$callbacks$OrbaxCheckpoint(dir, save_freq = "epoch",
+                                        save_on_background = FALSE)
+  model$fit(data$x, data$y, epochs = 2L, batch_size = 16L, shuffle = FALSE,
+            verbose = 0L, callbacks = list(cb))
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$writer, "orbax")
+  expect_true(info$steps$complete)
+  restored <- build_mlp()
+  expect_identical(restore_checkpoint(restored, dir)$step, 1L)
+  expect_identical(max_abs_diff(variable_values(model),
+                                variable_values(restored)), 0)
+  # And Keras's load_weights() reads kerasmesh's.
+  ours <- withr::local_tempdir("checkpoint")
+  save_checkpoint(model, ours)
+  other <- build_mlp()
+  other$load_weights(ours)
+  expect_identical(max_abs_diff(variable_values(model),
+                                variable_values(other)), 0)
 })
 
 # Two processes -------------------------------------------------------------
@@ -297,51 +486,6 @@ test_that("2 processes killed mid-run resume from the last checkpoint", {
   })
   expect_identical(restore_checkpoint(here, dir)$step, 12L)
   expect_identical(max_abs_diff(w[[1]]$weights, variable_values(here)), 0)
-})
-
-test_that("checkpoint infos print their steps, mesh and variables", {
-  expect_snapshot({
-    print(fixture_checkpoint_info())
-    print(fixture_checkpoint_info("checkpoint-info-incomplete"))
-  })
-})
-
-test_that("a checkpoint info says which steps are complete", {
-  info <- fixture_checkpoint_info("checkpoint-info-incomplete")
-  expect_s3_class(info, "kerasmesh_checkpoint_info")
-  expect_identical(info$steps$step, 1:3)
-  expect_identical(info$steps$complete, c(TRUE, FALSE, FALSE))
-  expect_match(info$steps$problem[2], "missing")
-  expect_match(info$steps$problem[3], "did not finish")
-  expect_identical(info$steps$problem[1], NA_character_)
-  expect_false(info$last_complete)
-  expect_identical(info$step, 1L)
-  expect_s3_class(info$steps$time, "POSIXct")
-  expect_true(is.na(info$steps$time[3]))
-})
-
-test_that("a checkpoint info lists variables with shape, layout and mesh", {
-  v <- fixture_checkpoint_info()$variables
-  row <- v[v$key == "trainable_variables/sequential/dense/kernel", ]
-  expect_identical(row$shape[[1]], c(32L, 64L))
-  expect_identical(row$axes[[1]], c(NA, "model"))
-  expect_identical(row$mesh, "data=2, model=4")
-  expect_identical(row$group, "trainable_variables")
-  expect_true(any(v$group == "optimizer_variables"))
-  scalar <- v[v$key == "optimizer_variables/adam/iteration", ]
-  expect_identical(scalar$shape[[1]], integer())
-  expect_identical(scalar$dtype, "int32")
-})
-
-test_that("a checkpoint info without a complete step or variables prints", {
-  desc <- fixture("checkpoint-info-incomplete")
-  desc$steps$complete <- list(FALSE, FALSE, FALSE)
-  # As the shim describes it: None for both.
-  desc["step"] <- list(NULL)
-  desc["variables"] <- list(NULL)
-  info <- kerasmesh:::new_checkpoint_info(desc)
-  expect_null(info$variables)
-  expect_identical(utils::tail(format(info), 1), "No complete step.")
 })
 
 test_that("every checkpoint argument check gives a classed argument error", {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .checkpoint import (check_directory, current_step, new_checkpointer,
-                         save_step)
+from .checkpoint import current_step, save_step
+from .checkpoint_files import check_count, check_directory
 from .errors import KerasmeshError
 
 UNITS = ("epoch", "step")
@@ -19,20 +19,25 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
 
     Steps are the optimizer's iterations, counted across `fit()` calls and
     restores, so a run resumed from step s saves at the same steps as the
-    run it resumes. Saves are synchronous: `fit()` goes on once the step
-    is committed.
+    run it resumes, and its first save deletes kerasmesh's steps after s
+    (the abandoned run's). With `unit = "step"`, `every` must be a multiple
+    of the model's `steps_per_execution` (checked when `fit()` starts); an
+    execution cut short at the end of an epoch that passes a multiple of
+    `every` saves where it ends. Saves are synchronous: `fit()` goes on
+    once the step is committed.
 
     Raises:
         KerasmeshError: kind `argument` for a `unit` other than "epoch" or
-            "step".
+            "step"; when `fit()` starts, for an `every` that is not a
+            multiple of `steps_per_execution`.
     """
     directory = check_directory(directory)
     if unit not in UNITS:
         raise KerasmeshError(
             "argument", '`unit` must be "epoch" or "step".',
             received=unit)
-    return _callback_class()(directory, int(every), unit,
-                             None if keep is None else int(keep))
+    return _callback_class()(directory, check_count(every, "every", False),
+                             unit, check_count(keep, "keep"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,35 +56,54 @@ def _callback_class() -> type:
             self.unit = unit
             self.keep = keep
             self.saved: list[int] = []
-            self._checkpointer = None
             self._epoch = 0
+            self._start = None  # the step this fit() started from
+            self._last = 0
 
         def _save(self, epoch: int) -> None:
-            if self._checkpointer is None:
-                self._checkpointer = new_checkpointer(self.directory,
-                                                      self.keep)
             step = current_step(self.model)
-            if step in self.saved:
+            if self.saved and self.saved[-1] == step:
                 return
-            save_step(self._checkpointer, self.model, self.directory, step,
-                      epoch=epoch, overwrite=True)
+            save_step(self.model, self.directory, step, epoch=epoch,
+                      overwrite=True, keep=self.keep, start=self._start)
+            self._start = None  # the steps beyond it are gone now
             self.saved.append(step)
+
+        def on_train_begin(self, logs=None):
+            if self.unit == "step":
+                check_execution(self.every, self.model)
+            self._start = self._last = current_step(self.model)
 
         def on_epoch_begin(self, epoch, logs=None):
             self._epoch = int(epoch)
 
         def on_train_batch_end(self, batch, logs=None):
-            if self.unit == "step" and \
-                    current_step(self.model) % self.every == 0:
+            step = current_step(self.model)
+            passed = step // self.every > self._last // self.every
+            self._last = step
+            if self.unit == "step" and passed:
                 self._save(epoch=self._epoch)
 
         def on_epoch_end(self, epoch, logs=None):
             if self.unit == "epoch" and (epoch + 1) % self.every == 0:
                 self._save(epoch=int(epoch) + 1)
 
-        def on_train_end(self, logs=None):
-            if self._checkpointer is not None:
-                self._checkpointer.close()
-                self._checkpointer = None
-
     return CheckpointCallback
+
+
+def check_execution(every: int, model: Any) -> None:
+    """With `unit = "step"`, the callback sees the model after every
+    `steps_per_execution` steps only: `every` must be a multiple of it.
+
+    Raises:
+        KerasmeshError: `argument`, naming `every` and both values.
+    """
+    per = int(getattr(model, "steps_per_execution", 1) or 1)
+    if every % per:
+        raise KerasmeshError(
+            "argument", '`every` must be a multiple of the model\'s '
+            '`steps_per_execution` when `unit` is "step".',
+            x=f"`every` is {every}; `steps_per_execution` is {per}, so the "
+              f"callback sees steps {per}, {2 * per}, {3 * per}, ... only.",
+            i=f"Pass `every = {per}` or a multiple of it, or "
+              f'`unit = "epoch"`.')

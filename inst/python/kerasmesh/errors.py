@@ -20,9 +20,14 @@ ERROR_KINDS: dict[str, str] = {
     "backend": "Keras runs on a backend other than JAX.",
     "batch_dim_name": "The batch dimension name is not a mesh axis.",
     "batch_size": "The batch size doesn't divide over the batch axis.",
-    "checkpoint_directory": "A checkpoint directory is missing or not one.",
-    "checkpoint_exists": "A checkpoint for this step exists already.",
-    "checkpoint_incomplete": "A checkpoint was not fully written.",
+    "checkpoint_directory": "A checkpoint directory is missing or not one, "
+                            "or can't be created.",
+    "checkpoint_dtype": "A saved variable has another dtype than the "
+                        "model's.",
+    "checkpoint_exists": "A checkpoint for this step exists already, or "
+                         "its folder is not one kerasmesh saved.",
+    "checkpoint_incomplete": "A checkpoint step was not fully written or "
+                             "is damaged.",
     "checkpoint_layout": "A checkpoint's arrays can't be laid out as asked.",
     "checkpoint_model": "The object to save or restore is not a Keras model.",
     "checkpoint_orbax": "Orbax, needed for checkpoints, is not installed.",
@@ -31,6 +36,8 @@ ERROR_KINDS: dict[str, str] = {
     "checkpoint_step": "The checkpoint step asked for does not exist.",
     "checkpoint_variables": "The checkpoint's variables differ from the "
                             "model's.",
+    "checkpoint_write": "The file system refused to write a checkpoint "
+                        "step (disk full, permissions).",
     "compile": "XLA can't compile the training step for a layout.",
     "device_mesh": "A device mesh is needed and something else was given.",
     "device_type": "The device type is unknown or has no devices.",
@@ -71,6 +78,8 @@ ERROR_KINDS: dict[str, str] = {
 }
 
 WARNING_KINDS: dict[str, str] = {
+    "checkpoint_fallback": "Newer checkpoint steps are incomplete or "
+                           "damaged; an older one is restored.",
     "array_precision": "Whole numbers lose precision in the dtype asked "
                        "for.",
     "layout_plan": "A layout plan found problems that mis-shard silently "
