@@ -15,15 +15,9 @@
 with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
                             arg = rlang::caller_arg(model),
                             call = rlang::caller_env()) {
+  check_plan_model(model, arg = arg, call = call)
   if (inherits(model, "python.builtin.object")) {
     return(f(model))
-  }
-  if (!is.function(model)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a Keras model or a function that builds one.",
-        x = "Received {.obj_type_friendly {model}}."),
-      kind = "model", call = call
-    )
   }
   failed <- NULL
   builder <- function() {
@@ -61,4 +55,18 @@ builder_timeout <- function(timeout, e, call) {
     ),
     error = identity
   )
+}
+
+# A model for planning or costing: a Keras model or a function that builds
+# one. Checked before Python starts.
+check_plan_model <- function(model, arg = rlang::caller_arg(model),
+                             call = rlang::caller_env()) {
+  if (!inherits(model, "python.builtin.object") && !is.function(model)) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be a Keras model or a function that builds one.",
+        x = "Received {.obj_type_friendly {model}}."),
+      kind = "model", call = call
+    )
+  }
+  invisible(model)
 }

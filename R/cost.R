@@ -121,6 +121,7 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, timeout = 300,
                         started = elapsed_seconds(),
                         call = rlang::caller_env()) {
+  check_plan_model(model, arg = "model", call = call)
   distribution <- cost_distribution_arg(distribution, call = call)
   batch_size <- check_count(batch_size, call = call)
   optimizer <- plan_optimizer_arg(optimizer, call = call)
@@ -201,6 +202,7 @@ compare_layouts <- function(model, layouts, batch_size, ...,
       kind = "argument", call = call
     )
   }
+  check_plan_model(model, arg = "model", call = call)
   limit <- parse_limit(device_memory)
   batch_size <- check_count(batch_size)
   started <- elapsed_seconds()

@@ -86,8 +86,8 @@ process_data <- function(x, y = NULL, batch_size,
                          rows = process_rows(n_rows(x), batch_size),
                          dtype = "float32") {
   batch_size <- check_count(batch_size)
-  share <- batch_share(batch_size, process_count())
   rows <- check_row_numbers(rows, n_rows(x))
+  share <- batch_share(batch_size, process_count())
   if (!is.null(y) && n_rows(y) != n_rows(x)) {
     kerasmesh_abort(
       c("{.arg x} and {.arg y} must have the same number of rows.",

@@ -178,6 +178,10 @@ test_that("steps out of range are classed errors naming step and value", {
     checkpoint_info("dir", step = Inf)
     checkpoint_info("dir", step = 2.5)
   })
+})
+
+test_that("save_checkpoint() refuses a step out of range", {
+  skip_if_no_keras()
   e <- expect_error(save_checkpoint(keras(), "dir", step = 1e10),
                     class = "kerasmesh_error_argument")
   expect_match(conditionMessage(e), "`step` must be at most", fixed = TRUE)
