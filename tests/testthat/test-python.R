@@ -104,9 +104,9 @@ test_that("Python objects come back through the non-converting handle", {
     # reticulate >= 1.38 converts the array itself to an R array.
     expect_identical(as.vector(a), c(1, 2, 3))
   }
-  # np_array() does not use it: its array and everything read from it stay
+  # numpy_array() does not use it: its array and everything read from it stay
   # Python, so no reticulate version converts them.
-  x <- np_array(c(1, 2, 3))
+  x <- numpy_array(c(1, 2, 3))
   expect_true("numpy.ndarray" %in% class(x))
   expect_s3_class(x$shape, "python.builtin.tuple")
   expect_true("numpy.ndarray" %in% class(x$copy()))
