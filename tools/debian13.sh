@@ -307,11 +307,15 @@ host_pip_python() {
 }
 
 requirement_files() { ls tools/requirements*.txt | LC_ALL=C sort; }
+# Files the requirement files include (-r): part of the wheels' key.
+PACKAGE_REQUIREMENTS=inst/python/requirements.txt
 
 wheels_key() {
   local f
   { echo "${WHEEL_ARGS[*]}"
-    for f in $(requirement_files); do echo "== $f"; cat "$f"; done
+    for f in $(requirement_files) "$PACKAGE_REQUIREMENTS"; do
+      echo "== $f"; cat "$f"
+    done
   } | sha256sum | cut -c1-16
 }
 

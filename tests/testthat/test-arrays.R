@@ -46,7 +46,8 @@ test_that("numpy_array() refuses NA in integer and logical input", {
                       class = "kerasmesh_error_array_na")
   expect_match(conditionMessage(err), "position 2", fixed = TRUE)
   expect_match(conditionMessage(err), "as.double(x)", fixed = TRUE)
-  expect_error(numpy_array(c(TRUE, NA, FALSE)), class = "kerasmesh_error_array_na")
+  expect_error(numpy_array(c(TRUE, NA, FALSE)),
+               class = "kerasmesh_error_array_na")
   expect_error(numpy_array(matrix(c(1L, NA), 1), dtype = "float64"),
                class = "kerasmesh_error_array_na")
   expect_snapshot(error = TRUE, {

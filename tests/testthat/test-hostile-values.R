@@ -10,11 +10,13 @@ test_that("NA in integer and logical arrays is refused, not made a number", {
   skip_if_no_keras()
   local_time_limit()
   # reticulate passes these as TRUE and -2147483648.
-  expect_error(numpy_array(c(TRUE, NA, FALSE)), class = "kerasmesh_error_array_na")
+  expect_error(numpy_array(c(TRUE, NA, FALSE)),
+               class = "kerasmesh_error_array_na")
   expect_error(numpy_array(c(1L, NA, 3L)), class = "kerasmesh_error_array_na")
   expect_error(numpy_array(c(1L, NA, 3L), dtype = "float64"),
                class = "kerasmesh_error_array_na")
-  expect_error(numpy_array(array(NA, c(2, 2))), class = "kerasmesh_error_array_na")
+  expect_error(numpy_array(array(NA, c(2, 2))),
+               class = "kerasmesh_error_array_na")
   err <- expect_error(numpy_array(rep(NA_integer_, 1000)),
                       class = "kerasmesh_error_array_na")
   expect_match(conditionMessage(err), "1, 2, 3, 4, 5, and 995 more",
