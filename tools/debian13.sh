@@ -390,6 +390,18 @@ echo "stack: $PRETTY_NAME; $(R --version | head -n 1);" \
   "reticulate $(Rscript -e 'cat(format(packageVersion("reticulate")))');" \
   "$(python3 --version)"
 cd "$1"
+# uv, for the path of a CRAN user with reticulate's managed Python
+# (tests/testthat/test-managed-python.R, which must run here): reticulate
+# resolves kerasmesh's py_require() with it, offline from the wheels. pip
+# installs it from the wheels (PIP_FIND_LINKS), outside any virtualenv.
+if [ ! -x /opt/kerasmesh-uv/bin/uv ]; then
+  python3 -m venv /tmp/kerasmesh-pip
+  /tmp/kerasmesh-pip/bin/pip install -q --target /opt/kerasmesh-uv \
+    -r tools/requirements-uv.txt
+  rm -rf /tmp/kerasmesh-pip
+fi
+export KERASMESH_TEST_UV=/opt/kerasmesh-uv/bin/uv KERASMESH_TEST_WHEELS=/wheels
+export KERASMESH_REQUIRE_MANAGED_PYTHON=true
 # The tests of `make check`; lint is a property of the code, checked once on
 # the main stack (Debian 13's lintr has other defaults).
 make pytest rcheck
