@@ -81,24 +81,6 @@ python_requirements <- function(pinned = TRUE) {
   if (pinned) lines else sub("==", ">=", lines, fixed = TRUE)
 }
 
-has_py_require <- function() {
-  utils::packageVersion("reticulate") >= "1.41"
-}
-
-# Declares kerasmesh's packages to reticulate's managed Python (reticulate
-# >= 1.41), run when reticulate loads (zzz.R). Never after Python has
-# started: reticulate would build a new environment at once, downloading.
-# py_require() is reached through getExportedValue(): reticulate 1.28 has
-# none, and naming it directly is an R CMD check warning there.
-declare_python_requirements <- function() {
-  if (!has_py_require() || reticulate::py_available(initialize = FALSE)) {
-    return(invisible(FALSE))
-  }
-  py_require <- getExportedValue("reticulate", "py_require")
-  py_require(python_requirements(pinned = FALSE), python_version = ">=3.11")
-  invisible(TRUE)
-}
-
 # A virtualenv name or path as a path: a name lives under reticulate's
 # virtualenv root.
 venv_path <- function(envname = NULL) {
@@ -107,7 +89,7 @@ venv_path <- function(envname = NULL) {
   if (grepl("/", envname, fixed = TRUE) || startsWith(envname, "~")) {
     return(normalizePath(path.expand(envname), mustWork = FALSE))
   }
-  file.path(reticulate::virtualenv_root(), envname)
+  file.path(virtualenv_root(), envname)
 }
 
 # TRUE for an existing virtualenv to update, FALSE for one to create; an

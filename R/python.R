@@ -68,8 +68,32 @@ kerasmesh_venv <- function(call = rlang::caller_env()) {
 }
 
 default_venv <- function() {
-  file.path(reticulate::virtualenv_root(), "r-keras")
+  file.path(virtualenv_root(), "r-keras")
 }
+
+# Where reticulate keeps virtualenvs (WORKON_HOME, usually ~/.virtualenvs).
+virtualenv_root <- function() {
+  reticulate::virtualenv_root()
+}
+
+has_py_require <- function() {
+  utils::packageVersion("reticulate") >= "1.41"
+}
+
+# Declares kerasmesh's packages to reticulate's managed Python (reticulate
+# >= 1.41), run when reticulate loads (zzz.R). Never after Python has
+# started: reticulate would build a new environment at once, downloading.
+# py_require() is reached through getExportedValue(): reticulate 1.28 has
+# none, and naming it directly is an R CMD check warning there.
+declare_python_requirements <- function() {
+  if (!has_py_require() || reticulate::py_available(initialize = FALSE)) {
+    return(invisible(FALSE))
+  }
+  py_require <- getExportedValue("reticulate", "py_require")
+  py_require(python_requirements(pinned = FALSE), python_version = ">=3.11")
+  invisible(TRUE)
+}
+
 
 # The shim, imported twice: `convert = TRUE` for plain values (shim_call())
 # and `convert = FALSE` for Python objects that stay Python (shim_object()).
