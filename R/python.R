@@ -1,8 +1,10 @@
 #' Is Python with Keras and JAX available to kerasmesh?
 #'
 #' Finds Python the way kerasmesh does (see [kerasmesh-package]) and checks
-#' that the `keras` and `jax` modules can be imported. It starts Python if
-#' it has not started yet, but does not import Keras.
+#' that the `keras` and `jax` modules are installed there. It starts Python
+#' if it has not started yet, but does not import Keras. Starting Python
+#' counts as kerasmesh starting it: with no backend chosen
+#' (`KERAS_BACKEND` unset), `KERAS_BACKEND` becomes `"jax"`.
 #'
 #' @return `TRUE` or `FALSE`.
 #' @export
