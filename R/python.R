@@ -103,8 +103,10 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
   handle <- if (convert) "shim" else "shim_objects"
   if (is.null(the[[handle]])) {
     configure_python()
-    if (!python_has_module("keras")) {
-      abort_missing_module("keras", call)
+    for (module in c("keras", "jax")) {
+      if (!python_has_module(module)) {
+        abort_missing_module(module, call)
+      }
     }
     the[[handle]] <- reticulate::import_from_path(
       "kerasmesh",

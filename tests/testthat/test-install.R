@@ -230,3 +230,27 @@ test_that("no message kerasmesh gives names a make target", {
   lines <- unlist(lapply(py, readLines, warn = FALSE))
   expect_identical(grep(make, lines, value = TRUE), character())
 })
+
+test_that("a Python without Keras: the error points to install_kerasmesh()", {
+  skip_if_not_installed("callr")
+  # The system's Python (reticulate puts the tests' virtualenv first on
+  # the PATH once it has started).
+  python <- Filter(file.exists, c("/usr/bin/python3",
+                                  unname(Sys.which("python3"))))[1]
+  skip_if(is.na(python) ||
+            system2(python, c("-c", shQuote("import keras")),
+                    stdout = FALSE, stderr = FALSE) == 0,
+          "no python3 without keras to try")
+  out <- callr::r(function(python) {
+    Sys.setenv(RETICULATE_PYTHON = python)
+    err <- tryCatch(kerasmesh::list_devices(), error = identity)
+    list(class = class(err)[1], message = conditionMessage(err))
+  }, list(python))
+  expect_identical(out$class, "kerasmesh_error_no_keras")
+  expect_match(out$message, "install_kerasmesh()", fixed = TRUE)
+  expect_match(out$message, "RETICULATE_PYTHON", fixed = TRUE)
+  if (kerasmesh:::has_py_require()) {
+    expect_match(out$message, "py_require()", fixed = TRUE)
+  }
+  expect_no_match(out$message, "make ")
+})
