@@ -394,12 +394,11 @@ cd "$1"
 # (tests/testthat/test-managed-python.R, which must run here): reticulate
 # resolves kerasmesh's py_require() with it, offline from the wheels. pip
 # installs it from the wheels (PIP_FIND_LINKS), outside any virtualenv.
-if [ ! -x /opt/kerasmesh-uv/bin/uv ]; then
-  python3 -m venv /tmp/kerasmesh-pip
-  /tmp/kerasmesh-pip/bin/pip install -q --target /opt/kerasmesh-uv \
-    -r tools/requirements-uv.txt
-  rm -rf /tmp/kerasmesh-pip
-fi
+rm -rf /opt/kerasmesh-uv /tmp/kerasmesh-pip
+python3 -m venv /tmp/kerasmesh-pip
+/tmp/kerasmesh-pip/bin/pip install -q --target /opt/kerasmesh-uv \
+  -r tools/requirements-uv.txt
+rm -rf /tmp/kerasmesh-pip
 export KERASMESH_TEST_UV=/opt/kerasmesh-uv/bin/uv KERASMESH_TEST_WHEELS=/wheels
 export KERASMESH_REQUIRE_MANAGED_PYTHON=true
 # The tests of `make check`; lint is a property of the code, checked once on

@@ -30,6 +30,13 @@ skip_if_no_managed_python <- function() {
 # A new R session as a CRAN user has it: no Python chosen, no virtualenv
 # (an empty virtualenv root), uv offline from the wheels, only the
 # system's Python.
+#
+# reticulate 1.41 runs `uv run --python-preference only-managed --python
+# <exact version from uv's download list>`, so offline it finds no Python
+# (later versions let uv use the system's). For it, the system's Python is
+# presented as a uv-managed installation (a folder named as uv names them,
+# in UV_PYTHON_INSTALL_DIR) and its exact version is required with
+# py_require(); the packages still come from kerasmesh's declarations.
 managed_python <- function(fn, backend = NA) {
   root <- withr::local_tempdir()
   callr::r(function(fn, root, backend, uv, wheels) {
@@ -39,6 +46,22 @@ managed_python <- function(fn, backend = NA) {
     Sys.setenv(WORKON_HOME = root, RETICULATE_VIRTUALENV_ROOT = root,
                RETICULATE_UV = uv, UV_OFFLINE = "1", UV_NO_INDEX = "1",
                UV_FIND_LINKS = wheels, UV_PYTHON_PREFERENCE = "only-system")
+    if (utils::packageVersion("reticulate") < "1.42") {
+      python <- Sys.which("python3")
+      facts <- system2(python, c("-c", shQuote(paste(
+        "import sys, platform;",
+        "print(platform.python_version()); print(sys.executable)"
+      ))), stdout = TRUE)
+      managed <- file.path(root, "uv-python",
+                           paste0("cpython-", facts[1], "-linux-x86_64-gnu"))
+      dir.create(file.path(managed, "bin"), recursive = TRUE)
+      minor <- sub("[.][0-9]+$", "", facts[1])
+      for (name in c("python", "python3", paste0("python", minor))) {
+        file.symlink(normalizePath(facts[2]), file.path(managed, "bin", name))
+      }
+      Sys.setenv(UV_PYTHON_INSTALL_DIR = dirname(managed))
+      getExportedValue("reticulate", "py_require")(python_version = facts[1])
+    }
     fn()
   }, list(fn, root, backend, Sys.getenv("KERASMESH_TEST_UV"),
           Sys.getenv("KERASMESH_TEST_WHEELS")))
