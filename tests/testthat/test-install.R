@@ -43,6 +43,17 @@ installed_versions <- function(venv) {
   out[!grepl("^(pip|setuptools)==", out)]
 }
 
+# An executable that answers install_kerasmesh()'s probe of a Python with
+# `lines` (version, shared, libpython found, libpython, can create venvs).
+probe_answering <- function(lines, env = parent.frame()) {
+  path <- withr::local_tempfile(.local_envir = env)
+  writeLines(c("#!/bin/sh", paste0("printf '",
+                                    paste0(lines, "\\n", collapse = ""),
+                                    "'")), path)
+  Sys.chmod(path, "755")
+  path
+}
+
 # pip as the tests want it, whatever the machine's pip configuration
 # (which may name local indexes): only the fake wheels, or an index on a
 # closed loopback port, as without a network.
@@ -132,11 +143,8 @@ test_that("a Python that is too old is an error, and nothing is created", {
   old <- Sys.glob("/root/.pyenv/versions/3.10*/bin/python3")
   if (length(old) == 0) {
     # A stand-in that answers the probe as Python 3.10 would.
-    old <- withr::local_tempfile()
-    writeLines(c("#!/bin/sh",
-                 "printf '3.10.13\\nTrue\\nTrue\\nlibpython3.10.so\\nTrue\\n'"),
-               old)
-    Sys.chmod(old, "755")
+    old <- probe_answering(c("3.10.13", "True", "True", "libpython3.10.so",
+                             "True"))
   }
   venv <- file.path(withr::local_tempdir(), "env")
   err <- expect_error(install_kerasmesh(venv, python = old[[1]]),
@@ -146,11 +154,8 @@ test_that("a Python that is too old is an error, and nothing is created", {
 })
 
 test_that("a Python without a shared libpython is an error", {
-  static <- withr::local_tempfile()
-  writeLines(c("#!/bin/sh",
-               "printf '3.12.1\\nFalse\\nFalse\\nlibpython3.12.a\\nTrue\\n'"),
-             static)
-  Sys.chmod(static, "755")
+  static <- probe_answering(c("3.12.1", "False", "False", "libpython3.12.a",
+                               "True"))
   venv <- file.path(withr::local_tempdir(), "env")
   err <- expect_error(install_kerasmesh(venv, python = static),
                       class = "kerasmesh_error_install_python")
