@@ -30,7 +30,7 @@ the <- new.env(parent = emptyenv())
 # `KERASMESH_VENV` names; the `r-keras` virtualenv when it exists (the one
 # install_kerasmesh() and keras3::install_keras() create); otherwise
 # reticulate's own choice, which from reticulate 1.41 is an environment
-# it makes with uv from the requirements packages declared with
+# it makes with uv from the requirements packages declare with
 # py_require() (kerasmesh's among them, see zzz.R).
 configure_python <- function() {
   if (python_started()) {
@@ -96,7 +96,6 @@ declare_python_requirements <- function() {
   invisible(TRUE)
 }
 
-
 # The shim, imported twice: `convert = TRUE` for plain values (shim_call())
 # and `convert = FALSE` for Python objects that stay Python (shim_object()).
 shim <- function(call = rlang::caller_env(), convert = TRUE) {
@@ -117,24 +116,24 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
   the[[handle]]
 }
 
-# Python without a module kerasmesh needs: say which Python, and the ways
-# to get the module (used for keras here and for orbax in checkpoint.R).
-abort_missing_module <- function(module, call, kind = "no_keras",
-                                 what = "kerasmesh") {
+# Python without a module kerasmesh needs (keras, jax): say which Python,
+# and the ways to get the module. The shim words the same hint for Orbax
+# (checkpoint_files.orbax()).
+abort_missing_module <- function(module, call) {
   managed <- if (has_py_require()) {
     c(i = "With reticulate's managed Python, start a new R session in which
            nothing has started Python before kerasmesh loads: kerasmesh
            declares its packages with {.code reticulate::py_require()}.")
   }
   kerasmesh_abort(
-    c("{what} needs Python with the {.pkg {module}} module.",
+    c("kerasmesh needs Python with the {.pkg {module}} module.",
       x = "Python at {.path {python_path()}} has no {.pkg {module}}.",
       i = "Install kerasmesh's Python packages with
            {.code kerasmesh::install_kerasmesh()}, then restart R.",
       managed,
       i = "Or point {.envvar RETICULATE_PYTHON} or {.envvar KERASMESH_VENV}
            at a Python that has them."),
-    kind = kind, call = call
+    kind = "no_keras", call = call
   )
 }
 
