@@ -3,9 +3,15 @@
 #' reticulate before 1.38 cannot convert NumPy 2 arrays in either direction
 #' (Debian 12 ships 1.28), and later versions convert them to R arrays when
 #' they come back, so R matrices can't be passed to `fit()` the same way on
-#' every version. `np_array()` builds the NumPy array in Python from R's
+#' every version. `numpy_array()` builds the NumPy array in Python from R's
 #' values and hands it back unconverted, on every reticulate version;
 #' `variable_values()` reads a model's variables back as R arrays.
+#'
+#' `numpy_array()` is not reticulate's (and keras3's) `np_array()`, which
+#' keeps R's type (doubles become float64) and accepts any R array: it
+#' defaults to float32, checks values against the dtype and takes only
+#' numbers and logicals. Earlier versions of kerasmesh called it `np_array()`,
+#' and masked theirs when attached after keras3 or reticulate.
 #'
 #' Nothing changes silently on the way: `NA` in integer or logical input is
 #' an error (reticulate would turn it into -2147483648 or `TRUE`), as is a
@@ -18,7 +24,7 @@
 #' @param x A numeric or logical vector, matrix or array. A vector becomes
 #'   a 1-D array.
 #' @param dtype A NumPy dtype name (or `"bfloat16"`).
-#' @return `np_array()`: a NumPy array (a Python object, class
+#' @return `numpy_array()`: a NumPy array (a Python object, class
 #'   `numpy.ndarray`) with the same dimensions and element order as `x`.
 #'   It is held without conversion, so its attributes and methods return
 #'   Python objects too (`x$shape` is a Python tuple); convert them with
@@ -26,12 +32,12 @@
 #'   arrays, one per variable, named by path.
 #' @export
 #' @examplesIf keras_available()
-#' x <- np_array(matrix(1:6, nrow = 2))
+#' x <- numpy_array(matrix(1:6, nrow = 2))
 #' x$shape
 #' # NA in integers can't become a number silently; doubles keep it as NaN.
-#' try(np_array(c(1L, NA, 3L)))
-#' np_array(as.double(c(1L, NA, 3L)))
-np_array <- function(x, dtype = "float32") {
+#' try(numpy_array(c(1L, NA, 3L)))
+#' numpy_array(as.double(c(1L, NA, 3L)))
+numpy_array <- function(x, dtype = "float32") {
   if (!is.numeric(x) && !is.logical(x)) {
     kerasmesh_abort(
       c("{.arg x} must be a numeric vector, matrix or array.",
@@ -45,7 +51,7 @@ np_array <- function(x, dtype = "float32") {
   shim_object("arrays.as_array", as.vector(x), as.list(dims), dtype)
 }
 
-#' @rdname np_array
+#' @rdname numpy_array
 #' @param model A Keras model.
 #' @export
 variable_values <- function(model) {

@@ -115,8 +115,8 @@
 #' mesh <- device_mesh(c(data = 2, model = 4))
 #' model <- with_distribution(model_parallel(rules(mesh)), {
 #'   model <- build()
-#'   x <- np_array(matrix(runif(64), 8))
-#'   model$fit(x, np_array(matrix(0, 8, 4)), epochs = 2L, verbose = 0L)
+#'   x <- numpy_array(matrix(runif(64), 8))
+#'   model$fit(x, numpy_array(matrix(0, 8, 4)), epochs = 2L, verbose = 0L)
 #'   model
 #' })
 #' save_checkpoint(model, dir)
@@ -187,8 +187,8 @@ restore_checkpoint <- function(model, dir, step = NULL) {
 #' model$compile(optimizer = "sgd", loss = "mse")
 #' dir <- tempfile()
 #' cb <- checkpoint_callback(dir, every = 2, unit = "step", keep = 2)
-#' x <- np_array(matrix(runif(32), 8))
-#' model$fit(x, np_array(matrix(0, 8, 2)), batch_size = 2L, epochs = 2L,
+#' x <- numpy_array(matrix(runif(32), 8))
+#' model$fit(x, numpy_array(matrix(0, 8, 2)), batch_size = 2L, epochs = 2L,
 #'           verbose = 0L, callbacks = list(cb))
 #' checkpoint_info(dir)
 #' unlink(dir, recursive = TRUE)

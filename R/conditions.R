@@ -21,7 +21,8 @@
 #'   dtype.}
 #' \item{`kerasmesh_error_axis_names`}{Mesh axis names are missing, empty or
 #'   repeated.}
-#' \item{`kerasmesh_error_backend`}{Keras runs on a backend other than JAX.}
+#' \item{`kerasmesh_error_backend`}{Keras runs, or would start, on a backend
+#'   other than JAX (fields `backend` and `keras_started`).}
 #' \item{`kerasmesh_error_batch_dim_name`}{The batch axis is not an axis of
 #'   the mesh.}
 #' \item{`kerasmesh_error_batch_size`}{The batch size can't be split over the
@@ -70,6 +71,13 @@
 #' \item{`kerasmesh_error_dtype`}{An unknown data type name.}
 #' \item{`kerasmesh_error_input_shapes`}{The model can't run on inputs of
 #'   the given shapes.}
+#' \item{`kerasmesh_error_install_download`}{[install_kerasmesh()] can't
+#'   download or install the Python packages (no network, say).}
+#' \item{`kerasmesh_error_install_envname`}{[install_kerasmesh()]'s
+#'   environment is a file or a directory that is not a virtualenv.}
+#' \item{`kerasmesh_error_install_python`}{The Python for
+#'   [install_kerasmesh()] is missing, older than 3.11, has no shared
+#'   libpython or can't create virtualenvs.}
 #' \item{`kerasmesh_error_launch`}{Local workers can't be launched.}
 #' \item{`kerasmesh_error_launch_worker`}{A launched worker failed.}
 #' \item{`kerasmesh_error_layout_ambiguous`}{Several layout rules match one

@@ -30,7 +30,7 @@
 #' old <- set_distribution(data_parallel())
 #' err <- tryCatch(
 #'   with_kerasmesh_errors(
-#'     model$predict(np_array(matrix(0, 8, 4)), verbose = 0L)
+#'     model$predict(numpy_array(matrix(0, 8, 4)), verbose = 0L)
 #'   ),
 #'   kerasmesh_error_model_placement = function(e) e
 #' )

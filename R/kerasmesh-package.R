@@ -5,20 +5,44 @@
 #' both straight to Keras: `r_to_py()` (reticulate's) on a kerasmesh object
 #' returns the Keras object it wraps.
 #'
-#' @section Python and the Keras backend:
+#' @section Which Python:
 #' `library(kerasmesh)` does not start Python; the first function that needs
-#' it does. kerasmesh uses the Python of `RETICULATE_PYTHON` when set,
-#' otherwise the virtualenv in `KERASMESH_VENV` (default
-#' `~/.virtualenvs/r-keras`, the one keras3's `install_keras()` creates).
-#' Loading the package sets `KERAS_BACKEND=jax` unless a backend was chosen.
+#' it does, and uses the first of these that exists:
+#' 1. a Python that has already started in the session;
+#' 2. the Python `RETICULATE_PYTHON` names;
+#' 3. the virtualenv `KERASMESH_VENV` names (an error if it doesn't exist);
+#' 4. the `r-keras` virtualenv under `reticulate::virtualenv_root()`
+#'    (usually `~/.virtualenvs/r-keras`), which [install_kerasmesh()] and
+#'    keras3's `install_keras()` create;
+#' 5. reticulate's own choice. From reticulate 1.41 that is its managed
+#'    Python: an environment it builds with uv, when Python first starts,
+#'    from the packages declared with `reticulate::py_require()`.
+#'    kerasmesh declares Keras, JAX and Orbax there (as minimum versions)
+#'    when reticulate loads, unless Python has already started; keras3
+#'    declares its own. `reticulate::py_require()` with no arguments lists
+#'    what is declared.
 #'
-#' Keras 3's distribution API is implemented for the JAX backend.
-#' [list_devices()], [device_mesh()] and [layout_map()] also work on the
-#' TensorFlow backend, which implements devices and meshes; everything else
-#' that touches devices needs JAX and signals an error of class
-#' `kerasmesh_error_backend` otherwise. [simulate_devices()],
-#' [keras_available()], and printing or reading existing kerasmesh objects
-#' work on any backend.
+#' @section The Keras backend:
+#' Keras 3's distribution API is implemented for the JAX backend, and every
+#' kerasmesh function that can start Keras or uses the distribution API
+#' checks the backend first. Loading kerasmesh changes no environment
+#' variable, so the order of `library(keras3)` and `library(kerasmesh)`
+#' makes no difference. The rule:
+#' * Keras starts on the backend `KERAS_BACKEND` names. keras3 sets it to
+#'   `"tensorflow"` when it loads and finds it unset, and
+#'   `keras3::use_backend("jax")` sets it to `"jax"` (and declares `jax`
+#'   instead of `tensorflow` for reticulate's managed Python).
+#' * When `KERAS_BACKEND` is unset at the moment kerasmesh first starts
+#'   Python or Keras, kerasmesh sets it to `"jax"`.
+#' * Otherwise a backend other than JAX is an error of class
+#'   `kerasmesh_error_backend`, which names the backend and the way out:
+#'   `keras3::use_backend("jax")` or `Sys.setenv(KERAS_BACKEND = "jax")`
+#'   before Keras starts, after restarting R if it has started already.
+#'   ~/.keras/keras.json's backend is not a choice kerasmesh sees: Keras
+#'   writes it on first import, and `KERAS_BACKEND` overrides it.
+#'
+#' [simulate_devices()], [keras_available()], [install_kerasmesh()] and
+#' printing existing kerasmesh objects work whatever the backend.
 #'
 #' @section Errors:
 #' Every error kerasmesh signals has class `kerasmesh_error` and a specific
@@ -29,6 +53,9 @@
 #' in [with_kerasmesh_errors()] for the kerasmesh classes.
 #' [kerasmesh_conditions] lists every class.
 #'
+#' @examples
+#' # What kerasmesh would install or declare, without starting Python:
+#' kerasmesh:::python_requirements()
 #' @keywords internal
 #' @importFrom rlang %||%
 "_PACKAGE"

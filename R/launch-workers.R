@@ -78,7 +78,8 @@ worker_env <- function(id, processes, devices, address) {
     XLA_FLAGS = flags,
     JAX_PLATFORMS = "cpu",
     KERAS_BACKEND = "jax",
-    KERASMESH_VENV = kerasmesh_venv(),
+    # The parent's setting: workers find Python the way it does.
+    KERASMESH_VENV = Sys.getenv("KERASMESH_VENV"),
     PYTHONUNBUFFERED = "1",
     KERAS_DISTRIBUTION_JOB_ADDRESSES = address,
     KERAS_DISTRIBUTION_NUM_PROCESSES = as.character(processes),

@@ -96,8 +96,8 @@ process_data <- function(x, y = NULL, batch_size,
     )
   }
   list(
-    x = np_array(take_rows(x, rows), dtype = dtype),
-    y = if (!is.null(y)) np_array(take_rows(y, rows), dtype = dtype),
+    x = numpy_array(take_rows(x, rows), dtype = dtype),
+    y = if (!is.null(y)) numpy_array(take_rows(y, rows), dtype = dtype),
     rows = rows,
     batch_size = share
   )

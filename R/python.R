@@ -1,8 +1,10 @@
 #' Is Python with Keras and JAX available to kerasmesh?
 #'
 #' Finds Python the way kerasmesh does (see [kerasmesh-package]) and checks
-#' that the `keras` and `jax` modules can be imported. It starts Python if
-#' it has not started yet, but does not import Keras.
+#' that the `keras` and `jax` modules are installed there. It starts Python
+#' if it has not started yet, but does not import Keras. Starting Python
+#' counts as kerasmesh starting it: with no backend chosen
+#' (`KERAS_BACKEND` unset), `KERAS_BACKEND` becomes `"jax"`.
 #'
 #' @return `TRUE` or `FALSE`.
 #' @export
@@ -12,8 +14,7 @@ keras_available <- function() {
   ok <- tryCatch(
     {
       configure_python()
-      reticulate::py_module_available("keras") &&
-        reticulate::py_module_available("jax")
+      python_has_module("keras") && python_has_module("jax")
     },
     error = function(e) FALSE
   )
@@ -24,23 +25,75 @@ keras_available <- function() {
 # the shim on first use and turns Python errors into R conditions.
 the <- new.env(parent = emptyenv())
 
-kerasmesh_venv <- function() {
-  path.expand(Sys.getenv("KERASMESH_VENV", "~/.virtualenvs/r-keras"))
-}
-
+# Python, found in this order (documented in ?kerasmesh and the README):
+# a Python that has already started; `RETICULATE_PYTHON`; the virtualenv
+# `KERASMESH_VENV` names; the `r-keras` virtualenv when it exists (the one
+# install_kerasmesh() and keras3::install_keras() create); otherwise
+# reticulate's own choice, which from reticulate 1.41 is an environment
+# it makes with uv from the requirements packages declare with
+# py_require() (kerasmesh's among them, see zzz.R).
 configure_python <- function() {
-  if (!nzchar(Sys.getenv("KERAS_BACKEND"))) {
-    Sys.setenv(KERAS_BACKEND = "jax")
+  if (python_started()) {
+    return(invisible())
   }
-  if (reticulate::py_available(initialize = FALSE) ||
-      nzchar(Sys.getenv("RETICULATE_PYTHON"))) {
+  # kerasmesh starts Python: with no backend chosen, JAX (see backend.R).
+  choose_backend()
+  if (nzchar(Sys.getenv("RETICULATE_PYTHON"))) {
     return(invisible())
   }
   venv <- kerasmesh_venv()
-  if (dir.exists(venv)) {
+  if (!is.null(venv)) {
     reticulate::use_virtualenv(venv, required = TRUE)
   }
   invisible()
+}
+
+# The virtualenv kerasmesh uses: `KERASMESH_VENV` (which must exist) when
+# set, else the `r-keras` virtualenv when it exists, else NULL.
+kerasmesh_venv <- function(call = rlang::caller_env()) {
+  explicit <- Sys.getenv("KERASMESH_VENV")
+  if (nzchar(explicit)) {
+    path <- path.expand(explicit)
+    if (!dir.exists(path)) {
+      kerasmesh_abort(
+        c("{.envvar KERASMESH_VENV} must name a virtualenv.",
+          x = "{.path {path}} does not exist.",
+          i = "Create it with {.code install_kerasmesh({.str {path}})}, or
+               unset {.envvar KERASMESH_VENV}."),
+        kind = "no_keras", call = call
+      )
+    }
+    return(path)
+  }
+  default <- default_venv()
+  if (dir.exists(default)) default else NULL
+}
+
+default_venv <- function() {
+  file.path(virtualenv_root(), "r-keras")
+}
+
+# Where reticulate keeps virtualenvs (WORKON_HOME, usually ~/.virtualenvs).
+virtualenv_root <- function() {
+  reticulate::virtualenv_root()
+}
+
+has_py_require <- function() {
+  utils::packageVersion("reticulate") >= "1.41"
+}
+
+# Declares kerasmesh's packages to reticulate's managed Python (reticulate
+# >= 1.41), run when reticulate loads (zzz.R). Never after Python has
+# started: reticulate would build a new environment at once, downloading.
+# py_require() is reached through getExportedValue(): reticulate 1.28 has
+# none, and naming it directly is an R CMD check warning there.
+declare_python_requirements <- function() {
+  if (!has_py_require() || reticulate::py_available(initialize = FALSE)) {
+    return(invisible(FALSE))
+  }
+  py_require <- getExportedValue("reticulate", "py_require")
+  py_require(python_requirements(pinned = FALSE), python_version = ">=3.11")
+  invisible(TRUE)
 }
 
 # The shim, imported twice: `convert = TRUE` for plain values (shim_call())
@@ -49,14 +102,10 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
   handle <- if (convert) "shim" else "shim_objects"
   if (is.null(the[[handle]])) {
     configure_python()
-    if (!reticulate::py_module_available("keras")) {
-      kerasmesh_abort(
-        c("kerasmesh needs Python with the {.pkg keras} module.",
-          x = "Python at {.path {python_path()}} has no {.pkg keras}.",
-          i = "Run {.code make setup}, or point {.envvar KERASMESH_VENV}
-               at a virtualenv with keras and jax."),
-        kind = "no_keras", call = call
-      )
+    for (module in c("keras", "jax")) {
+      if (!python_has_module(module)) {
+        abort_missing_module(module, call)
+      }
     }
     the[[handle]] <- reticulate::import_from_path(
       "kerasmesh",
@@ -65,6 +114,35 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
     )
   }
   the[[handle]]
+}
+
+# Python without a module kerasmesh needs (keras, jax): say which Python,
+# and the ways to get the module. The shim words the same hint for Orbax
+# (checkpoint_files.orbax()).
+abort_missing_module <- function(module, call) {
+  managed <- if (has_py_require()) {
+    c(i = "With reticulate's managed Python, start a new R session in which
+           nothing has started Python before kerasmesh loads: kerasmesh
+           declares its packages with {.code reticulate::py_require()}.")
+  }
+  kerasmesh_abort(
+    c("kerasmesh needs Python with the {.pkg {module}} module.",
+      x = "Python at {.path {python_path()}} has no {.pkg {module}}.",
+      i = "Install kerasmesh's Python packages with
+           {.code kerasmesh::install_kerasmesh()}, then restart R.",
+      managed,
+      i = "Or point {.envvar RETICULATE_PYTHON} or {.envvar KERASMESH_VENV}
+           at a Python that has them."),
+    kind = "no_keras", call = call
+  )
+}
+
+# Whether Python can import `module`, found without importing it (which
+# reticulate's py_module_available() does): importing keras starts Keras,
+# and so fixes its backend.
+python_has_module <- function(module) {
+  util <- reticulate::import("importlib.util")
+  !is.null(util$find_spec(module))
 }
 
 python_path <- function() {
@@ -84,12 +162,16 @@ python_path <- function() {
 #   to R arrays) changes it, and neither do its methods' results.
 # Both signal the shim's errors and warnings as kerasmesh conditions.
 shim_call <- function(name, ..., call = rlang::caller_env()) {
+  if (!backend_free_module(name)) {
+    check_backend(call)
+  }
   result <- with_python_errors(shim(call)$call(name, ...), call = call)
   signal_from_python(result, call)
   result$value
 }
 
 shim_object <- function(name, ..., call = rlang::caller_env()) {
+  check_backend(call)
   result <- with_python_errors(
     shim(call, convert = FALSE)$call_object(name, ...),
     call = call
@@ -194,17 +276,20 @@ r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
 register_s3_method <- function(package, generic, class,
                                method = get(paste0(generic, ".", class),
                                             envir = topenv())) {
-  force(package)
   force(generic)
   force(class)
   force(method)
-  register <- function(...) {
+  on_package_load(package, function() {
     registerS3method(generic, class, method, envir = asNamespace(package))
-  }
+  })
+}
+
+# Runs `fn()` now if `package` is loaded, and whenever it loads.
+on_package_load <- function(package, fn) {
   if (isNamespaceLoaded(package)) {
-    register()
+    fn()
   }
-  setHook(packageEvent(package, "onLoad"), register)
+  setHook(packageEvent(package, "onLoad"), function(...) fn())
 }
 
 # Value conversion between R and Python ------------------------------------

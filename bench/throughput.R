@@ -25,8 +25,8 @@ model <- keras$Sequential(list(
 model$compile(optimizer = "adam", loss = "mse")
 n <- config$BATCH * config$EPOCH_STEPS
 set.seed(1)
-x <- np_array(matrix(rnorm(n * config$INPUTS), n))
-y <- np_array(matrix(rnorm(n * config$OUTPUTS), n))
+x <- numpy_array(matrix(rnorm(n * config$INPUTS), n))
+y <- numpy_array(matrix(rnorm(n * config$OUTPUTS), n))
 fit_epoch <- function() {
   model$fit(x, y, batch_size = config$BATCH, epochs = 1L, verbose = 0L)
 }

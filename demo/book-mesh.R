@@ -47,7 +47,7 @@ n <- 256
 x <- matrix(rnorm(n * 128), n)
 labels <- sample(0:15, n, replace = TRUE)
 y <- diag(16)[labels + 1, ]
-history <- model$fit(np_array(x), np_array(y), epochs = 3L,
+history <- model$fit(numpy_array(x), numpy_array(y), epochs = 3L,
                      batch_size = 32L, verbose = 0L)
 losses <- unlist(history$history$loss)
 cat(sprintf("  epoch %d: loss %.4f\n", seq_along(losses), losses), sep = "")

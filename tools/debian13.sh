@@ -307,11 +307,15 @@ host_pip_python() {
 }
 
 requirement_files() { ls tools/requirements*.txt | LC_ALL=C sort; }
+# Files the requirement files include (-r): part of the wheels' key.
+PACKAGE_REQUIREMENTS=inst/python/requirements.txt
 
 wheels_key() {
   local f
   { echo "${WHEEL_ARGS[*]}"
-    for f in $(requirement_files); do echo "== $f"; cat "$f"; done
+    for f in $(requirement_files) "$PACKAGE_REQUIREMENTS"; do
+      echo "== $f"; cat "$f"
+    done
   } | sha256sum | cut -c1-16
 }
 
@@ -386,6 +390,17 @@ echo "stack: $PRETTY_NAME; $(R --version | head -n 1);" \
   "reticulate $(Rscript -e 'cat(format(packageVersion("reticulate")))');" \
   "$(python3 --version)"
 cd "$1"
+# uv, for the path of a CRAN user with reticulate's managed Python
+# (tests/testthat/test-managed-python.R, which must run here): reticulate
+# resolves kerasmesh's py_require() with it, offline from the wheels. pip
+# installs it from the wheels (PIP_FIND_LINKS), outside any virtualenv.
+rm -rf /opt/kerasmesh-uv /tmp/kerasmesh-pip
+python3 -m venv /tmp/kerasmesh-pip
+/tmp/kerasmesh-pip/bin/pip install -q --target /opt/kerasmesh-uv \
+  -r tools/requirements-uv.txt
+rm -rf /tmp/kerasmesh-pip
+export KERASMESH_TEST_UV=/opt/kerasmesh-uv/bin/uv KERASMESH_TEST_WHEELS=/wheels
+export KERASMESH_REQUIRE_MANAGED_PYTHON=true
 # The tests of `make check`; lint is a property of the code, checked once on
 # the main stack (Debian 13's lintr has other defaults).
 make pytest rcheck

@@ -101,18 +101,24 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$python" -m venv "$VENV"
 fi
 
-# Whether every requirement in a file is installed at its pinned version.
+# Whether every requirement in a file (and the files it includes with
+# `-r`, such as the package's own inst/python/requirements.txt) is installed
+# at its pinned version.
 requirements_met() {
   "$VENV/bin/python" - "$1" <<'PY' 2>/dev/null
-import sys
+import os, sys
 from importlib.metadata import version
 from packaging.requirements import Requirement
-for line in open(sys.argv[1]):
-    line = line.split("#")[0].strip()
-    if line:
-        req = Requirement(line)
-        if not req.specifier.contains(version(req.name), prereleases=True):
-            sys.exit(1)
+def check(path):
+    for line in open(path):
+        line = line.split("#")[0].strip()
+        if line.startswith("-r "):
+            check(os.path.join(os.path.dirname(path), line[3:].strip()))
+        elif line:
+            req = Requirement(line)
+            if not req.specifier.contains(version(req.name), prereleases=True):
+                sys.exit(1)
+check(sys.argv[1])
 PY
 }
 

@@ -14,7 +14,7 @@ def test_the_tests_run_on_the_jax_backend():
 
 def test_require_backend_passes_on_an_allowed_backend():
     assert backend.require_backend() is None
-    assert backend.require_backend(backend.MESH_BACKENDS) is None
+    assert backend.require_backend(("jax", "tensorflow")) is None
 
 
 def test_require_backend_names_the_running_backend_and_the_way_out():
@@ -25,6 +25,26 @@ def test_require_backend_names_the_running_backend_and_the_way_out():
     assert e.message == '`cost()` needs the Keras "torch" backend.'
     assert e.bullets[0] == ("x", 'Keras is running on the "jax" backend.')
     assert "KERAS_BACKEND=jax" in e.bullets[-1][1]
+    assert 'keras3::use_backend("jax")' in e.bullets[-1][1]
+    assert "restart R" in e.bullets[-1][1]
+
+
+def test_backend_state_names_the_running_backend_once_keras_started():
+    import keras  # noqa: F401  (conftest has started it)
+
+    assert backend.backend_state() == {"started": True, "backend": "jax"}
+
+
+def test_backend_state_reads_the_planned_backend_before_keras_starts(
+        monkeypatch):
+    import sys
+
+    monkeypatch.delitem(sys.modules, "keras")
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+    assert backend.backend_state() == {"started": False,
+                                       "backend": "tensorflow"}
+    monkeypatch.delenv("KERAS_BACKEND")
+    assert backend.backend_state() == {"started": False, "backend": ""}
 
 
 def test_jax_backend_started_once_jax_lists_devices():

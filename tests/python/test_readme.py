@@ -12,8 +12,20 @@ def read(*path):
 
 
 def test_readme_example_is_inst_examples_readme_r():
-    block = re.search(r"```r\n(.*?)```", read("README.md"), re.S).group(1)
+    # The block after the comment that names the file (the install
+    # instructions before it have R blocks of their own).
+    block = re.search(r"inst/examples/readme\.R.*?-->\n```r\n(.*?)```",
+                      read("README.md"), re.S).group(1)
     assert block == read("inst", "examples", "readme.R")
+
+
+def test_readme_is_for_r_users_first():
+    """Installing the R way and getting Python come before any make target."""
+    text = read("README.md")
+    first_make = text.index("make ")
+    for step in ("install.packages(", "R CMD INSTALL", "install_kerasmesh()",
+                 'use_backend("jax")', "py_require()"):
+        assert text.index(step) < first_make, step
 
 
 def test_readme_rules_match_whole_paths():

@@ -41,3 +41,17 @@ def test_no_function_is_longer_than_a_screen():
     assert len(lengths) > 100
     long = sorted(x for x in lengths if x[0] > MAX_FUNCTION_LINES)
     assert not long, f"split these: {long}"
+
+
+def test_development_setup_installs_the_package_pinned_list():
+    """tools/requirements.txt includes inst/python/requirements.txt, the one
+    list install_kerasmesh() installs and py_require() declares."""
+    with open(os.path.join(ROOT, "tools", "requirements.txt")) as f:
+        lines = [line.strip() for line in f]
+    assert "-r ../inst/python/requirements.txt" in lines
+    pinned = os.path.join(ROOT, "inst", "python", "requirements.txt")
+    with open(pinned) as f:
+        names = [line.split("==")[0].split(">=")[0].strip() for line in f
+                 if line.strip() and not line.startswith("#")]
+    assert {"keras", "jax", "orbax-checkpoint"} <= set(names)
+    assert not [n for n in names if "tensorflow" in n]

@@ -18,8 +18,8 @@ build_mlp <- function() {
 mlp_data <- function(n = 64) {
   set.seed(11)
   list(
-    x = kerasmesh::np_array(matrix(rnorm(n * 32), n)),
-    y = kerasmesh::np_array(matrix(rnorm(n * 16), n))
+    x = kerasmesh::numpy_array(matrix(rnorm(n * 32), n)),
+    y = kerasmesh::numpy_array(matrix(rnorm(n * 16), n))
   )
 }
 

@@ -81,7 +81,7 @@ test_that("strings: paths, names, device types and dtypes", {
   expect_each_refused(function(x) checkpoint_callback(x), wrong_strings)
   expect_each_refused(function(x) list_devices(x), wrong_strings)
   expect_each_refused(function(x) layout_fix(plan, name = x), wrong_strings)
-  expect_each_refused(function(x) np_array(1:3, dtype = x), wrong_strings)
+  expect_each_refused(function(x) numpy_array(1:3, dtype = x), wrong_strings)
   expect_each_refused(function(x) {
     model_parallel(fixture_layout_map(), batch_dim_name = x)
   }, wrong_strings)
@@ -151,7 +151,7 @@ test_that("objects: what is not a mesh, layout, plan or distribution", {
   }, not_objects, class = "kerasmesh_error_model")
   expect_each_refused(function(x) variable_values(x), not_objects,
                       class = "kerasmesh_error_model")
-  expect_each_refused(function(x) np_array(x),
+  expect_each_refused(function(x) numpy_array(x),
                       list(string = "1", list = list(1), null = NULL,
                            factor = factor("a"),
                            data_frame = data.frame(a = 1)),

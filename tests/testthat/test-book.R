@@ -31,8 +31,8 @@ book_layout_map <- function() {
 
 train_book_model <- function(distribution) {
   set.seed(5)
-  x <- np_array(matrix(rnorm(64 * 16), 64))
-  y <- np_array(matrix(rnorm(64 * 8), 64))
+  x <- numpy_array(matrix(rnorm(64 * 16), 64))
+  y <- numpy_array(matrix(rnorm(64 * 8), 64))
   with_distribution(distribution, {
     model <- book_model()
     model$fit(x, y, epochs = 1L, batch_size = 16L, verbose = 0L)

@@ -402,8 +402,8 @@ checkpoint_worker <- function(dir, x, y, resume = FALSE, kill_at = 0L) {
   fit <- function(model, first_batch, epochs, initial_epoch, callbacks) {
     r <- rows(first_batch)
     model$fit(
-      kerasmesh::np_array(x[r, , drop = FALSE]),
-      kerasmesh::np_array(y[r, , drop = FALSE]),
+      kerasmesh::numpy_array(x[r, , drop = FALSE]),
+      kerasmesh::numpy_array(y[r, , drop = FALSE]),
       batch_size = share, epochs = epochs, initial_epoch = initial_epoch,
       shuffle = FALSE, verbose = 0L, callbacks = callbacks
     )

@@ -10,17 +10,19 @@ test_that("NA in integer and logical arrays is refused, not made a number", {
   skip_if_no_keras()
   local_time_limit()
   # reticulate passes these as TRUE and -2147483648.
-  expect_error(np_array(c(TRUE, NA, FALSE)), class = "kerasmesh_error_array_na")
-  expect_error(np_array(c(1L, NA, 3L)), class = "kerasmesh_error_array_na")
-  expect_error(np_array(c(1L, NA, 3L), dtype = "float64"),
+  expect_error(numpy_array(c(TRUE, NA, FALSE)),
                class = "kerasmesh_error_array_na")
-  expect_error(np_array(array(NA, c(2, 2))), class = "kerasmesh_error_array_na")
-  err <- expect_error(np_array(rep(NA_integer_, 1000)),
+  expect_error(numpy_array(c(1L, NA, 3L)), class = "kerasmesh_error_array_na")
+  expect_error(numpy_array(c(1L, NA, 3L), dtype = "float64"),
+               class = "kerasmesh_error_array_na")
+  expect_error(numpy_array(array(NA, c(2, 2))),
+               class = "kerasmesh_error_array_na")
+  err <- expect_error(numpy_array(rep(NA_integer_, 1000)),
                       class = "kerasmesh_error_array_na")
   expect_match(conditionMessage(err), "1, 2, 3, 4, 5, and 995 more",
                fixed = TRUE)
   # The way out keeps NA as NaN.
-  x <- np_array(as.double(c(1L, NA, 3L)))
+  x <- numpy_array(as.double(c(1L, NA, 3L)))
   values <- unlist(kerasmesh:::shim_call("arrays.as_lists", x)$values)
   expect_identical(is.nan(values), c(FALSE, TRUE, FALSE))
 })
@@ -28,24 +30,24 @@ test_that("NA in integer and logical arrays is refused, not made a number", {
 test_that("values a dtype can't hold are refused or warned about", {
   skip_if_no_keras()
   local_time_limit()
-  expect_error(np_array(.Machine$integer.max, dtype = "int16"),
+  expect_error(numpy_array(.Machine$integer.max, dtype = "int16"),
                class = "kerasmesh_error_array_range")
-  expect_error(np_array(-1L, dtype = "uint8"),
+  expect_error(numpy_array(-1L, dtype = "uint8"),
                class = "kerasmesh_error_array_range")
-  expect_error(np_array(2^63, dtype = "int64"),
+  expect_error(numpy_array(2^63, dtype = "int64"),
                class = "kerasmesh_error_array_range")
-  expect_error(np_array(c(0.5, NaN), dtype = "int32"),
+  expect_error(numpy_array(c(0.5, NaN), dtype = "int32"),
                class = "kerasmesh_error_array_na")
-  expect_error(np_array(Inf, dtype = "int32"),
+  expect_error(numpy_array(Inf, dtype = "int32"),
                class = "kerasmesh_error_array_range")
-  expect_error(np_array(-1e39), class = "kerasmesh_error_array_range")
-  expect_warning(np_array(.Machine$integer.max),
+  expect_error(numpy_array(-1e39), class = "kerasmesh_error_array_range")
+  expect_warning(numpy_array(.Machine$integer.max),
                  class = "kerasmesh_warning_array_precision")
   # Infinity itself is a float32 value, not an overflow.
-  expect_no_warning(np_array(c(Inf, -Inf)))
-  expect_error(np_array(1, dtype = "no such dtype"),
+  expect_no_warning(numpy_array(c(Inf, -Inf)))
+  expect_error(numpy_array(1, dtype = "no such dtype"),
                class = "kerasmesh_error_array")
-  expect_error(np_array(1, dtype = NA_character_),
+  expect_error(numpy_array(1, dtype = NA_character_),
                class = "kerasmesh_error_argument")
 })
 

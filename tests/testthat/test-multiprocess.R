@@ -115,7 +115,7 @@ test_that("launch_local() reports a worker killed mid-run and stops the rest", {
       keras$Input(shape = list(4L)), keras$layers$Dense(4L)
     ))
     model$compile(optimizer = "sgd", loss = "mse")
-    x <- kerasmesh::np_array(matrix(1, 16, 4))
+    x <- kerasmesh::numpy_array(matrix(1, 16, 4))
     model$fit(x, x, epochs = 1L, batch_size = 8L, verbose = 0L)
     if (info$process_index == 1) {
       tools::pskill(Sys.getpid(), tools::SIGKILL)

@@ -39,8 +39,8 @@ test_that("fit() with an output rule gives no false warning", {
   with_distribution(model_parallel(output_sharding_layout(mesh)), {
     model <- output_sharding_model()
     model$compile(loss = "mse")
-    x <- np_array(array(0, c(16, 28, 28, 1)))
-    y <- np_array(matrix(0, 16, 16))
+    x <- numpy_array(array(0, c(16, 28, 28, 1)))
+    y <- numpy_array(matrix(0, 16, 16))
     expect_no_warning(model$fit(x, y, batch_size = 8L, verbose = 0L))
   })
   n <- reticulate::py_len(caught)

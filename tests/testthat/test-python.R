@@ -22,22 +22,6 @@ test_that("library(kerasmesh) loads no reticulate; r_to_py() works later", {
   ))
 })
 
-test_that("loading sets KERAS_BACKEND=jax unless a backend was chosen", {
-  skip_if_not_installed("callr")
-  backends <- callr::r(function() {
-    Sys.unsetenv("KERAS_BACKEND")
-    loadNamespace("kerasmesh")
-    Sys.getenv("KERAS_BACKEND")
-  })
-  expect_identical(backends, "jax")
-  chosen <- callr::r(function() {
-    Sys.setenv(KERAS_BACKEND = "torch")
-    loadNamespace("kerasmesh")
-    Sys.getenv("KERAS_BACKEND")
-  })
-  expect_identical(chosen, "torch")
-})
-
 test_that("Python errors become R conditions with the Python type", {
   skip_if_no_keras()
   err <- expect_error(
@@ -104,9 +88,9 @@ test_that("Python objects come back through the non-converting handle", {
     # reticulate >= 1.38 converts the array itself to an R array.
     expect_identical(as.vector(a), c(1, 2, 3))
   }
-  # np_array() does not use it: its array and everything read from it stay
+  # numpy_array() does not use it: its array and everything read from it stay
   # Python, so no reticulate version converts them.
-  x <- np_array(c(1, 2, 3))
+  x <- numpy_array(c(1, 2, 3))
   expect_true("numpy.ndarray" %in% class(x))
   expect_s3_class(x$shape, "python.builtin.tuple")
   expect_true("numpy.ndarray" %in% class(x$copy()))
@@ -147,4 +131,62 @@ test_that("python_kind() asks the shim what a Keras object is", {
                    "device_mesh")
   expect_identical(kerasmesh:::python_kind(reticulate::r_to_py(list(1))),
                    "other")
+})
+
+test_that("RETICULATE_PYTHON comes before KERASMESH_VENV", {
+  skip_if_not_installed("callr")
+  skip_if_no_keras()
+  python <- reticulate::py_config()$python
+  found <- callr::r(function(python) {
+    Sys.setenv(RETICULATE_PYTHON = python,
+               KERASMESH_VENV = file.path(tempdir(), "no-such-venv"))
+    kerasmesh::keras_available()
+    reticulate::py_config()$python
+  }, list(python))
+  expect_identical(normalizePath(found), normalizePath(python))
+})
+
+test_that("a KERASMESH_VENV that does not exist is an error naming it", {
+  skip_if_not_installed("callr")
+  err <- callr::r(function() {
+    Sys.unsetenv("RETICULATE_PYTHON")
+    Sys.setenv(KERASMESH_VENV = file.path(tempdir(), "no-such-venv"))
+    tryCatch(kerasmesh:::configure_python(), error = function(e) {
+      list(class = class(e), message = conditionMessage(e),
+           python = reticulate::py_available(initialize = FALSE))
+    })
+  })
+  expect_identical(err$class[1], "kerasmesh_error_no_keras")
+  expect_match(err$message, "no-such-venv", fixed = TRUE)
+  expect_match(err$message, "install_kerasmesh(", fixed = TRUE)
+  expect_false(err$python)
+})
+
+test_that("without KERASMESH_VENV, the r-keras virtualenv is used if there", {
+  root <- withr::local_tempdir()
+  withr::local_envvar(KERASMESH_VENV = NA, WORKON_HOME = root,
+                      RETICULATE_VIRTUALENV_ROOT = NA)
+  # None: reticulate's own choice (its managed Python from 1.41).
+  expect_null(kerasmesh:::kerasmesh_venv())
+  dir.create(file.path(root, "r-keras"))
+  expect_identical(kerasmesh:::kerasmesh_venv(), file.path(root, "r-keras"))
+  withr::local_envvar(KERASMESH_VENV = root)
+  expect_identical(kerasmesh:::kerasmesh_venv(), root)
+})
+
+test_that("attaching kerasmesh after keras3 or reticulate masks nothing", {
+  keras3 <- readLines(test_path("fixtures", "keras3-exports.txt"))
+  keras3 <- keras3[!startsWith(keras3, "#")]
+  expect_gt(length(keras3), 700)
+  expect_true("np_array" %in% keras3)
+  ours <- getNamespaceExports("kerasmesh")
+  # A name shared with reticulate would have to be the same function.
+  reticulate <- getNamespaceExports("reticulate")
+  same <- vapply(intersect(ours, reticulate), function(name) {
+    identical(getExportedValue("kerasmesh", name),
+              getExportedValue("reticulate", name))
+  }, logical(1))
+  expect_identical(names(same)[!same], character())
+  # keras3 can't be installed here: no name may be shared at all.
+  expect_identical(intersect(ours, keras3), character())
 })

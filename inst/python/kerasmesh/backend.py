@@ -7,9 +7,6 @@ import sys
 
 from .errors import KerasmeshError, quoted
 
-MESH_BACKENDS = ("jax", "tensorflow")
-
-
 def keras_backend() -> str:
     """The name of the Keras backend (imports keras)."""
     import keras
@@ -17,9 +14,28 @@ def keras_backend() -> str:
     return keras.backend.backend()
 
 
+def backend_state() -> dict:
+    """The backend Keras runs on, or the one it will start on, without
+    starting Keras.
+
+    Returns:
+        {"started": whether keras has been imported in this process,
+        "backend": keras's backend once started, else this process's
+        `KERAS_BACKEND` ("" when unset)}.
+    """
+    if "keras" in sys.modules:
+        return {"started": True, "backend": keras_backend()}
+    return {"started": False,
+            "backend": os.environ.get("KERAS_BACKEND", "")}
+
+
 def require_backend(allowed: tuple[str, ...] = ("jax",),
                     what: str = "This function") -> None:
-    """Raise a `backend` error unless Keras runs on one of `allowed`."""
+    """Raise a `backend` error unless Keras runs on one of `allowed`.
+
+    The R side checks the backend before it calls the shim (R/backend.R);
+    this is the same check for callers that reach the shim otherwise.
+    """
     backend = keras_backend()
     if backend not in allowed:
         names = " or ".join(quoted(allowed))
@@ -27,9 +43,10 @@ def require_backend(allowed: tuple[str, ...] = ("jax",),
             "backend",
             f"{what} needs the Keras {names} backend.",
             x=f"Keras is running on the \"{backend}\" backend.",
-            i="Keras 3's distribution API is implemented for JAX; set "
-              "`KERAS_BACKEND=jax` before Keras is first imported "
-              "(restart R).")
+            i="Keras 3's distribution API is implemented for JAX. Call "
+              "`keras3::use_backend(\"jax\")` or set `KERAS_BACKEND=jax` "
+              "before Keras starts; Keras has started, so restart R "
+              "first.")
 
 
 def jax_backend_started() -> bool:

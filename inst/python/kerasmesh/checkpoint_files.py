@@ -57,8 +57,13 @@ def orbax():
             "checkpoint_orbax", "Checkpoints need the Python package "
             "orbax-checkpoint.",
             x=f"It can't be imported: {e}.",
-            i="Install orbax-checkpoint into the Python environment "
-              "kerasmesh uses.") from e
+            i="Install kerasmesh's Python packages with "
+              "`kerasmesh::install_kerasmesh()` and restart R, or "
+              "`pip install orbax-checkpoint` into the Python R uses. "
+              "reticulate's managed Python (reticulate >= 1.41) has it "
+              "when nothing started Python before kerasmesh loaded: "
+              "kerasmesh declares it with `reticulate::py_require()`.") \
+            from e
     return ocp
 
 

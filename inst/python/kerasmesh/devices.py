@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .backend import MESH_BACKENDS, jax_backend_started, require_backend
+from .backend import jax_backend_started, require_backend
 from .errors import KerasmeshError
 
 DEVICE_TYPES = ("cpu", "gpu", "tpu")
@@ -20,7 +20,7 @@ def list_devices(device_type: str | None = None) -> list[str]:
     Raises:
         KerasmeshError: on an unknown device type or one with no devices.
     """
-    require_backend(MESH_BACKENDS, "Listing devices")
+    require_backend(("jax",), "Listing devices")
     import keras
 
     if device_type is not None:

@@ -17,7 +17,7 @@ ERROR_KINDS: dict[str, str] = {
     "array_na": "An array holds NA or NaN where a whole number is needed.",
     "array_range": "An array holds values its dtype can't represent.",
     "axis_names": "Mesh axis names are missing, empty or repeated.",
-    "backend": "Keras runs on a backend other than JAX.",
+    "backend": "Keras runs, or would start, on a backend other than JAX.",
     "batch_dim_name": "The batch dimension name is not a mesh axis.",
     "batch_size": "The batch size doesn't divide over the batch axis.",
     "checkpoint_directory": "A checkpoint directory is missing or not one, "
@@ -51,6 +51,12 @@ ERROR_KINDS: dict[str, str] = {
     "distribution_argument": "An argument of a distribution is invalid.",
     "dtype": "The dtype asked for is unknown.",
     "input_shapes": "Input shapes are missing or don't fit the model.",
+    "install_download": "install_kerasmesh() can't download or install "
+                        "the Python packages.",
+    "install_envname": "install_kerasmesh()'s environment path is a file "
+                       "or a directory that is not a virtualenv.",
+    "install_python": "The Python for install_kerasmesh() is missing, too "
+                      "old, or has no shared libpython.",
     "launch": "Local worker processes can't be started.",
     "launch_worker": "A local worker process failed or timed out.",
     "layout_ambiguous": "Several layout rules match a variable equally.",

@@ -7,7 +7,7 @@ import math
 from numbers import Real
 from typing import Any, Iterator, Sequence
 
-from .backend import MESH_BACKENDS, require_backend
+from .backend import require_backend
 from .checks import is_whole
 from .devices import device_type_of, list_devices
 from .errors import KerasmeshError, VALUE, received
@@ -264,7 +264,7 @@ def device_mesh(shape: Any, axis_names: Any = None,
     Raises:
         KerasmeshError: kinds `mesh_shape`, `axis_names`, `devices`.
     """
-    require_backend(MESH_BACKENDS, "A device mesh")
+    require_backend(("jax",), "A device mesh")
     import keras
 
     names = resolve_devices(devices)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .arrays import itemsize
-from .backend import MESH_BACKENDS, require_backend
+from .backend import require_backend
 from .batches import batch_problems, check_batch_size
 from .errors import KerasmeshError
 from .layout import rule_keys
@@ -340,7 +340,7 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
         counts and parameter counts are floats; shapes are lists of floats
         (reticulate 1.28 mangles integers beyond 2^31).
     """
-    require_backend(MESH_BACKENDS, "Planning a layout")
+    require_backend(("jax",), "Planning a layout")
     batch_size = check_batch_size(batch_size)
     layout_map, batch_dim_name = layout_source(layout, batch_dim_name)
     mesh = layout_map.device_mesh
