@@ -389,6 +389,9 @@ set -e
 echo "stack: $PRETTY_NAME; $(R --version | head -n 1);" \
   "reticulate $(Rscript -e 'cat(format(packageVersion("reticulate")))');" \
   "$(python3 --version)"
+# Finish what an interrupted apt run (a killed check) left half-configured
+# in the cached root; apt refuses to install anything until it is done.
+DEBIAN_FRONTEND=noninteractive dpkg --configure -a
 cd "$1"
 # uv, for the path of a CRAN user with reticulate's managed Python
 # (tests/testthat/test-managed-python.R, which must run here): reticulate
