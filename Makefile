@@ -75,6 +75,7 @@ check: pytest lint rcheck
 site: setup-site
 	rm -rf site
 	Rscript -e 'options(pkgdown.internet = FALSE)' \
+	  -e 'source("tools/site-offline.R")' \
 	  -e 'pkgdown::build_site(override = list(destination = "site"),' \
 	  -e '  preview = FALSE, new_process = FALSE, install = FALSE)'
 
