@@ -2,7 +2,7 @@
 #'
 #' Creates a Python virtualenv, or updates one, with the Python packages
 #' kerasmesh needs (Keras, JAX and Orbax, at the versions kerasmesh is
-#' tested with), as [`keras3::install_keras()`](https://keras3.posit.co/reference/install_keras.html) does for keras3. The default
+#' tested with), as `keras3::install_keras()` does for keras3. The default
 #' environment, `r-keras`, is the one keras3 uses too, and the one
 #' kerasmesh finds without being told (see [kerasmesh-package]).
 #'

@@ -30,13 +30,13 @@
 #' makes no difference. The rule:
 #' * Keras starts on the backend `KERAS_BACKEND` names. keras3 sets it to
 #'   `"tensorflow"` when it loads and finds it unset, and
-#'   [`keras3::use_backend("jax")`](https://keras3.posit.co/reference/use_backend.html) sets it to `"jax"` (and declares `jax`
+#'   `keras3::use_backend("jax")` sets it to `"jax"` (and declares `jax`
 #'   instead of `tensorflow` for reticulate's managed Python).
 #' * When `KERAS_BACKEND` is unset at the moment kerasmesh first starts
 #'   Python or Keras, kerasmesh sets it to `"jax"`.
 #' * Otherwise a backend other than JAX is an error of class
 #'   `kerasmesh_error_backend`, which names the backend and the way out:
-#'   [`keras3::use_backend("jax")`](https://keras3.posit.co/reference/use_backend.html) or `Sys.setenv(KERAS_BACKEND = "jax")`
+#'   `keras3::use_backend("jax")` or `Sys.setenv(KERAS_BACKEND = "jax")`
 #'   before Keras starts, after restarting R if it has started already.
 #'   ~/.keras/keras.json's backend is not a choice kerasmesh sees: Keras
 #'   writes it on first import, and `KERAS_BACKEND` overrides it.
