@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 import keras  # noqa: E402
 
-from kerasmesh.resolve import RuleResolver  # noqa: E402
+from kerasmesh.core.resolve import RuleResolver  # noqa: E402
 
 N_PATHS = 10_000
 N_RULES = 100

@@ -16,7 +16,7 @@ def _model(seed):
 
 def save_killed_at(directory, step, seed, point):
     """Save `step` over the existing one; SIGKILL at `point` of the save."""
-    from kerasmesh import checkpoint as ck
+    from kerasmesh.checkpoint import store as ck
 
     os.environ["KERASMESH_CHECKPOINT_TEST_KILL_AT"] = point
     ck.save(_model(seed), directory, step=step, overwrite=True, keep=1)
@@ -25,8 +25,8 @@ def save_killed_at(directory, step, seed, point):
 def save_racing(directory, steps, seed, overwrite, barrier, results):
     """Save each of `steps` once the other writer is ready too; put
     (seed, step, outcome) on `results`: "ok" or the error's kind."""
-    from kerasmesh import checkpoint as ck
-    from kerasmesh.errors import KerasmeshError
+    from kerasmesh.checkpoint import store as ck
+    from kerasmesh.core.errors import KerasmeshError
 
     model = _model(seed)
     for step in steps:

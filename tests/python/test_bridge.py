@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kerasmesh import call, call_object, plain
-from kerasmesh.errors import KerasmeshWarning, envelope, warn
+from kerasmesh.core.errors import KerasmeshWarning, envelope, warn
 
 
 def test_plain_values_pass():

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from checkpoint_models import build, data, distribution, values  # noqa: F401
-from kerasmesh import checkpoint as ck
-from kerasmesh.checkpoint_callback import callback
-from kerasmesh.errors import KerasmeshError
+from kerasmesh.checkpoint import store as ck
+from kerasmesh.checkpoint.callback import callback
+from kerasmesh.core.errors import KerasmeshError
 
 
 @pytest.mark.parametrize("unit", ["batch", "", None, 1])

@@ -13,10 +13,10 @@ import pytest
 
 import checkpoint_workers as workers
 from checkpoint_models import build, distribution, values  # noqa: F401
-from kerasmesh import checkpoint as ck
-from kerasmesh import checkpoint_commit as cc
-from kerasmesh import checkpoint_files as cf
-from kerasmesh.errors import KerasmeshError
+from kerasmesh.checkpoint import store as ck
+from kerasmesh.checkpoint import commit as cc
+from kerasmesh.checkpoint import files as cf
+from kerasmesh.core.errors import KerasmeshError
 from test_checkpoint_files import committed_step, linked_step, orbax_step
 
 

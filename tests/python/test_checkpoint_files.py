@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from kerasmesh import checkpoint_files as cf
-from kerasmesh.errors import KerasmeshError
+from kerasmesh.checkpoint import files as cf
+from kerasmesh.core.errors import KerasmeshError
 
 
 def committed_step(directory, step, files=None):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from orbax.checkpoint import v1 as ocp
 
-from kerasmesh import checkpoint_variables as cv
-from kerasmesh.errors import KerasmeshError
+from kerasmesh.checkpoint import variables as cv
+from kerasmesh.core.errors import KerasmeshError
 
 
 def test_mesh_that_cannot_hold_a_shape_is_reported():

@@ -5,9 +5,11 @@ import time
 
 import pytest
 
-from kerasmesh import connect, handshake as h, launchers
-from kerasmesh import distributed as d
-from kerasmesh.errors import KerasmeshError
+from kerasmesh.distributed import connect
+from kerasmesh.distributed import handshake as h
+from kerasmesh.distributed import launchers
+from kerasmesh.distributed import initialize as d
+from kerasmesh.core.errors import KerasmeshError
 
 MPIRUN = {
     "OMPI_MCA_orte_hnp_uri": "3411542016.0;tcp://127.0.0.1:39123",

@@ -13,7 +13,7 @@ import pytest
 
 keras_hub = pytest.importorskip("keras_hub")
 
-from kerasmesh import plan  # noqa: E402
+from kerasmesh.plan import planner as plan  # noqa: E402
 
 FAMILIES = {
     "gemma": ("GemmaBackbone", {"head_dim": 8},

@@ -46,7 +46,8 @@ r_condition_kinds <- function() {
 # plan problem("<kind>", ERROR | WARNING, ...) either.
 python_condition_kinds <- function() {
   dir <- system.file("python", "kerasmesh", package = "kerasmesh")
-  text <- paste(unlist(lapply(list.files(dir, "\\.py$", full.names = TRUE),
+  text <- paste(unlist(lapply(list.files(dir, "\\.py$", full.names = TRUE,
+                                         recursive = TRUE),
                               readLines, warn = FALSE)), collapse = "\n")
   grab <- function(pattern, group = 2) {
     m <- gregexpr(pattern, text, perl = TRUE)

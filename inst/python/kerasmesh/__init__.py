@@ -13,11 +13,12 @@ returns:
   Python in R (a NumPy array): R holds it through a `convert = FALSE`
   handle, so no reticulate version converts it.
 
-Both return the envelope of `errors.envelope()` (`call_object()` with the
-value beside it). Modules are imported on
-first use, so adding one needs no change here. Names defined here must not
-clash with module names: importing a submodule sets the package attribute
-of the same name.
+"module.function" names a function that `api/module.py` exports: R
+reaches nothing outside `api/`. Both return the envelope of
+`core.errors.envelope()` (`call_object()` with the value beside it).
+Modules are imported on first use. Names defined here must not clash with
+subpackage names: importing a subpackage sets the package attribute of the
+same name.
 """
 
 from __future__ import annotations
@@ -25,16 +26,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .errors import KerasmeshError, envelope
+from .core.errors import KerasmeshError, envelope
 
 _PLAIN_LEAVES = (type(None), bool, int, float, str)
 _CONVERTED_MODULES = ("numpy", "pandas")
 
 
 def _function(name: str):
-    """The function named "module.function" in this package."""
+    """The function R names "module.function": one of `api/`'s exports."""
     module_name, _, fn_name = name.partition(".")
-    module = importlib.import_module(f"{__name__}.{module_name}")
+    module = importlib.import_module(f"{__name__}.api.{module_name}")
+    if fn_name not in module.__all__:
+        raise AttributeError(f"kerasmesh.api.{module_name} has no {fn_name}")
     return getattr(module, fn_name)
 
 

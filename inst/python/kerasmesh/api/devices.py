@@ -1,0 +1,11 @@
+"""What R calls as "devices.<function>"."""
+
+from ..core.devices import (
+    list_devices,
+    local_cpu_device_count,
+)
+
+__all__ = [
+    "list_devices",
+    "local_cpu_device_count",
+]

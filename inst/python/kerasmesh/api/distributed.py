@@ -1,0 +1,15 @@
+"""What R calls as "distributed.<function>"."""
+
+from ..distributed.initialize import (
+    initialize,
+    process_count,
+    process_index,
+    resolve_arguments,
+)
+
+__all__ = [
+    "initialize",
+    "process_count",
+    "process_index",
+    "resolve_arguments",
+]

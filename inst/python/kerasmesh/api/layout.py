@@ -1,0 +1,17 @@
+"""What R calls as "layout.<function>"."""
+
+from ..core.layout import (
+    describe_layout_map,
+    lookup,
+    new_layout_map,
+    remove_rule,
+    set_rule,
+)
+
+__all__ = [
+    "describe_layout_map",
+    "lookup",
+    "new_layout_map",
+    "remove_rule",
+    "set_rule",
+]

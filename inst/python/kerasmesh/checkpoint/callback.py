@@ -1,0 +1,109 @@
+"""A `fit()` callback that writes sharded checkpoints (see checkpoint.py)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .store import current_step, save_step
+from .files import check_count, check_directory
+from ..core.errors import KerasmeshError
+
+UNITS = ("epoch", "step")
+
+
+def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
+             keep: Any = None) -> Any:
+    """A Keras callback that saves a checkpoint every `every` epochs or
+    steps, keeping the last `keep` (None: all).
+
+    Steps are the optimizer's iterations, counted across `fit()` calls and
+    restores, so a run resumed from step s saves at the same steps as the
+    run it resumes, and its first save deletes kerasmesh's steps after s
+    (the abandoned run's). With `unit = "step"`, `every` must be a multiple
+    of the model's `steps_per_execution` (checked when `fit()` starts); an
+    execution cut short at the end of an epoch that passes a multiple of
+    `every` saves where it ends. Saves are synchronous: `fit()` goes on
+    once the step is committed.
+
+    Raises:
+        KerasmeshError: kind `argument` for a `unit` other than "epoch" or
+            "step"; when `fit()` starts, for an `every` that is not a
+            multiple of `steps_per_execution`.
+    """
+    directory = check_directory(directory)
+    if unit not in UNITS:
+        raise KerasmeshError(
+            "argument", '`unit` must be "epoch" or "step".',
+            received=unit)
+    return _callback_class()(directory, check_count(every, "every", False),
+                             unit, check_count(keep, "keep"))
+
+
+@functools.lru_cache(maxsize=None)
+def _callback_class() -> type:
+    """The callback's class, made once Keras is imported."""
+    import keras
+
+    class CheckpointCallback(keras.callbacks.Callback):
+        """Saves sharded checkpoints with Orbax while `fit()` runs."""
+
+        def __init__(self, directory: str, every: int, unit: str,
+                     keep: int | None):
+            super().__init__()
+            self.directory = directory
+            self.every = every
+            self.unit = unit
+            self.keep = keep
+            self.saved: list[int] = []
+            self._epoch = 0
+            self._start = None  # the step this fit() started from
+            self._last = 0
+
+        def _save(self, epoch: int) -> None:
+            step = current_step(self.model)
+            if self.saved and self.saved[-1] == step:
+                return
+            save_step(self.model, self.directory, step, epoch=epoch,
+                      overwrite=True, keep=self.keep, start=self._start)
+            self._start = None  # the steps beyond it are gone now
+            self.saved.append(step)
+
+        def on_train_begin(self, logs=None):
+            if self.unit == "step":
+                check_execution(self.every, self.model)
+            self._start = self._last = current_step(self.model)
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self._epoch = int(epoch)
+
+        def on_train_batch_end(self, batch, logs=None):
+            step = current_step(self.model)
+            passed = step // self.every > self._last // self.every
+            self._last = step
+            if self.unit == "step" and passed:
+                self._save(epoch=self._epoch)
+
+        def on_epoch_end(self, epoch, logs=None):
+            if self.unit == "epoch" and (epoch + 1) % self.every == 0:
+                self._save(epoch=int(epoch) + 1)
+
+    return CheckpointCallback
+
+
+def check_execution(every: int, model: Any) -> None:
+    """With `unit = "step"`, the callback sees the model after every
+    `steps_per_execution` steps only: `every` must be a multiple of it.
+
+    Raises:
+        KerasmeshError: `argument`, naming `every` and both values.
+    """
+    per = int(getattr(model, "steps_per_execution", 1) or 1)
+    if every % per:
+        raise KerasmeshError(
+            "argument", '`every` must be a multiple of the model\'s '
+            '`steps_per_execution` when `unit` is "step".',
+            x=f"`every` is {every}; `steps_per_execution` is {per}, so the "
+              f"callback sees steps {per}, {2 * per}, {3 * per}, ... only.",
+            i=f"Pass `every = {per}` or a multiple of it, or "
+              f'`unit = "epoch"`.')

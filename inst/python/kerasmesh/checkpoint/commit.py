@@ -1,0 +1,252 @@
+"""Committing, replacing and pruning steps, without ever losing one.
+
+A save holds the directory's lock (`.kerasmesh.lock`, `flock()`; process 0
+of a run takes it for the run), so that two writers of one directory take
+turns. The new step is written aside, into `.kerasmesh-staging-N` (Orbax
+writes there through its own temporary directory and renames it when every
+process has written its shards), and sealed with its marker
+(`checkpoint_files.write_marker()`). Then it is swapped in:
+
+1. `N` (the old step, when overwriting) is renamed `.kerasmesh-retired-N`;
+2. `.kerasmesh-staging-N` is renamed `N`;
+3. `.kerasmesh-retired-N` is deleted.
+
+A process killed anywhere leaves the old or the new step complete: before
+step 2 the sealed staging copy, after it `N`, stands for the step
+(`checkpoint_files.step_dirs()`), and the next save finishes the swap and
+removes what is left over (`recover()`). Only steps kerasmesh committed
+(`owned`) are ever renamed or deleted, and never through a symbolic link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import shutil
+import signal
+from typing import Any, Iterator
+
+from .files import (RETIRED, STAGING, describe_step,
+                               file_in_the_way, process_index, read_marker,
+                               scan, sync_processes)
+from ..core.errors import KerasmeshError
+
+LOCK_FILE = ".kerasmesh.lock"
+_LEFTOVER = re.compile(r"^\.kerasmesh-(staging|retired)-(?P<step>[0-9]+)"
+                       r"(\.orbax-checkpoint-tmp.*)?$")
+# For tests only: a save reaching the named point (see `pause_point()`)
+# kills its own process with SIGKILL, so that tests can cut a save short
+# at a known place. Not an option for users.
+_KILL_AT = "KERASMESH_CHECKPOINT_TEST_KILL_AT"
+
+
+def pause_point(name: str) -> None:
+    """A named point of a save ("written", "sealed", "retired", "swapped",
+    "pruned") where a test may kill the process (`_KILL_AT`)."""
+    if os.environ.get(_KILL_AT) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+# The directory and its lock ---------------------------------------------
+
+def make_directory(directory: str) -> None:
+    """Create the checkpoint directory (and its parents).
+
+    Raises:
+        KerasmeshError: `checkpoint_directory`, naming the path and why.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        blocker = file_in_the_way(directory)
+        why = f"{blocker} is a file" if blocker else \
+            (e.strerror or str(e))
+        raise KerasmeshError(
+            "checkpoint_directory", "`dir` must be a directory kerasmesh "
+            "can create.", x=f"{directory} can't be created: {why}.",
+            i="Pass a directory you can write to.") from e
+
+
+@contextlib.contextmanager
+def directory_lock(directory: str) -> Iterator[None]:
+    """Hold the directory's lock (process 0; every process waits for it)."""
+    handle = None
+    try:
+        if process_index() == 0:
+            try:
+                handle = open(os.path.join(directory, LOCK_FILE), "a+b")
+            except OSError as e:
+                raise write_error(directory, -1, e.strerror or str(e)) \
+                    from e
+            _lock(handle)
+        sync_processes("kerasmesh_checkpoint_locked")
+        yield
+    finally:
+        if handle is not None:
+            handle.close()  # closing releases the lock
+
+
+def agreed(refused: bool) -> bool:
+    """Whether any process of the run refused (or failed) a save, for
+    every process, so that none waits at a barrier for a save another
+    gave up."""
+    import jax
+
+    if jax.process_count() == 1:
+        return refused
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    flags = multihost_utils.process_allgather(np.int32(1 if refused else 0))
+    return bool(np.any(flags))
+
+
+def _lock(handle: Any) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no flock() (Windows): one writer at a time
+        return
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except OSError as e:
+        if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+            raise  # a file system without locks: go on unlocked
+
+
+# Deleting and renaming only what kerasmesh owns --------------------------
+
+def remove_tree(directory: str, path: str) -> None:
+    """Delete a directory of `directory`, never through a symbolic link and
+    never outside `directory`."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return
+    parent = os.path.realpath(os.path.dirname(path))
+    if parent != os.path.realpath(directory):
+        return
+    shutil.rmtree(path)
+
+
+def leftovers(directory: str) -> dict[int, list[str]]:
+    """kerasmesh's temporary entries, by step."""
+    out: dict[int, list[str]] = {}
+    for name in os.listdir(directory):
+        match = _LEFTOVER.match(name)
+        if match:
+            out.setdefault(int(match.group("step")), []).append(
+                os.path.join(directory, name))
+    return out
+
+
+def recover(directory: str, only: int | None = None) -> None:
+    """Finish the swaps a killed save left half done, and delete the rest
+    of its temporary entries (all steps, or step `only`)."""
+    for step, paths in leftovers(directory).items():
+        if only is not None and step != only:
+            continue
+        final = os.path.join(directory, str(step))
+        if not os.path.lexists(final):
+            for kind in (STAGING, RETIRED):
+                path = os.path.join(directory, f"{kind}{step}")
+                if os.path.isdir(path) and not os.path.islink(path) and \
+                        read_marker(path, step) is not None:
+                    os.rename(path, final)
+                    break
+        for path in paths:
+            if os.path.islink(path):
+                os.unlink(path)  # the link, never what it points to
+            else:
+                remove_tree(directory, path)
+
+
+def staging_path(directory: str, step: int) -> str:
+    return os.path.join(directory, f"{STAGING}{step}")
+
+
+def swap_in(directory: str, step: int) -> str:
+    """Put the sealed staging copy of `step` in its place; the old step
+    (kerasmesh's: `check_target()` made sure) goes only after."""
+    final = os.path.join(directory, str(step))
+    retired = os.path.join(directory, f"{RETIRED}{step}")
+    if os.path.lexists(final):
+        os.rename(final, retired)
+        pause_point("retired")
+    os.rename(staging_path(directory, step), final)
+    pause_point("swapped")
+    remove_tree(directory, retired)
+    return final
+
+
+# What a save may replace -------------------------------------------------
+
+def check_target(directory: str, step: int, overwrite: bool) -> None:
+    """Whether `step` may be written: it is new, or kerasmesh's own and
+    `overwrite` is set.
+
+    Raises:
+        KerasmeshError: `checkpoint_exists`, naming the path.
+    """
+    path = os.path.join(directory, str(step))
+    if not os.path.lexists(path):
+        return
+    found = describe_step({"step": step, "path": path, "committed": True,
+                           "link": os.path.islink(path)}, deep=False) \
+        if os.path.isdir(path) else {"owned": False, "complete": False}
+    if not found["owned"]:
+        what = "a symbolic link" if os.path.islink(path) else \
+            "not a step kerasmesh saved"
+        raise KerasmeshError(
+            "checkpoint_exists", f"Step {step} must not be in the way.",
+            x=f"{path} is {what}; kerasmesh replaces only its own steps.",
+            i="Move it away, or save into another directory.")
+    if found["complete"] and not overwrite:
+        raise KerasmeshError(
+            "checkpoint_exists", f"Step {step} must not be saved already.",
+            x=f"{path} holds a complete step {step}.",
+            i="Pass `overwrite = TRUE` to replace it, or another `step`.")
+
+
+def write_error(directory: str, step: int, why: str) -> KerasmeshError:
+    """A classed error for a save the file system refused (disk full); a
+    `step` below 0 for one refused before any step was chosen."""
+    what = f"Step {step}" if step >= 0 else "A checkpoint step"
+    return KerasmeshError(
+        "checkpoint_write", f"{what} must be written completely.",
+        x=f"Writing into {directory} failed: {why}.",
+        i="Free some space (or fix the permissions) and save again; the "
+          "steps saved before are unchanged.")
+
+
+# Pruning ---------------------------------------------------------------------
+
+def prune(directory: str, keep: int | None, saved: int) -> list[int]:
+    """Delete kerasmesh's steps older than the newest `keep` complete ones
+    (checksums checked, newest first); never the step just `saved`, never
+    a step kerasmesh did not commit. Returns the steps deleted."""
+    if keep is None:
+        return []
+    owned = [s for s in scan(directory, deep=False) if s["owned"]]
+    kept = []
+    for s in reversed(owned):
+        if len(kept) == keep:
+            break
+        if s["step"] == saved or describe_step(s)["complete"]:
+            kept.append(s["step"])
+    if len(kept) < keep:
+        return []
+    doomed = [s for s in owned if s["step"] < min(kept) and
+              s["step"] != saved]
+    for s in doomed:
+        remove_tree(directory, s["path"])
+    return [s["step"] for s in doomed]
+
+
+def remove_beyond(directory: str, start: int, saved: int) -> list[int]:
+    """Delete kerasmesh's steps after `start` other than `saved`: what a
+    run restored from step `start` replaces. Returns the steps deleted."""
+    doomed = [s for s in scan(directory, deep=False) if s["owned"] and
+              s["step"] > start and s["step"] != saved]
+    for s in doomed:
+        remove_tree(directory, s["path"])
+    return [s["step"] for s in doomed]

@@ -1,0 +1,217 @@
+"""A model's variables for checkpoints: keys, layouts, and whether saved
+arrays fit a model (names, shapes, dtypes, the mesh they go onto)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..core.errors import KerasmeshError
+from ..report.sharding import spec_entries
+from .files import orbax
+
+GROUPS = ("trainable_variables", "non_trainable_variables",
+          "optimizer_variables")
+
+
+def model_variables(model: Any) -> dict[str, Any]:
+    """The model's variables by key "group/path", in GROUPS order.
+
+    Raises:
+        KerasmeshError: `checkpoint_model` when the model has no variables.
+    """
+    if not getattr(model, "variables", None):
+        raise KerasmeshError(
+            "checkpoint_model", "The model must be built.",
+            x="It has no variables yet.",
+            i="Give it an `Input()`, or call it on data once.")
+    groups = {"trainable_variables": model.trainable_variables,
+              "non_trainable_variables": model.non_trainable_variables}
+    opt = getattr(model, "optimizer", None)
+    if opt is not None:
+        groups["optimizer_variables"] = opt.variables
+    out = {}
+    for group in GROUPS:
+        for v in groups.get(group, []):
+            out[f"{group}/{v.path}"] = v
+    return out
+
+
+def build_optimizer(model: Any) -> None:
+    """Create the optimizer's slots (under the current distribution, they
+    take their variable's layout), as the first training step would."""
+    opt = getattr(model, "optimizer", None)
+    if opt is not None and not opt.built:
+        opt.build(model.trainable_variables)
+
+
+def nest(flat: dict[str, Any]) -> dict:
+    """{"a/b/c": x} as {"a": {"b": {"c": x}}}."""
+    out: dict = {}
+    for key, value in flat.items():
+        parts = key.split("/")
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """The inverse of `nest()`."""
+    if not isinstance(tree, dict):
+        return {prefix.rstrip("/"): tree}
+    out = {}
+    for key, value in tree.items():
+        out.update(flatten(value, f"{prefix}{key}/"))
+    return out
+
+
+def describe_layout(sharding: Any, rank: int) -> dict:
+    """Mesh and axes per dimension of a placed array's sharding."""
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None or not hasattr(sharding, "spec"):
+        return {"axes": [None] * rank, "mesh_shape": None, "mesh_axes": None}
+    axes = [list(e) if isinstance(e, (tuple, list)) else e
+            for e in spec_entries(sharding, rank)]
+    return {"axes": axes,
+            "mesh_shape": [int(s) for s in mesh.devices.shape],
+            "mesh_axes": [str(a) for a in mesh.axis_names]}
+
+
+def describe_variables(variables: dict[str, Any]) -> list[dict]:
+    out = []
+    for key, v in variables.items():
+        group, _, path = key.partition("/")
+        shape = [int(s) for s in v.shape]
+        out.append(dict({"key": key, "group": group, "path": path,
+                         "shape": shape, "dtype": str(v.dtype)},
+                        **describe_layout(v.value.sharding, len(shape))))
+    return out
+
+
+def split_ways(sharding: Any, rank: int) -> list[int]:
+    """How many ways each dimension is split under a sharding."""
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None or not hasattr(sharding, "spec"):
+        return [1] * rank
+    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
+    out = []
+    for entry in spec_entries(sharding, rank):
+        names = entry if isinstance(entry, (tuple, list)) else \
+            ([entry] if entry else [])
+        out.append(math.prod(int(sizes[n]) for n in names))
+    return out
+
+
+def mismatch(kind: str, message: str, bullets: list) -> KerasmeshError:
+    return KerasmeshError(kind, message, bullets + [
+        ("i", "Build the model as it was built for the checkpoint (the same "
+              "layers, names, sizes and dtypes), then restore.")])
+
+
+def check_match(saved: dict, variables: dict) -> None:
+    """Same names, shapes and dtypes in the checkpoint and the model.
+
+    Raises:
+        KerasmeshError: `checkpoint_variables` (names differ),
+            `checkpoint_shape` or `checkpoint_dtype` (a shape or a dtype
+            differs), naming the variable.
+    """
+    for key, v in variables.items():
+        if key in saved:
+            check_array(key, saved[key], v)
+    groups = {k.partition("/")[0] for k in variables}
+    wanted = {k for k in saved if k.partition("/")[0] in groups}
+    missing = [k for k in variables if k not in saved]
+    extra = sorted(wanted - set(variables))
+    if missing or extra:
+        bullets = []
+        if missing:
+            bullets.append(("x", f"The checkpoint has no variable "
+                                 f"\"{missing[0]}\"" +
+                                 (f" (and {len(missing) - 1} more)."
+                                  if len(missing) > 1 else ".")))
+        if extra:
+            bullets.append(("x", f"The model has no variable "
+                                 f"\"{extra[0]}\"" +
+                                 (f" (and {len(extra) - 1} more)."
+                                  if len(extra) > 1 else ".")))
+        raise mismatch("checkpoint_variables", "The checkpoint's variables "
+                       "must match the model's.", bullets)
+
+
+def check_array(key: str, saved: Any, v: Any) -> None:
+    """One saved array against the model's variable: shape, then dtype."""
+    shape = tuple(int(s) for s in saved.shape)
+    if shape != tuple(int(s) for s in v.shape):
+        raise mismatch(
+            "checkpoint_shape", f"Variable \"{key}\" must have the "
+            "shape it was saved with.",
+            [("x", f"Saved {_shape(shape)}; the model's is "
+                   f"{_shape(v.shape)}.")])
+    if str(saved.dtype) != str(v.dtype):
+        raise mismatch(
+            "checkpoint_dtype", f"Variable \"{key}\" must have the "
+            "dtype it was saved with.",
+            [("x", f"Saved as {saved.dtype}; the model's is {v.dtype}.")])
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ")"
+
+
+def target_sharding(v: Any) -> Any:
+    """Where a variable goes: its layout, else where it lives now."""
+    layout = getattr(v, "_layout", None)
+    backend_layout = getattr(layout, "backend_layout", layout)
+    if backend_layout is not None and hasattr(backend_layout, "spec"):
+        return backend_layout
+    return v.value.sharding
+
+
+def check_capacity(saved: dict, variables: dict, targets: dict) -> None:
+    """Every saved shape divides evenly over its target layout.
+
+    Raises:
+        KerasmeshError: `checkpoint_layout`, naming the variable.
+    """
+    for key in variables:
+        shape = [int(s) for s in saved[key].shape]
+        ways = split_ways(targets[key], len(shape))
+        for dim, (n, w) in enumerate(zip(shape, ways)):
+            if n % w:
+                raise KerasmeshError(
+                    "checkpoint_layout", f"Variable \"{key}\" must fit the "
+                    "mesh it is restored onto.",
+                    x=f"Dimension {dim + 1} ({n}) can't be split "
+                      f"{w} ways.",
+                    i="Restore onto a mesh whose axes divide the "
+                      "saved shapes.")
+
+
+def match_key(key: str) -> str:
+    """The key variables are matched by: optimizer variables without the
+    optimizer's name, which Keras makes unique per session ("adam_1")."""
+    group, _, path = key.partition("/")
+    if group == "optimizer_variables":
+        path = path.partition("/")[2] or path
+    return f"{group}/{path}"
+
+
+def abstract_tree(meta: Any, wanted: dict, targets: dict,
+                  prefix: str = "") -> Any:
+    """What to load, shaped as the saved tree (empty groups kept, as
+    Orbax needs): the saved shape and dtype with the model's placement
+    for each array the model has, `PLACEHOLDER` (skip) for the others.
+    `wanted` maps saved keys to the model's (`match_key()`)."""
+    if isinstance(meta, dict):
+        return {k: abstract_tree(v, wanted, targets, f"{prefix}{k}/")
+                for k, v in meta.items()}
+    key = wanted.get(prefix.rstrip("/"))
+    if key is None:
+        return orbax().PLACEHOLDER
+    import jax
+
+    return jax.ShapeDtypeStruct(tuple(meta.shape), meta.dtype,
+                                sharding=targets[key])

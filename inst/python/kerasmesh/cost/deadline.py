@@ -1,0 +1,174 @@
+"""Wall-time deadlines that stop Python code where it stands.
+
+`layout_cost()`'s `timeout` counts from the call: building the model,
+tracing the step and compiling it. Compiling runs in a thread that is
+simply no longer waited for (`cost._compile()`); building and tracing run
+in the main thread, in Python code (a layer's `call()`) or in R (the
+builder), neither of which can be waited for from outside. So
+`Deadline.armed()` has a watcher thread send SIGALRM to the main thread at
+the deadline, and a handler raise `DeadlinePassed` there: a `time.sleep()`
+or any Python bytecode stops at once. What it can't stop is one C call
+that does not return to Python (one long NumPy or XLA call): the deadline
+is raised when it returns. R code is stopped by R's own `setTimeLimit()`
+(the R side sets it around the builder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from typing import Any, Iterator
+
+from ..core.errors import KerasmeshError
+
+
+class DeadlinePassed(BaseException):
+    """Raised in the main thread at the deadline.
+
+    A BaseException, like KeyboardInterrupt, so that code which turns
+    every `Exception` into an error of its own (Keras's, kerasmesh's
+    shape checks) lets it through.
+    """
+
+    def __init__(self, *args):
+        super().__init__(*(args or ("kerasmesh stopped this code: the "
+                                    "call's timeout passed.",)))
+
+
+class Deadline:
+    """A wall-time deadline `seconds` from now.
+
+    Attributes:
+        fired: whether `DeadlinePassed` was raised.
+        phase: what was running, for the error message ("building the
+            model", "tracing the step"); callers set it as they go.
+    """
+
+    def __init__(self, seconds: float):
+        self.end = time.monotonic() + seconds
+        self.fired = False
+        self.phase = "starting"
+
+    def left(self) -> float:
+        """Seconds until the deadline (negative after it)."""
+        return self.end - time.monotonic()
+
+    def passed(self) -> bool:
+        return self.fired or self.left() <= 0
+
+    @contextlib.contextmanager
+    def armed(self) -> Iterator["Deadline"]:
+        """Raise `DeadlinePassed` in the main thread at the deadline.
+
+        Outside the main thread, or when SIGALRM has a handler Python did
+        not set, nothing is armed (callers still check `passed()`). The
+        previous handler is back on exit, after the watcher has stopped
+        and any signal it sent has been handled.
+        """
+        if threading.current_thread() is not threading.main_thread() or \
+                not hasattr(signal, "pthread_kill") or \
+                signal.getsignal(signal.SIGALRM) is None:
+            yield self
+            return
+        state = {"armed": True, "sent": False, "handled": False}
+
+        def handler(signum, frame):
+            state["handled"] = True
+            if state["armed"] and not self.fired:
+                self.fired = True
+                raise DeadlinePassed()
+
+        main = threading.get_ident()
+        stop = threading.Event()
+
+        def watch() -> None:
+            if not stop.wait(max(self.left(), 0)):
+                state["sent"] = True
+                signal.pthread_kill(main, signal.SIGALRM)
+
+        previous = signal.signal(signal.SIGALRM, handler)
+        watcher = threading.Thread(target=watch, daemon=True,
+                                   name="kerasmesh-deadline")
+        try:
+            watcher.start()
+            yield self
+        finally:
+            # Nested, so that the cleanup runs even when the deadline
+            # lands on its first line (the handler raises only once).
+            try:
+                state["armed"] = False
+            finally:
+                state["armed"] = False
+                stop.set()
+                watcher.join()
+                _wait_until(lambda: state["handled"] or not state["sent"],
+                            1.0)
+                signal.signal(signal.SIGALRM, previous)
+
+
+def _wait_until(done, seconds: float) -> None:
+    """Poll `done()` for up to `seconds`, letting signal handlers run."""
+    end = time.monotonic() + seconds
+    while not done() and time.monotonic() < end:
+        time.sleep(0.001)
+
+
+# Compiles still running after their caller stopped waiting.
+PENDING: list[threading.Thread] = []
+
+
+def compile_within(lowered: Any, clock: Deadline, timeout: float) -> Any:
+    """`lowered.compile()`, waiting until the deadline at most.
+
+    XLA's compiler can't be interrupted from Python: it runs in a thread,
+    and on a timeout we stop waiting and drop its result. The thread is not
+    a daemon, so Python's exit waits for it (a process that exits while
+    XLA compiles aborts in XLA's C++ code); R calls `wait_for_compiles()`
+    when it exits, for the same reason.
+
+    Raises:
+        KerasmeshError: kind `timeout`; XLA's own error as it is.
+    """
+    if clock.left() <= 0:
+        raise timeout_error(timeout, "Tracing the step used up the time; "
+                                     "XLA did not start compiling.")
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["compiled"] = lowered.compile()
+        except Exception as e:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = e
+
+    worker = threading.Thread(target=work, name="kerasmesh-compile")
+    worker.start()
+    worker.join(max(clock.left(), 0))
+    if worker.is_alive():
+        PENDING.append(worker)
+        raise timeout_error(timeout, "XLA was still compiling when the "
+                                     "time ran out; it finishes in a "
+                                     "background thread and its result "
+                                     "is dropped.")
+    if "error" in box:
+        raise box["error"]
+    return box["compiled"]
+
+
+def timeout_error(timeout: float, what: str) -> KerasmeshError:
+    """The `timeout` error of `layout_cost()`, saying what ran."""
+    return KerasmeshError(
+        "timeout",
+        f"Costing the training step took longer than {timeout:g} s.",
+        x=what,
+        i="Raise `timeout`, or cost a smaller model or batch.")
+
+
+def wait_for_compiles() -> int:
+    """Wait for compiles left running by timeouts; return how many."""
+    n = 0
+    while PENDING:
+        PENDING.pop().join()
+        n += 1
+    return n

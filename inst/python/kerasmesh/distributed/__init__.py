@@ -1,0 +1,3 @@
+"""Several processes: reading launchers' variables, the handshake and
+connecting JAX's distributed runtime.
+"""

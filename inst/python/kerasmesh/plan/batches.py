@@ -1,0 +1,77 @@
+"""Batches the batch axis must split: the batch size and the last batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.checks import is_whole
+from ..core.errors import KerasmeshError
+from ..core.placement import ERROR, listing, problem
+
+MAX_WHOLE = 2**31 - 1
+
+
+def batch_problems(batch_dim_name: str, batch_size: int | None,
+                   sizes: dict[str, int], samples: int | None = None
+                   ) -> list[dict]:
+    """Errors for a batch axis the mesh lacks, or a batch (or the last
+    batch of `samples`) that the batch axis can't split evenly."""
+    if batch_dim_name not in sizes:
+        return [problem(
+            "layout_axes", ERROR, None, None,
+            f'Batch axis "{batch_dim_name}" is not an axis of the mesh.',
+            [("x", f"The mesh's axes are {listing(list(sizes))}; Keras "
+                   "fails when it splits the first batch."),
+             ("i", "Pass one of them as `batch_dim_name`.")],
+            "unknown batch axis")]
+    ways = sizes[batch_dim_name]
+    if batch_size is None:
+        return []
+    last = samples % batch_size if samples else 0
+    if batch_size % ways == 0 and last % ways == 0:
+        return []
+    if batch_size % ways == 0:
+        return [problem(
+            "batch_size", ERROR, None, None,
+            f"The last batch can't be split evenly over batch axis "
+            f'"{batch_dim_name}" ({ways}).',
+            [("x", f"{samples} samples in batches of {batch_size} leave a "
+                   f"last batch of {last}, not a multiple of {ways}; JAX "
+                   "fails at the end of the first epoch."),
+             ("i", f"Drop or add samples to make {ways} divide the last "
+                   "batch, or use a batch size that divides the sample "
+                   "count.")],
+            "last batch")]
+    lower = (batch_size // ways) * ways
+    options = [str(n) for n in (lower, lower + ways) if n > 0]
+    return [problem(
+        "batch_size", ERROR, None, None,
+        f'Batch size {batch_size} can\'t be split evenly over batch axis '
+        f'"{batch_dim_name}" ({ways}).',
+        [("x", f"{batch_size} is not a multiple of {ways}; JAX fails when "
+               "Keras splits the first batch."),
+         ("i", f"Use a multiple of {ways}, such as "
+               f"{' or '.join(options)}; the last batch of an epoch must be "
+               "a multiple too.")],
+        "batch size")]
+
+
+def check_batch_size(batch_size: Any) -> int | None:
+    """`batch_size` as an int (None stays None).
+
+    Raises:
+        KerasmeshError: kind `argument` unless a whole number from 1 to
+            2^31 - 1 (R's integers).
+    """
+    if batch_size is None:
+        return None
+    if not is_whole(batch_size, 1):
+        raise KerasmeshError(
+            "argument", "`batch_size` must be a positive whole number.",
+            received=batch_size)
+    if batch_size > MAX_WHOLE:
+        # R's integers (and reticulate 1.28's conversion) stop there.
+        raise KerasmeshError(
+            "argument", f"`batch_size` must be at most {MAX_WHOLE:,}.",
+            x=f"Received {int(batch_size):,}.")
+    return int(batch_size)

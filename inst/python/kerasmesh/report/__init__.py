@@ -1,0 +1,3 @@
+"""Where a built model's weights live: the sharding table and the
+per-block picture.
+"""

@@ -1,0 +1,3 @@
+"""Training under a distribution: setting Keras's distribution and the
+guard that checks layouts when Keras builds or fits a model.
+"""

@@ -1,0 +1,158 @@
+"""Distributions: DataParallel and ModelParallel, checked before Keras."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.backend import require_backend
+from ..core.describe import kind_of
+from ..core.errors import KerasmeshError, quoted
+from ..core.layout import describe_layout_map
+from ..core.mesh import describe_mesh, resolve_devices
+from . import guard
+
+
+def _mesh_data_parallel_class():
+    """DataParallel that accepts a mesh of any rank.
+
+    Keras 3.15's DataParallel raises `TypeError: category must be a Warning
+    subclass` on a mesh of rank > 1 (an int is passed as the warning
+    category). The intended behaviour, per its docstring: the batch is split
+    over the mesh's first axis and variables are replicated. R warns.
+    """
+    from keras.distribution import DataParallel
+    from keras.src.distribution.distribution_lib import Distribution
+
+    class MeshDataParallel(DataParallel):
+        def _initialize_with_device_mesh(self, device_mesh,
+                                         auto_shard_dataset):
+            Distribution.__init__(self, device_mesh,
+                                  device_mesh.axis_names[0],
+                                  auto_shard_dataset)
+
+        @property
+        def num_model_replicas(self):
+            return int(self.device_mesh.shape[0])
+
+    return MeshDataParallel
+
+
+def data_parallel(mesh: Any = None, devices: Any = None,
+                  auto_shard_dataset: bool = True) -> dict:
+    """A DataParallel distribution over a mesh, devices, or all devices.
+
+    Raises:
+        KerasmeshError: kind `distribution_argument` when both `mesh` and
+            `devices` are given.
+    """
+    require_backend(("jax",), "A distribution")
+    import keras
+
+    if mesh is not None and devices is not None:
+        raise KerasmeshError(
+            "distribution_argument",
+            "`mesh` and `devices` can't both be given.",
+            i="Keras would silently ignore `devices`; pass one of "
+              "them.")
+    auto_shard_dataset = bool(auto_shard_dataset)
+    if mesh is not None:
+        describe_mesh(mesh)
+        if len(mesh.shape) > 1:
+            cls = _mesh_data_parallel_class()
+        else:
+            cls = keras.distribution.DataParallel
+        dist = cls(device_mesh=mesh, auto_shard_dataset=auto_shard_dataset)
+    else:
+        names = resolve_devices(devices)
+        dist = keras.distribution.DataParallel(
+            devices=names, auto_shard_dataset=auto_shard_dataset)
+    return describe_distribution(dist)
+
+
+def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
+                   auto_shard_dataset: bool = True) -> dict:
+    """A ModelParallel distribution whose batch axis is a mesh axis.
+
+    Its variables' layouts are checked as they are created, so a layout
+    that can't apply names the variable and the rule.
+
+    Raises:
+        KerasmeshError: kind `batch_dim_name` for an axis not in the mesh.
+    """
+    require_backend(("jax",), "A distribution")
+    import keras
+
+    described = describe_layout_map(layout_map)
+    axes = described["mesh"]["axis_names"]
+    if batch_dim_name is None:
+        batch_dim_name = axes[0]
+    if not isinstance(batch_dim_name, str) or batch_dim_name not in axes:
+        raise KerasmeshError(
+            "batch_dim_name", "`batch_dim_name` must be an axis of the mesh.",
+            received=batch_dim_name,
+            i=f"The mesh's axes are {', '.join(quoted(axes))}.")
+    dist = guard.checked_model_parallel(layout_map, batch_dim_name,
+                                  auto_shard_dataset)
+    return describe_distribution(dist)
+
+
+def describe_distribution(dist: Any) -> dict | None:
+    """Plain description of a Keras distribution (None for None)."""
+    if dist is None:
+        return None
+    from keras.distribution import DataParallel, ModelParallel
+
+    if isinstance(dist, ModelParallel):
+        kind = "model_parallel"
+        layout = describe_layout_map(dist._layout_map)
+    elif isinstance(dist, DataParallel):
+        kind, layout = "data_parallel", None
+    else:
+        kind, layout = "other", None
+    return {
+        "distribution": dist,
+        "kind": kind,
+        "class": type(dist).__name__,
+        "mesh": describe_mesh(dist.device_mesh),
+        "batch_dim_name": dist.batch_dim_name,
+        "auto_shard_dataset": bool(dist.auto_shard_dataset),
+        "layout_map": layout,
+    }
+
+
+def get_distribution() -> dict | None:
+    """`describe_distribution()` of the current global Keras distribution."""
+    import keras
+
+    return describe_distribution(keras.distribution.distribution())
+
+
+def set_distribution(dist: Any, check_layout: bool | None = None) -> dict:
+    """Set the global distribution; describe the previous one.
+
+    Args:
+        dist: a Keras distribution, or None; any other object is refused
+            and nothing changes, so that R can check and set in one call
+            and word the error for its own argument.
+        check_layout: whether training checks the layout first (see
+            `guard.check_before_training()`); None leaves it as it is.
+
+    Returns:
+        `{"set": True, "previous": describe_distribution(previous)}` (its
+        `"distribution"` is the Keras object, to restore it with), or
+        `{"set": False, "kind": kind_of(dist)}` when `dist` was refused.
+
+    The training guard (guard.py) is installed while a distribution is set
+    and removed when `dist` is None, so Keras's own methods come back.
+    """
+    if dist is not None and kind_of(dist) != "distribution":
+        return {"set": False, "kind": kind_of(dist)}
+    require_backend(("jax",), "A distribution")
+    import keras
+
+    previous = keras.distribution.distribution()
+    if check_layout is not None:
+        guard.set_auto_check(check_layout)
+    keras.distribution.set_distribution(dist)
+    guard.follow(dist)
+    return {"set": True, "previous": describe_distribution(previous)}

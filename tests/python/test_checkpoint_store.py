@@ -1,0 +1,189 @@
+"""Sharded checkpoints: save on one mesh, restore onto another, and the
+steps that must not restore (unfinished, truncated)."""
+
+import os
+import shutil
+
+import keras
+import numpy as np
+import pytest
+
+from checkpoint_models import build, data, distribution, values  # noqa: F401
+from kerasmesh.checkpoint import store as ck
+from kerasmesh.core.errors import KerasmeshError
+
+
+@pytest.fixture()
+def trained(tmp_path, distribution):
+    """A model trained on a 2x4 mesh and saved at steps 4 and 8."""
+    distribution((2, 4))
+    model = build()
+    x, y = data()
+    model.fit(x, y, epochs=1, batch_size=16, shuffle=False, verbose=0)
+    ck.save(model, str(tmp_path))
+    model.fit(x, y, epochs=1, batch_size=16, shuffle=False, verbose=0)
+    ck.save(model, str(tmp_path))
+    return model, str(tmp_path)
+
+
+def test_restore_onto_another_mesh_is_exact(trained, distribution):
+    model, path = trained
+    distribution((8, 1))
+    fresh = build(seed=99)
+    result = ck.restore(fresh, path)
+    assert result["step"] == 8
+    before, after = values(model), values(fresh)
+    assert before.keys() == after.keys()
+    for k in before:
+        assert np.array_equal(before[k], after[k]), k
+    kernel = fresh.trainable_variables[0].value
+    assert kernel.sharding.mesh.devices.shape == (8, 1)
+    assert int(fresh.optimizer.iterations.numpy()) == 8
+
+
+def test_info_lists_steps_variables_and_layouts(trained):
+    _, path = trained
+    info = ck.info(path)
+    assert info["steps"]["step"] == [4, 8]
+    assert info["steps"]["complete"] == [True, True]
+    assert info["last_complete"] is True
+    assert info["step"] == 8
+    v = info["variables"]
+    i = v["key"].index("trainable_variables/sequential/dense/kernel")
+    assert v["shape"][i] == [32, 64]
+    assert v["axes"][i] == [None, "model"]
+    assert v["mesh_shape"][i] == [2, 4]
+    assert v["mesh_axes"][i] == ["data", "model"]
+    assert any(k.startswith("optimizer_variables/") for k in v["key"])
+
+
+def test_truncated_step_is_incomplete_and_the_previous_restores(
+        trained, distribution):
+    model, path = trained
+    data_dir = os.path.join(path, "8", "pytree", "d")
+    shutil.rmtree(data_dir)
+    info = ck.info(path)
+    assert info["steps"]["complete"] == [True, False]
+    assert "missing" in info["steps"]["problem"][1]
+    assert info["last_complete"] is False
+    assert info["step"] == 4
+    distribution((8, 1))
+    fresh = build(seed=99)
+    assert ck.restore(fresh, path)["step"] == 4
+    assert int(fresh.optimizer.iterations.numpy()) == 4
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(fresh, path, step=8)
+    assert e.value.kind == "checkpoint_incomplete"
+
+
+def test_unfinished_write_is_incomplete(trained):
+    _, path = trained
+    shutil.copytree(os.path.join(path, "8"),
+                    os.path.join(path, "12.orbax-checkpoint-tmp-1"))
+    info = ck.info(path)
+    assert info["steps"]["step"] == [4, 8, 12]
+    assert info["steps"]["complete"] == [True, True, False]
+    assert info["step"] == 8
+
+
+def test_bad_input_names_the_variable_and_overwrites_nothing(
+        trained, tmp_path, distribution):
+    _, path = trained
+    distribution((8, 1))
+    other = build(units=48, seed=3)
+    before = values(other)
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(other, path)
+    assert e.value.kind == "checkpoint_shape"
+    assert "sequential/dense/kernel" in e.value.message
+    after = values(other)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+    renamed = keras.Sequential([
+        keras.Input((32,)), keras.layers.Dense(64, name="other"),
+        keras.layers.Dense(16, name="dense_1")], name="sequential")
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(renamed, path)
+    assert e.value.kind == "checkpoint_variables"
+    assert "sequential/dense/" in str(e.value)
+
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(other, str(tmp_path / "nothing"))
+    assert e.value.kind == "checkpoint_directory"
+
+
+def test_saving_a_step_twice_needs_overwrite(trained):
+    model, path = trained
+    with pytest.raises(KerasmeshError) as e:
+        ck.save(model, path)
+    assert e.value.kind == "checkpoint_exists"
+    assert ck.save(model, path, overwrite=True)["step"] == 8
+
+
+def test_restore_checks_dtypes_and_names_both(trained, distribution):
+    _, path = trained
+    distribution((8, 1))
+    keras.utils.set_random_seed(3)
+    half = keras.Sequential([
+        keras.Input((32,)),
+        keras.layers.Dense(64, activation="relu", name="dense",
+                           dtype="float16"),
+        keras.layers.Dense(16, name="dense_1")], name="sequential")
+    half.compile(optimizer=keras.optimizers.Adam(0.01, name="adam"),
+                 loss="mse")
+    before = values(half)
+    with pytest.raises(KerasmeshError) as e:
+        ck.restore(half, path)
+    assert e.value.kind == "checkpoint_dtype"
+    assert '"trainable_variables/sequential/dense/kernel"' in e.value.message
+    assert "Saved as float32; the model's is float16." in str(e.value)
+    after = values(half)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_restore_without_step_says_which_newer_steps_it_passed_over(
+        trained, distribution):
+    _, path = trained
+    with open(os.path.join(path, "8", "_CHECKPOINT_METADATA"), "r+b") as f:
+        f.write(b"[")  # same size, one byte changed
+    distribution((8, 1))
+    with pytest.warns(UserWarning) as caught:
+        assert ck.restore(build(seed=99), path)["step"] == 4
+    [w] = [w.message for w in caught if hasattr(w.message, "kind")]
+    assert w.kind == "checkpoint_fallback"
+    assert "Step 8 is not usable: file _CHECKPOINT_METADATA is damaged" in \
+        w.bullets[0][1]
+
+
+# Keras's own Orbax checkpoints ---------------------------------------------
+
+def test_a_directory_keras_orbax_checkpoint_wrote_restores(tmp_path):
+    x, y = data()
+    model = build()
+    cb = keras.callbacks.OrbaxCheckpoint(str(tmp_path), save_freq="epoch",
+                                         save_on_background=False)
+    model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
+              callbacks=[cb])
+    info = ck.info(str(tmp_path))
+    assert info["steps"]["step"] == [1]  # Keras counts epochs from 0
+    assert info["steps"]["writer"] == ["orbax"]
+    assert info["steps"]["complete"] == [True]
+    v = info["variables"]
+    assert "metrics_variables/loss/total" in v["key"]
+    fresh = build(seed=5)
+    assert ck.restore(fresh, str(tmp_path))["step"] == 1
+    before, after = values(model), values(fresh)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_keras_load_weights_reads_a_kerasmesh_checkpoint(trained):
+    model, path = trained
+    fresh = build(seed=5)
+    fresh.optimizer.build(fresh.trainable_variables)
+    fresh.load_weights(path)
+    before, after = values(model), values(fresh)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    # A model, though, needs its configuration, which kerasmesh does not
+    # save: Keras says so.
+    with pytest.raises(ValueError, match="model configuration"):
+        keras.saving.load_model(path)

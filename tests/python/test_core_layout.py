@@ -1,0 +1,123 @@
+"""Layout rules: validation at assignment, lookup as Keras does it."""
+
+import re
+
+import keras
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kerasmesh import KerasmeshError
+from kerasmesh.core.layout import lookup, new_layout_map, remove_rule, set_rule
+from kerasmesh.core.mesh import device_mesh
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return device_mesh([2, 4], ["data", "model"])["mesh"]
+
+
+def kind_of(fn, *args):
+    with pytest.raises(KerasmeshError) as info:
+        fn(*args)
+    return info.value.kind
+
+
+def test_rules_and_lookup(mesh):
+    lm = new_layout_map(mesh, ["dense.*kernel", "dense.*bias"],
+                        [[None, "model"], ["model"]])
+    assert lm["keys"] == ["dense.*kernel", "dense.*bias"]
+    assert lm["axes"] == [[None, "model"], ["model"]]
+    keras_map = lm["layout_map"]
+    assert isinstance(keras_map, keras.distribution.LayoutMap)
+    assert lookup(keras_map, "dense_1/kernel") == {
+        "key": "dense.*kernel", "axes": [None, "model"]}
+    assert lookup(keras_map, "sequential/dense/kernel") == {
+        "key": None, "axes": None}
+
+
+def test_set_and_remove_copy(mesh):
+    lm = new_layout_map(mesh)["layout_map"]
+    added = set_rule(lm, "a", ["model"])
+    assert len(lm) == 0 and added["keys"] == ["a"]
+    removed = remove_rule(added["layout_map"], "a")
+    assert removed["keys"] == [] and len(added["layout_map"]) == 1
+
+
+@pytest.mark.parametrize("key,axes,kind", [
+    ("k", [None, "modle"], "layout_axes"),
+    ("k", ["model", "model"], "layout_axes"),
+    ("dense[", ["model"], "layout_key"),
+    (3, ["model"], "layout_key"),
+    ("", ["model"], "layout_key"),
+    ("k", [3], "layout_axes"),
+])
+def test_bad_rules(mesh, key, axes, kind):
+    assert kind_of(new_layout_map, mesh, [key], [axes]) == kind
+
+
+def test_duplicate_key(mesh):
+    lm = new_layout_map(mesh, ["k"], [["model"]])["layout_map"]
+    assert kind_of(set_rule, lm, "k", ["data"]) == "layout_key_exists"
+
+
+def test_ambiguous_lookup(mesh):
+    lm = new_layout_map(mesh, [".*kernel", "dense.*"],
+                        [[None, "model"], ["model"]])["layout_map"]
+    assert kind_of(lookup, lm, "dense/kernel") == "layout_ambiguous"
+
+
+axis = st.sampled_from([None, "data", "model", "stage"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(axes=st.lists(axis, min_size=0, max_size=4))
+def test_axes_valid_iff_in_mesh_and_unique(mesh, axes):
+    used = [a for a in axes if a is not None]
+    valid = all(a in ("data", "model") for a in used) and \
+        len(set(used)) == len(used)
+    if valid:
+        lm = new_layout_map(mesh, ["k"], [axes])
+        assert lm["axes"] == [axes]
+    else:
+        assert kind_of(new_layout_map, mesh, ["k"], [axes]) == "layout_axes"
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=st.text(alphabet="ab.*()+?|", min_size=1, max_size=6),
+       path=st.text(alphabet="ab/", max_size=6))
+def test_lookup_agrees_with_keras(mesh, key, path):
+    try:
+        re.compile(key)
+    except re.error:
+        assert kind_of(new_layout_map, mesh, [key], [["model"]]) == \
+            "layout_key"
+        return
+    lm = new_layout_map(mesh, [key], [["model"]])["layout_map"]
+    ours = lookup(lm, path)["axes"]
+    theirs = lm[path]
+    assert ours == (None if theirs is None else list(theirs.axes))
+
+
+def keras_map_with(mesh, key):
+    """A Keras LayoutMap made without kerasmesh, holding `key`."""
+    keras_map = keras.distribution.LayoutMap(mesh)
+    keras_map[key] = (None, "model")
+    return keras_map
+
+
+@pytest.mark.parametrize("key", ["(a+)+b", "(a|ab)*c", "dense["])
+def test_keys_of_a_keras_layout_map_are_checked(mesh, key):
+    from kerasmesh.train.distribution import model_parallel
+    from kerasmesh.core.layout import describe_layout_map
+
+    keras_map = keras_map_with(mesh, key)
+    assert kind_of(describe_layout_map, keras_map) == "layout_key"
+    assert kind_of(model_parallel, keras_map) == "layout_key"
+
+
+def test_a_bad_key_added_after_describing_is_refused_on_copy(mesh):
+    keras_map = keras_map_with(mesh, "ok")
+    keras_map["(a+)+b"] = (None, "model")
+    assert kind_of(set_rule, keras_map, "x", ["model"]) == "layout_key"
+    assert kind_of(remove_rule, keras_map, "x") == "layout_key"

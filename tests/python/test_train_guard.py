@@ -1,0 +1,173 @@
+"""The training guard: installed with a distribution, removed without one."""
+
+import warnings
+
+import keras
+import numpy as np
+import pytest
+
+from kerasmesh.train import guard
+from kerasmesh.plan import planner as plan
+from kerasmesh.train.distribution import set_distribution
+from kerasmesh.core.errors import KerasmeshError
+
+OWN = {name: getattr(keras.Model, name) for name in guard.GUARDED_METHODS}
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return keras.distribution.DeviceMesh(
+        (2, 4), ("data", "model"), keras.distribution.list_devices())
+
+
+@pytest.fixture(autouse=True)
+def no_distribution():
+    yield
+    set_distribution(None)
+
+
+def layout_map(mesh, **rules):
+    lm = keras.distribution.LayoutMap(mesh)
+    for key, axes in rules.items():
+        lm[key] = axes
+    return lm
+
+
+def small_sequential(units=8):
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(units)])
+
+
+def keras_own_methods_are_back():
+    return all(getattr(keras.Model, n) is OWN[n] for n in OWN) and \
+        not any(n in keras.Model.__dict__ for n in OWN)
+
+
+def test_setting_a_distribution_installs_the_guard_and_none_removes_it(mesh):
+    assert keras_own_methods_are_back()
+    dist = keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",),
+                                                  mesh.devices.flatten()))
+    set_distribution(dist)
+    assert guard.installed()
+    assert keras.Model.fit is not OWN["fit"]
+    assert keras.Model.fit.__wrapped__ is OWN["fit"]
+    set_distribution(dist)  # twice: still one wrapper
+    assert keras.Model.fit.__wrapped__ is OWN["fit"]
+    set_distribution(None)
+    assert not guard.installed()
+    assert keras_own_methods_are_back()
+
+
+def test_uninstall_leaves_a_method_replaced_after_the_guard(monkeypatch):
+    guard.install()
+
+    def mine(self, *args, **kwargs):
+        return "mine"
+
+    monkeypatch.setattr(keras.Model, "predict", mine)
+    guard.uninstall()
+    assert keras.Model.predict is mine
+    assert keras.Model.fit is OWN["fit"]
+
+
+def test_a_model_on_the_same_devices_in_another_order_is_misplaced(mesh):
+    devices = list(mesh.devices.flatten())
+    first = keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",), devices))
+    other = keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",),
+                                                  devices[::-1]))
+    set_distribution(first)
+    model = small_sequential()
+    model.compile(optimizer="sgd", loss="mse")
+    guard.check_placement(model)
+    set_distribution(other)
+    x, y = np.zeros((8, 4), "float32"), np.zeros((8, 8), "float32")
+    with pytest.raises(KerasmeshError, match="another mesh") as e:
+        model.fit(x, y, batch_size=8, verbose=0)
+    assert e.value.kind == "model_placement"
+
+
+def test_a_model_on_another_shape_or_axis_names_is_misplaced(mesh):
+    devices = list(mesh.devices.flatten())
+    build = keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",), devices))
+    set_distribution(build)
+    model = small_sequential()
+    renamed = keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((8,), ("rows",), devices))
+    with pytest.raises(KerasmeshError) as e:
+        guard.check_placement(model, renamed)
+    assert e.value.kind == "model_placement"
+
+
+def test_a_model_built_before_the_distribution_is_misplaced(mesh):
+    model = small_sequential()
+    set_distribution(keras.distribution.ModelParallel(
+        layout_map=layout_map(mesh)))
+    with pytest.raises(KerasmeshError, match="before the distribution"):
+        model.predict(np.zeros((8, 4), "float32"), verbose=0)
+
+
+def test_batch_of_call_binds_positional_and_named_arguments():
+    model = small_sequential()
+    x = np.zeros((13, 4))
+    assert guard.batch_of_call("fit", (x, None, 6), {}, model=model) == \
+        (6, 13)
+    assert guard.batch_of_call("fit", (), {"x": x, "batch_size": 6},
+                               model=model) == (6, 13)
+    assert guard.batch_of_call("predict", (x, 5), {}, model=model) == (5, 13)
+    assert guard.batch_of_call("evaluate", (x,), {}, model=model) == (32, 13)
+    assert guard.batch_of_call("train_on_batch", (x,), {}, model=model) == \
+        (13, None)
+    # A call Keras itself would refuse is left to Keras.
+    assert guard.batch_of_call("fit", (x,), {"nonsense": 1},
+                               model=model) == (None, None)
+
+
+def test_check_before_training_catches_the_batch_size(mesh):
+    lm = layout_map(mesh, nothing=(None, "model"))
+    dist = keras.distribution.ModelParallel(layout_map=lm)
+    with dist.scope():
+        model = small_sequential()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            guard.check_before_training(
+                model, "fit", (np.zeros((8, 4)), np.zeros((8, 8))),
+                {"batch_size": 4})
+        assert any(issubclass(w.category, guard.KerasmeshLayoutWarning)
+                   for w in caught)
+        with pytest.raises(KerasmeshError) as e:
+            guard.check_before_training(
+                model, "fit", (np.zeros((8, 4)), np.zeros((8, 8))),
+                {"batch_size": 3})
+        assert e.value.kind == "batch_size"
+        old = guard.set_auto_check(False)
+        try:
+            guard.check_before_training(model, "fit", (np.zeros((8, 4)),),
+                                        {"batch_size": 3})
+        finally:
+            guard.set_auto_check(old)
+
+
+def test_the_guard_stops_fit_before_the_first_step(mesh):
+    set_distribution(keras.distribution.ModelParallel(
+        layout_map=layout_map(mesh, **{".*kernel": (None, "model")})))
+    model = small_sequential()
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.zeros((13, 4), "float32"), np.zeros((13, 8), "float32")
+    with pytest.raises(KerasmeshError, match="last batch") as e:
+        model.fit(x, y, 6, verbose=0)  # batch size given by position
+    assert e.value.kind == "batch_size"
+    model.fit(x[:12], y[:12], batch_size=6, verbose=0)
+
+
+def test_check_before_training_reads_the_batch_of_on_batch_calls(mesh):
+    dist = keras.distribution.ModelParallel(layout_map=layout_map(mesh))
+    with dist.scope():
+        model = small_sequential()
+        with pytest.raises(KerasmeshError, match="Batch size 3"):
+            guard.check_before_training(
+                model, "train_on_batch", (np.zeros((3, 4)), np.zeros((3, 8))))
+        guard.check_before_training(model, "predict_on_batch",
+                                    (np.zeros((4, 4)),))
