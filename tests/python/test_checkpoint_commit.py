@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import checkpoint_workers as workers
-from checkpoint_models import build, distribution, values  # noqa: F401
+from checkpoint_models import build, values
 from kerasmesh import checkpoint as ck
 from kerasmesh import checkpoint_commit as cc
 from kerasmesh import checkpoint_files as cf

@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from kerasmesh import guard, plan
+from kerasmesh import guard
 from kerasmesh.distribution import set_distribution
 from kerasmesh.errors import KerasmeshError
 

@@ -9,6 +9,7 @@ asked, and errors instead of process-ending aborts (`_CatchingRuntime`).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from . import handshake
 from .errors import KerasmeshError

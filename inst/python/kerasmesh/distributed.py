@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from . import launchers
 from .launchers import MAX_PROCESSES

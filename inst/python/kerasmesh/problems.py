@@ -15,7 +15,8 @@ every other variable where it was.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .paths import compact_paths, paths_regex
 from .placement import entry_axes, place, plural, problem
