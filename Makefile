@@ -60,8 +60,9 @@ rcheck: setup
 	  exit 1
 	fi
 
+# lintr, ruff and shellcheck (tools/lint.sh).
 lint: setup
-	Rscript tools/lint.R
+	bash tools/lint.sh
 
 # The R tests again without Python, after rcheck (whose log has the count
 # with Python): none may fail, and at least 40% must still run.

@@ -31,6 +31,8 @@ SUITE=trixie
 # list (or the suite) rebuilds the root.
 BASE_PACKAGES=(python3 python3-venv libpython3-dev make ca-certificates)
 ROOT_RECIPE="v1 $SUITE minbase ${BASE_PACKAGES[*]}"
+# shellcheck source=tools/debian-packages.sh
+. tools/debian-packages.sh
 
 CACHE="${KERASMESH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kerasmesh/debian13}"
 SRC_IN_ROOT=/build/kerasmesh
@@ -53,33 +55,23 @@ STAMP="$ROOT/.kerasmesh-root-complete"
 
 # --- mounts and processes in the root -------------------------------------
 
-# Mount points at or below the root, the last mounted first.
-mounts_under_root() {
-  awk -v root="$ROOT" '{
-    path = $2; gsub(/\\040/, " ", path)
-    if (path == root || index(path, root "/") == 1) print path
-  }' /proc/mounts | tac
-}
+# shellcheck source=tools/chroot-lib.sh
+. tools/chroot-lib.sh
 
-# Processes whose root directory is the chroot (only this runner starts
-# them: the lock keeps other runners out).
-root_pids() {
-  find /proc -mindepth 2 -maxdepth 2 -name root -lname "$ROOT" 2>/dev/null |
-    cut -d/ -f3 || true   # find complains of processes that vanish
-}
-
+# Stops the processes running in the root (only this runner starts them:
+# the lock keeps other runners out), politely first.
 stop_root_processes() {
-  local pids i
-  pids="$(root_pids)"
-  [ -n "$pids" ] || return 0
-  say "stopping processes still running in the root: $(echo $pids)"
-  kill -TERM $pids 2>/dev/null || true
-  for i in $(seq 50); do
-    pids="$(root_pids)"
-    [ -n "$pids" ] || return 0
+  local pids=()
+  mapfile -t pids < <(pids_in_root "$ROOT")
+  [ "${#pids[@]}" -gt 0 ] || return 0
+  say "stopping processes still running in the root: ${pids[*]}"
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 50); do
+    mapfile -t pids < <(pids_in_root "$ROOT")
+    [ "${#pids[@]}" -gt 0 ] || return 0
     sleep 0.2
   done
-  kill -KILL $pids 2>/dev/null || true
+  kill -KILL "${pids[@]}" 2>/dev/null || true
   sleep 0.5
 }
 
@@ -87,17 +79,17 @@ stop_root_processes() {
 # debootstrap's after a kill), stopping what runs there first.
 unmount_root() {
   local mounts path
-  [ -n "$(mounts_under_root)" ] || return 0
+  [ -n "$(mounts_under "$ROOT")" ] || return 0
   stop_root_processes
   for _ in 1 2 3; do
-    mounts="$(mounts_under_root)"
+    mounts="$(mounts_under "$ROOT")"
     [ -n "$mounts" ] || return 0
     while IFS= read -r path; do
       umount "$path" 2>/dev/null || umount --lazy "$path" 2>/dev/null || true
     done <<<"$mounts"
   done
-  mounts="$(mounts_under_root)"
-  [ -z "$mounts" ] || { say "error: still mounted: $(echo $mounts)"; return 1; }
+  mounts="$(mounts_under "$ROOT")"
+  [ -z "$mounts" ] || { say "error: still mounted: ${mounts//$'\n'/ }"; return 1; }
 }
 
 mount_root() {
@@ -133,7 +125,7 @@ cleanup() {
     kill -TERM "$child" 2>/dev/null || true
   fi
   unmount_root || status=1
-  [ -n "$child" ] && wait "$child" 2>/dev/null || true
+  if [ -n "$child" ]; then wait "$child" 2>/dev/null || true; fi
   exit "$status"
 }
 on_signal() {
@@ -197,6 +189,7 @@ host_debian_mirror() {
     echo "$KERASMESH_DEBIAN_MIRROR"; return 0
   fi
   local codename files=() uri
+  # shellcheck source=/dev/null
   codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
   shopt -s nullglob
   files=(/etc/apt/sources.list.d/*.sources)
@@ -229,14 +222,6 @@ host_debian_mirror() {
   [ -n "$uri" ] || die "no Debian main archive for '$codename' in /etc/apt;" \
     "set KERASMESH_DEBIAN_MIRROR"
   echo "${uri%/}"
-}
-
-# The Debian packages tools/setup.sh installs, installed with the root so
-# that its first run inside finds them (it installs any that are added
-# later itself). Bash reads the array, comments and all.
-setup_packages() {
-  bash -c 'eval "$(sed -n "/^DEBIAN_PACKAGES=(/,/^)/p" tools/setup.sh)"
-    printf "%s\n" "${DEBIAN_PACKAGES[@]}"'
 }
 
 remove_root() {
@@ -278,8 +263,10 @@ EOF
   printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
   chmod +x "$ROOT/usr/sbin/policy-rc.d"
 
+  # What tools/setup.sh installs, too, so that its first run inside finds
+  # it (it installs itself any package added to the list later).
   local packages
-  packages="${BASE_PACKAGES[*]} $(setup_packages | tr '\n' ' ')"
+  packages="${BASE_PACKAGES[*]} ${DEBIAN_PACKAGES[*]}"
   say "installing into the root: $packages"
   RUN_LOG="$CACHE/apt.log" in_root "apt-get update -q &&
     apt-get install -y -q $packages && apt-get clean" ||
@@ -306,7 +293,7 @@ host_pip_python() {
   fi
 }
 
-requirement_files() { ls tools/requirements*.txt | LC_ALL=C sort; }
+requirement_files() { printf '%s\n' tools/requirements*.txt | LC_ALL=C sort; }
 # Files the requirement files include (-r): part of the wheels' key.
 PACKAGE_REQUIREMENTS=inst/python/requirements.txt
 

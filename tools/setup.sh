@@ -1,27 +1,19 @@
 #!/usr/bin/env bash
 # Installs what kerasmesh needs; a second run only checks and takes seconds.
-#   - Debian packages: R and the r-cran-* packages, pandoc, qpdf, Open MPI,
-#     Jupyter with the R kernel
+#   - Debian packages (tools/debian-packages.sh): R and the r-cran-*
+#     packages, pandoc, qpdf, Open MPI, Jupyter with the R kernel, shellcheck
 #   - a Python (>= 3.11) virtualenv at $KERASMESH_VENV with keras and jax,
-#     and the test packages (keras-hub, without TensorFlow)
+#     and the development tools (pytest, ruff) and test packages (keras-hub,
+#     without TensorFlow)
 #   - the kerasmesh R package itself
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV="${KERASMESH_VENV:-$HOME/.virtualenvs/r-keras}"
-DEBIAN_PACKAGES=(
-  r-base-core r-base-dev r-cran-reticulate r-cran-cli r-cran-rlang
-  r-cran-testthat r-cran-withr r-cran-callr r-cran-processx r-cran-knitr
-  r-cran-rmarkdown r-cran-roxygen2 pandoc qpdf
-  r-cran-ggplot2 r-cran-png r-cran-lintr r-cran-vdiffr
-  openmpi-bin # mpirun, for the multi-process tests (tests/testthat/test-mpirun.R)
-  # Jupyter with the R kernel, for the notebook test (tests/testthat/test-notebook.R)
-  jupyter-nbconvert python3-ipykernel r-cran-irkernel r-cran-repr
-)
-# `setup.sh site`: also what `make site`, `site-check` and `coverage` need.
+# shellcheck source=tools/debian-packages.sh
+. tools/debian-packages.sh
 if [ "${1:-}" = "site" ]; then
-  DEBIAN_PACKAGES+=(r-cran-pkgdown r-cran-covr chromium chromium-driver
-                    python3-selenium)
+  DEBIAN_PACKAGES+=("${DEBIAN_SITE_PACKAGES[@]}")
 fi
 
 as_root() {

@@ -20,21 +20,16 @@ failures=0
 say() { echo "test-chroot-cleanup: $*" >&2; }
 fail() { say "FAIL: $*"; failures=$((failures + 1)); }
 
-mounts_under_root() {
-  awk -v root="$ROOT" '{
-    path = $2; gsub(/\\040/, " ", path)
-    if (path == root || index(path, root "/") == 1) print path
-  }' /proc/mounts
-}
-root_pids() {
-  find /proc -mindepth 2 -maxdepth 2 -name root -lname "$ROOT" 2>/dev/null |
-    cut -d/ -f3 || true   # find complains of processes that vanish
-}
+# shellcheck source=tools/chroot-lib.sh
+. tools/chroot-lib.sh
+# One line, for messages.
+mounts_left() { mounts_under "$ROOT" | xargs; }
+pids_left() { pids_in_root "$ROOT" | xargs; }
 
 # The runner must be built and idle before the test starts.
 [ -d "$ROOT/proc" ] || { say "no root at $ROOT: run '$RUNNER build'"; exit 1; }
-[ -z "$(mounts_under_root)" ] ||
-  { say "mounts under $ROOT before the test: $(mounts_under_root | xargs)"; exit 1; }
+[ -z "$(mounts_left)" ] ||
+  { say "mounts under $ROOT before the test: $(mounts_left)"; exit 1; }
 
 runner_pid=""
 # If an assertion failed with the runner still up, stop it the way a user
@@ -69,8 +64,7 @@ start_runner() {
 
 # Waits (bounded) for the command in the root to have started.
 wait_for_mark() {
-  local i
-  for i in $(seq 600); do
+  for _ in $(seq 600); do
     [ -f "$ROOT$MARK" ] && return 0
     kill -0 "$runner_pid" 2>/dev/null || return 1
     sleep 0.1
@@ -81,9 +75,8 @@ wait_for_mark() {
 # Waits (bounded) for the runner to exit; sets status to its exit status,
 # or to "timeout".
 wait_runner() {
-  local i
   status=timeout
-  for i in $(seq 600); do
+  for _ in $(seq 600); do
     if ! kill -0 "$runner_pid" 2>/dev/null; then
       status=0
       wait "$runner_pid" || status=$?
@@ -96,10 +89,10 @@ wait_runner() {
 
 assert_clean() {
   local what="$1" left
-  left="$(mounts_under_root)"
-  [ -z "$left" ] || fail "$what: still mounted: $(echo $left)"
-  left="$(root_pids)"
-  [ -z "$left" ] || fail "$what: processes still in the root: $(echo $left)"
+  left="$(mounts_left)"
+  [ -z "$left" ] || fail "$what: still mounted: $left"
+  left="$(pids_left)"
+  [ -z "$left" ] || fail "$what: processes still in the root: $left"
 }
 
 # 1. Interrupted midway by SIGINT to the runner's process group, and
@@ -117,7 +110,7 @@ for signal in INT TERM; do
     stop_runner
     continue
   fi
-  [ -n "$(mounts_under_root)" ] ||
+  [ -n "$(mounts_left)" ] ||
     fail "SIG$signal: nothing was mounted while the command ran"
   if [ "$signal" = INT ]; then
     kill -INT -- "-$runner_pid"        # the whole group: runner, cat, ...

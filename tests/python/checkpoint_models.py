@@ -1,5 +1,5 @@
-"""A small model, its data and a distribution fixture, shared by the
-checkpoint tests (test_checkpoint.py, test_checkpoint_callback.py)."""
+"""A small model, its data and a distribution fixture (a plugin of
+conftest.py), shared by the checkpoint tests."""
 
 import keras
 import numpy as np

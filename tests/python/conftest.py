@@ -11,3 +11,7 @@ os.environ["XLA_FLAGS"] = (
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "inst", "python"))
+
+# Fixtures shared by several test files, found by pytest rather than
+# imported into each (an imported fixture reads as an unused name).
+pytest_plugins = ["checkpoint_models"]

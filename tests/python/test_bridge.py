@@ -50,7 +50,7 @@ def test_other_python_warnings_are_shown_not_swallowed():
     import warnings
 
     def fn():
-        warnings.warn("plain python warning", RuntimeWarning)
+        warnings.warn("plain python warning", RuntimeWarning, stacklevel=2)
         return 2
     with pytest.warns(RuntimeWarning, match="plain python warning"):
         out = envelope(fn, (), {})

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from checkpoint_models import build, data, distribution, values  # noqa: F401
+from checkpoint_models import build, data, values
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.checkpoint.callback import callback
 from kerasmesh.core.errors import KerasmeshError

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import checkpoint_workers as workers
-from checkpoint_models import build, distribution, values  # noqa: F401
+from checkpoint_models import build, values
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.checkpoint import commit as cc
 from kerasmesh.checkpoint import files as cf

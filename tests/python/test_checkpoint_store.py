@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 
-from checkpoint_models import build, data, distribution, values  # noqa: F401
+from checkpoint_models import build, data, values
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.core.errors import KerasmeshError
 

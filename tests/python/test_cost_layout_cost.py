@@ -1,7 +1,5 @@
 """Compiled pre-flight: abstract compiles against real training steps."""
 
-import math
-
 import jax
 import keras
 import numpy as np

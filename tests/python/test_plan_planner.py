@@ -1,7 +1,6 @@
 """Layout plans: resolution, problems and byte counts, from shapes alone."""
 
 import re
-import warnings
 
 import keras
 import pytest

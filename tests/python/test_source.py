@@ -1,51 +1,187 @@
-"""The shim's source as a whole: each module has its test file, and no
-function is longer than a screen."""
+"""The shim's source as a whole, every subpackage included: each module has
+its test file, no file is over 400 lines and no function longer than a
+screen.
+
+Each check takes the folders it reads, so that the tests below can run it on
+small trees made for them too, nested or flat, and see each rule fail."""
 
 import ast
-import glob
 import os
+import shutil
+
+import pytest
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIM = os.path.join(ROOT, "inst", "python", "kerasmesh")
 TESTS = os.path.dirname(__file__)
+MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
 
-def function_lengths():
-    """(lines from decorator or def to end, "file:line name") per function."""
+def python_files(root):
+    """Paths of the .py files at or below `root`, relative to it, sorted."""
     out = []
-    for path in sorted(glob.glob(os.path.join(SHIM, "**", "*.py"),
-                                 recursive=True)):
-        with open(path, encoding="utf-8") as f:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs
+                   if d != "__pycache__" and not d.startswith(".")]
+        out += [os.path.relpath(os.path.join(folder, f), root)
+                for f in files if f.endswith(".py")]
+    return sorted(out)
+
+
+def expected_test_file(module):
+    """The test file's name for a module's path below the shim, or None.
+
+    The module's path with `_` for `/`: `mesh.py` -> `test_mesh.py`,
+    `plan/rules.py` -> `test_plan_rules.py`. A package's `__init__.py`
+    needs none. The names are unique by construction, so the test files
+    may sit in one folder or in any folders below tests/python without two
+    `test_rules.py` colliding in pytest's default (prepend) import mode.
+    `api/`'s modules only re-export what their topics define and test
+    (test_imports.py checks that), so they need none either.
+    """
+    parts = module[:-len(".py")].split(os.sep)
+    if parts[-1] == "__init__" or "api" in parts[:-1]:
+        return None
+    return "test_" + "_".join(parts) + ".py"
+
+
+def missing_test_files(shim, tests):
+    """The test files that modules below `shim` lack anywhere below
+    `tests`, sorted."""
+    present = {os.path.basename(p) for p in python_files(tests)}
+    wanted = {expected_test_file(m) for m in python_files(shim)}
+    return sorted(t for t in wanted - present if t is not None)
+
+
+def long_files(root, limit):
+    """"path: N lines" for each .py file below `root` over `limit` lines."""
+    out = []
+    for path in python_files(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            n = len(f.readlines())
+        if n > limit:
+            out.append(f"{path}: {n} lines")
+    return out
+
+
+def function_lengths(root):
+    """(lines from decorator or def to end, "path:line name") for each
+    function and method below `root`, nested ones included."""
+    out = []
+    for path in python_files(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
             tree = ast.parse(f.read())
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 start = min([node.lineno] +
                             [d.lineno for d in node.decorator_list])
                 out.append((node.end_lineno - start + 1,
-                            f"{os.path.basename(path)}:{node.lineno} "
-                            f"{node.name}"))
+                            f"{path}:{node.lineno} {node.name}"))
     return out
 
 
+def long_functions(root, limit):
+    """The entries of `function_lengths()` over `limit` lines, sorted."""
+    return sorted(x for x in function_lengths(root) if x[0] > limit)
+
+
 def test_every_module_has_its_test_file():
-    """`kerasmesh/<package>/<module>.py` is tested in
-    `test_<package>_<module>.py`; `api/` only re-exports (test_imports.py)."""
-    modules = [os.path.relpath(p, SHIM)[:-3].replace(os.sep, "_")
-               for p in glob.glob(os.path.join(SHIM, "*", "*.py"))]
-    assert len(modules) > 40
-    missing = sorted(f"test_{m}.py" for m in modules
-                     if not m.endswith("__init__") and not m.startswith("api_")
-                     and not os.path.exists(os.path.join(TESTS,
-                                                         f"test_{m}.py")))
-    assert not missing
+    assert not missing_test_files(SHIM, TESTS)
+
+
+def test_no_python_file_is_over_400_lines():
+    assert len(python_files(SHIM)) > 30
+    assert not long_files(SHIM, MAX_FILE_LINES), "split these by topic"
+    assert not long_files(TESTS, MAX_FILE_LINES), "split these by topic"
 
 
 def test_no_function_is_longer_than_a_screen():
-    lengths = function_lengths()
+    lengths = function_lengths(SHIM)
     assert len(lengths) > 100
-    long = sorted(x for x in lengths if x[0] > MAX_FUNCTION_LINES)
+    long = long_functions(SHIM, MAX_FUNCTION_LINES)
     assert not long, f"split these: {long}"
+
+
+# --- the checks themselves ---------------------------------------------------
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def function_of(lines, name="f"):
+    """Source of one function `lines` lines long, decorator included."""
+    return ("@staticmethod\n" f"def {name}():\n"
+            + "    x = 1\n" * (lines - 2))
+
+
+@pytest.fixture()
+def nested_copy(tmp_path):
+    """The shim with each top-level module moved one package down (into
+    `topic/`), and empty test files named to match, in a folder below."""
+    shim, tests = tmp_path / "kerasmesh", tmp_path / "tests"
+    for module in python_files(SHIM):
+        where = module if module == "__init__.py" else os.path.join(
+            "topic", module)
+        os.makedirs(os.path.dirname(shim / where), exist_ok=True)
+        shutil.copyfile(os.path.join(SHIM, module), shim / where)
+        if expected_test_file(where):
+            write(str(tests / "topic" / expected_test_file(where)), "")
+    write(str(shim / "topic" / "__init__.py"), "")
+    return str(shim), str(tests)
+
+
+def test_the_checks_walk_subpackages(nested_copy):
+    shim, tests = nested_copy
+    modules = [m for m in python_files(shim) if m != "__init__.py"]
+    assert len(modules) == len(python_files(SHIM))
+    assert all(m.startswith("topic" + os.sep) for m in modules)
+    assert len(function_lengths(shim)) == len(function_lengths(SHIM))
+    assert not missing_test_files(shim, tests)
+    assert not long_files(shim, MAX_FILE_LINES)
+    assert not long_functions(shim, MAX_FUNCTION_LINES)
+    # The flat tests' names do not serve the nested modules.
+    assert len(missing_test_files(shim, TESTS)) == \
+        len([m for m in modules if expected_test_file(m)])
+
+
+def test_a_module_in_a_subpackage_maps_to_its_path_in_the_test_name():
+    assert expected_test_file("mesh.py") == "test_mesh.py"
+    assert expected_test_file(os.path.join("plan", "rules.py")) == \
+        "test_plan_rules.py"
+    assert expected_test_file(os.path.join("plan", "__init__.py")) is None
+    assert expected_test_file(os.path.join("api", "plan.py")) is None
+
+
+def test_a_module_without_its_test_file_is_reported(tmp_path):
+    write(str(tmp_path / "shim" / "plan" / "rules.py"), "")
+    write(str(tmp_path / "shim" / "plan" / "__init__.py"), "")
+    write(str(tmp_path / "shim" / "mesh.py"), "")
+    write(str(tmp_path / "tests" / "test_mesh.py"), "")
+    # A test named for the module's base name alone does not count.
+    write(str(tmp_path / "tests" / "test_rules.py"), "")
+    shim, tests = str(tmp_path / "shim"), str(tmp_path / "tests")
+    assert missing_test_files(shim, tests) == ["test_plan_rules.py"]
+    write(str(tmp_path / "tests" / "plan" / "test_plan_rules.py"), "")
+    assert missing_test_files(shim, tests) == []
+
+
+def test_a_python_file_over_400_lines_is_reported(tmp_path):
+    write(str(tmp_path / "plan" / "rules.py"), "x = 1\n" * 401)
+    write(str(tmp_path / "plan" / "cost.py"), "x = 1\n" * 400)
+    assert long_files(str(tmp_path), MAX_FILE_LINES) == [
+        f"{os.path.join('plan', 'rules.py')}: 401 lines"]
+
+
+def test_a_function_over_60_lines_is_reported(tmp_path):
+    write(str(tmp_path / "plan" / "rules.py"),
+          function_of(61, "long") + "\n\n" + function_of(60, "short"))
+    assert sorted(n for n, _ in function_lengths(str(tmp_path))) == [60, 61]
+    assert long_functions(str(tmp_path), MAX_FUNCTION_LINES) == [
+        (61, f"{os.path.join('plan', 'rules.py')}:2 long")]
 
 
 def test_development_setup_installs_the_package_pinned_list():

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from kerasmesh.train import guard
-from kerasmesh.plan import planner as plan
 from kerasmesh.train.distribution import set_distribution
 from kerasmesh.core.errors import KerasmeshError
 

@@ -1,5 +1,8 @@
-# The package's R source as a whole: one bridge to Python, each file its
-# test file, files and functions short enough to read in one sitting.
+# The package's source as a whole: one bridge to Python, each R file its
+# test file, files and functions short enough to read in one sitting, in
+# R/ and in every subpackage of the Python shim. The checks take the files
+# they read, so the last tests run them on small trees made for them and see
+# each rule fail.
 
 # R/ of the package being tested: the source tree under test_local(), the
 # copy R CMD check keeps in kerasmesh.Rcheck/00_pkg_src/ under R CMD check.
@@ -15,27 +18,57 @@ source_dir <- function() {
   found[[1]]
 }
 
-source_files <- function() {
-  files <- list.files(source_dir(), pattern = "[.]R$", full.names = TRUE)
-  stats::setNames(files, basename(files))
+# The files below `dir` whose names match `pattern`, every folder below
+# included (Python's caches left out), named by their path below `dir`.
+files_under <- function(dir, pattern) {
+  files <- sort(list.files(dir, pattern = pattern, recursive = TRUE))
+  files <- files[!grepl("(^|/)__pycache__/", files)]
+  stats::setNames(file.path(dir, files), files)
+}
+
+source_files <- function() files_under(source_dir(), "[.][Rr]$")
+
+# The shim's Python tree, next to R/ in the same source.
+shim_files <- function() {
+  shim <- file.path(dirname(source_dir()), "inst", "python", "kerasmesh")
+  files_under(shim, "[.]py$")
+}
+
+# Names of the files over `max` lines.
+long_files <- function(files, max) {
+  sizes <- vapply(files, function(f) length(readLines(f)), 1L)
+  names(files)[sizes > max]
 }
 
 # Lines of each top-level function, named "file name".
-function_lengths <- function() {
-  unlist(lapply(source_files(), function(path) {
-    exprs <- parse(path, keep.source = TRUE)
+function_lengths <- function(files) {
+  unlist(lapply(names(files), function(file) {
+    exprs <- parse(files[[file]], keep.source = TRUE)
     refs <- attr(exprs, "srcref")
     out <- integer()
     for (i in seq_along(exprs)) {
       e <- exprs[[i]]
       if (is.call(e) && as.character(e[[1]]) %in% c("<-", "=") &&
             is.call(e[[3]]) && identical(e[[3]][[1]], as.name("function"))) {
-        name <- paste(basename(path), deparse(e[[2]]))
+        name <- paste(file, deparse(e[[2]]))
         out[[name]] <- refs[[i]][3] - refs[[i]][1] + 1L
       }
     }
     out
   }), use.names = TRUE)
+}
+
+long_functions <- function(files, max) {
+  lengths <- function_lengths(files)
+  names(lengths)[lengths > max]
+}
+
+# The R files (topics) that have no tests/testthat/test-<topic>.R in
+# `tests`: the package's documentation and .onLoad need none.
+missing_tests <- function(files, tests) {
+  topics <- sub("[.][Rr]$", "", basename(files))
+  topics <- setdiff(topics, c("kerasmesh-package", "zzz"))
+  topics[!file.exists(file.path(tests, paste0("test-", topics, ".R")))]
 }
 
 test_that("only the bridge uses reticulate, and no R file names keras.src", {
@@ -53,16 +86,59 @@ test_that("only the bridge uses reticulate, and no R file names keras.src", {
 })
 
 test_that("every R file has its test file", {
-  topics <- sub("[.]R$", "", names(source_files()))
-  topics <- setdiff(topics, c("kerasmesh-package", "zzz"))
-  tests <- file.path(test_path(), paste0("test-", topics, ".R"))
-  expect_identical(topics[!file.exists(tests)], character())
+  expect_identical(missing_tests(source_files(), test_path()), character())
 })
 
 test_that("no R file is over 350 lines and no function over 60", {
-  sizes <- vapply(source_files(), function(f) length(readLines(f)), 1L)
-  expect_identical(names(sizes)[sizes > 350], character())
-  lengths <- function_lengths()
-  expect_gt(length(lengths), 100)
-  expect_identical(names(lengths)[lengths > 60], character())
+  expect_gt(length(source_files()), 30)
+  expect_identical(long_files(source_files(), 350), character())
+  expect_gt(length(function_lengths(source_files())), 100)
+  expect_identical(long_functions(source_files(), 60), character())
+})
+
+test_that("no Python file of the shim, in any subpackage, is over 400 lines", {
+  files <- shim_files()
+  expect_true("__init__.py" %in% names(files))
+  expect_gt(length(files), 30)
+  expect_identical(long_files(files, 400), character())
+})
+
+# --- the checks themselves -------------------------------------------------
+
+write_lines <- function(lines, path) {
+  dir.create(dirname(path), recursive = TRUE, showWarnings = FALSE)
+  writeLines(lines, path)
+}
+
+test_that("a Python file over 400 lines in a subpackage is reported", {
+  dir <- withr::local_tempdir()
+  write_lines(rep("x = 1", 401), file.path(dir, "plan", "rules.py"))
+  write_lines(rep("x = 1", 400), file.path(dir, "plan", "cost.py"))
+  write_lines("", file.path(dir, "plan", "__pycache__", "rules.py"))
+  files <- files_under(dir, "[.]py$")
+  expect_named(files, c("plan/cost.py", "plan/rules.py"))
+  expect_identical(long_files(files, 400), "plan/rules.py")
+})
+
+test_that("an R file over 350 lines or a function over 60 is reported", {
+  dir <- withr::local_tempdir()
+  body <- function(name, n) {
+    c(paste(name, "<- function() {"), rep("  x <- 1", n - 2), "}")
+  }
+  write_lines(c(body("long", 61), body("short", 60)), file.path(dir, "a.R"))
+  write_lines(rep("x <- 1", 351), file.path(dir, "b.R"))
+  write_lines(rep("x <- 1", 350), file.path(dir, "c.R"))
+  files <- files_under(dir, "[.][Rr]$")
+  expect_identical(long_files(files, 350), "b.R")
+  expect_identical(unname(function_lengths(files)), c(61L, 60L))
+  expect_identical(long_functions(files, 60), "a.R long")
+})
+
+test_that("an R file without its test file is reported", {
+  dir <- withr::local_tempdir()
+  for (name in c("R/plan.R", "R/zzz.R", "tests/test-cost.R", "R/cost.R")) {
+    write_lines("", file.path(dir, name))
+  }
+  files <- files_under(file.path(dir, "R"), "[.][Rr]$")
+  expect_identical(missing_tests(files, file.path(dir, "tests")), "plan")
 })

@@ -40,7 +40,7 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
                              unit, check_count(keep, "keep"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _callback_class() -> type:
     """The callback's class, made once Keras is imported."""
     import keras

@@ -26,7 +26,8 @@ import os
 import re
 import shutil
 import signal
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .files import (RETIRED, STAGING, describe_step,
                                file_in_the_way, process_index, read_marker,

@@ -6,7 +6,8 @@ so values cross as flat lists of numbers plus a shape.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import KerasmeshError, warn
 from .mesh import format_shape

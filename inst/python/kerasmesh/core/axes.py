@@ -15,7 +15,8 @@ therefore rejected everywhere with the same error, kind `layout_axes`.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import KerasmeshError, VALUE, quoted, received
 

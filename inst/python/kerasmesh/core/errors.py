@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import traceback
 import warnings
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 
 # Every condition kind a user can catch, raised from Python or from R, with

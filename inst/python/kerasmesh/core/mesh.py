@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 import math
 from numbers import Real
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from .backend import require_backend
 from .checks import is_whole

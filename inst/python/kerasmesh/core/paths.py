@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _NUMBER = re.compile(r"\d+")
 # `{0..17}` or `{0..3,5}` (numbers) and `{key,value}` (names) in a pattern.

@@ -10,7 +10,8 @@ Problems are plain dicts (`problem()`); `problems.py` groups them.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .axes import format_axes
 from .mesh import format_shape

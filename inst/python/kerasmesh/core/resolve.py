@@ -11,7 +11,7 @@ pattern, so a path costs one regular-expression call in C.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from .patterns import compile_safe
 

@@ -7,7 +7,7 @@ previous state is remembered on entry and restored on exit, on every path.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 
 @contextlib.contextmanager

@@ -19,7 +19,8 @@ import contextlib
 import signal
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..core.errors import KerasmeshError
 
@@ -59,7 +60,7 @@ class Deadline:
         return self.fired or self.left() <= 0
 
     @contextlib.contextmanager
-    def armed(self) -> Iterator["Deadline"]:
+    def armed(self) -> Iterator[Deadline]:
         """Raise `DeadlinePassed` in the main thread at the deadline.
 
         Outside the main thread, or when SIGALRM has a handler Python did

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Any
 
 from . import handshake
 from ..core.errors import KerasmeshError

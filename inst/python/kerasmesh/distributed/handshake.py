@@ -96,7 +96,7 @@ def _read_line(conn: socket.socket, deadline: float) -> str | None:
         conn.settimeout(min(left, 1.0))
         try:
             chunk = conn.recv(4096)
-        except socket.timeout:
+        except TimeoutError:
             continue
         except OSError:
             return None
@@ -133,7 +133,7 @@ def serve(host: str | None, port: int, num_processes: int,
                                        num_processes - 1 - len(waiting))
             try:
                 conn, _ = server.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             hello = _parse(_read_line(conn, min(deadline,
                                                 time.monotonic() + 5)))
@@ -206,7 +206,7 @@ def _settle(server, waiting: dict, num_processes: int, until: float
     while time.monotonic() < until:
         try:
             conn, _ = server.accept()
-        except socket.timeout:
+        except TimeoutError:
             continue
         hello = _parse(_read_line(conn, time.monotonic() + 2))
         problem = _check(hello, waiting, num_processes)
@@ -222,7 +222,7 @@ def _answer_latecomers(server, problem, until: float) -> None:
     while time.monotonic() < until:
         try:
             conn, _ = server.accept()
-        except (socket.timeout, OSError):
+        except (TimeoutError, OSError):
             continue
         _read_line(conn, time.monotonic() + 0.5)
         _send(conn, {"ok": False, "error": problem.message,

@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 import re
 import sys
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from . import launchers
 from .launchers import MAX_PROCESSES

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..core.errors import KerasmeshError
 

@@ -13,7 +13,8 @@ apply to which layers.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..core.paths import compact_paths
 from ..core.placement import problem

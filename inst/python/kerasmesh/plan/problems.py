@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from ..core.paths import compact_paths, paths_regex, pattern_regex
 from ..core.placement import entry_axes, place, plural, problem

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..core.arrays import check_model, itemsize
 from ..core.axes import check_axes

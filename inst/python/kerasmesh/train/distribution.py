@@ -80,7 +80,6 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
         KerasmeshError: kind `batch_dim_name` for an axis not in the mesh.
     """
     require_backend(("jax",), "A distribution")
-    import keras
 
     described = describe_layout_map(layout_map)
     axes = described["mesh"]["axis_names"]

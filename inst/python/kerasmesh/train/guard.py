@@ -19,7 +19,8 @@ import functools
 import inspect
 import math
 import warnings
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..core.backend import require_backend
 from ..core.errors import KerasmeshError
@@ -284,7 +285,7 @@ def warn_problems(problems: Iterable[dict]) -> None:
 # Checks at variable creation
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def checked_model_parallel_class() -> type:
     """A ModelParallel that checks each variable's layout as it is created.
 
