@@ -213,12 +213,3 @@ cli_escape <- function(x) {
   x <- gsub("}", "}}", x, fixed = TRUE)
   times_to_ascii(x)
 }
-
-# "2 × 4" in a UTF-8 console, "2 x 4" elsewhere.
-times_symbol <- function() {
-  if (cli::is_utf8_output()) "\u00d7" else "x"
-}
-
-times_to_ascii <- function(x) {
-  if (cli::is_utf8_output()) x else gsub("\u00d7", "x", x, fixed = TRUE)
-}

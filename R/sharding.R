@@ -108,10 +108,6 @@ summarize_device_bytes <- function(per_device) {
           nrow(per_device))
 }
 
-format_dims <- function(shape) {
-  if (length(shape) == 0) "()" else paste(shape, collapse = times_symbol())
-}
-
 format_axes_short <- function(axes) {
   if (length(axes) == 0) {
     return("()")

@@ -66,10 +66,6 @@ whole_description <- function(min) {
   }
 }
 
-format_whole <- function(x) {
-  format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
-}
-
 # One string from `values`, as rlang::arg_match() but with kerasmesh's class.
 # The default (the whole vector of choices) means the first.
 check_choice <- function(x, values, arg = rlang::caller_arg(x),
