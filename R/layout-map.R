@@ -124,10 +124,10 @@ layout_map <- function(..., mesh) {
     return(x)
   }
   if (!is.list(value) || length(value) != length(i)) {
-    kerasmesh_abort(
-      c("Assigning {length(i)} keys needs a list of {length(i)} layouts.",
-        x = "Received {.obj_type_friendly {value}}."),
-      kind = "layout_axes"
+    stop_input_type(
+      value, problem = paste("Assigning {length(i)} keys needs a list of",
+                             "{length(i)} layouts."),
+      show_value = FALSE, kind = "layout_axes"
     )
   }
   for (k in seq_along(i)) {
@@ -262,17 +262,16 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
     return(new_layout_map(shim_call("layout.describe_layout_map", x,
                                     call = call)))
   }
-  abort_wrong_object(x, "a layout map", "Create one with {.fn layout_map}.",
-                     kind = "layout_map", arg = arg, call = call)
+  stop_input_type(x, "a layout map", show_value = FALSE,
+                  way_out = "Create one with {.fn layout_map}.",
+                  kind = "layout_map", arg = arg, call = call)
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
   if (!is.character(i) || length(i) != 1 || is.na(i) || !nzchar(i)) {
-    kerasmesh_abort(
-      c("A layout rule's {what} must be a single non-empty string.",
-        x = "Received {.obj_type_friendly {i}}{received_value(i)}."),
-      kind = "layout_key", call = call
-    )
+    stop_input_type(i, "a single non-empty string",
+                    subject = "A layout rule's {what}", kind = "layout_key",
+                    call = call)
   }
   i
 }

@@ -67,17 +67,6 @@ format_plan_outputs <- function(x, width = cli::console_width()) {
     })))
 }
 
-check_share <- function(x, arg = rlang::caller_arg(x),
-                        call = rlang::caller_env()) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 || x > 1) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a number between 0 and 1.",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
-    )
-  }
-  as.numeric(x)
-}
 
 #' @export
 summary.kerasmesh_layout_plan <- function(object, ...) {

@@ -75,12 +75,8 @@ sharding_picture <- function(x, ...) {
 #' @export
 sharding_picture.default <- function(x, path, ...) {
   if (!inherits(x, "python.builtin.object")) {
-    kerasmesh_abort(
-      c("{.arg x} must be a Keras model, a sharding report, a layout plan,
-         a layout map or a device mesh.",
-        x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument"
-    )
+    stop_input_type(x, "a Keras model, a sharding report, a layout plan,
+         a layout map or a device mesh", show_value = FALSE)
   }
   check_supplied(c(path = missing(path)))
   new_sharding_picture(shim_call("blocks.variable_blocks", x,
@@ -227,11 +223,8 @@ as_tensor_shape <- function(shape, call = rlang::caller_env()) {
   }
   if (!is.numeric(shape) || anyNA(shape) || any(shape < 0) ||
       any(shape != round(shape))) {
-    kerasmesh_abort(
-      c("{.arg shape} must be whole numbers, one per dimension.",
-        x = "Received {.obj_type_friendly {shape}}{received_value(shape)}."),
-      kind = "shape", call = call
-    )
+    stop_input_type(shape, "whole numbers, one per dimension", kind = "shape",
+                    call = call)
   }
   as.list(as.numeric(shape))
 }

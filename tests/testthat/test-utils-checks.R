@@ -2,7 +2,7 @@ test_that("check_whole() returns integers within its range", {
   expect_identical(check_whole(3), 3L)
   expect_identical(check_whole(0, min = 0), 0L)
   expect_identical(check_whole(.Machine$integer.max), .Machine$integer.max)
-  expect_identical(check_count(8, max = 8), 8L)
+  expect_identical(check_whole(8, max = 8), 8L)
 })
 
 test_that("check_whole() refuses what an integer or the use can't hold", {
@@ -11,7 +11,7 @@ test_that("check_whole() refuses what an integer or the use can't hold", {
     expect_error(check_whole(bad), class = "kerasmesh_error_argument")
   }
   expect_error(check_whole(-1, min = 0), class = "kerasmesh_error_argument")
-  expect_error(check_count(9, max = 8), class = "kerasmesh_error_argument")
+  expect_error(check_whole(9, max = 8), class = "kerasmesh_error_argument")
   n <- 3e9
   expect_snapshot(check_whole(n), error = TRUE)
   expect_snapshot(check_whole(n, min = 0, max = 10), error = TRUE)
