@@ -130,10 +130,25 @@ layout_map <- function(..., mesh) {
       show_value = FALSE, kind = "layout_axes"
     )
   }
-  for (k in seq_along(i)) {
-    x[[i[[k]]]] <- value[[k]]
+  if (length(i) == 0) {
+    return(x)
   }
-  x
+  # One shim call (one copy of the map) for all keys, applied in order as
+  # `[[<-` applies one: NULL removes the key. Each key and its layout are
+  # checked in turn, as `[[<-` checks them.
+  call <- rlang::current_env()
+  rules <- lapply(seq_along(i), function(k) {
+    key <- check_rule_key(i[[k]], call = call)
+    local_python_value_in_call(value[[k]], frame = call)
+    axes <- if (!is.null(value[[k]])) {
+      axes_for_shim(value[[k]], key, call = call)
+    }
+    list(key = key, axes = axes)
+  })
+  new_layout_map(shim_call(
+    "layout.set_rules", .subset2(x, "py"), lapply(rules, `[[`, "key"),
+    lapply(rules, `[[`, "axes")
+  ))
 }
 
 #' @export
