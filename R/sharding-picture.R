@@ -54,6 +54,7 @@
 #'   writes it and `plot()` draws the figure; both return `x` invisibly.
 #' @seealso [plot.kerasmesh_device_mesh()] for the mesh itself,
 #'   [plot.kerasmesh_layout_plan()] for memory per device.
+#' @order 1
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
