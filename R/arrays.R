@@ -39,11 +39,8 @@
 #' numpy_array(as.double(c(1L, NA, 3L)))
 numpy_array <- function(x, dtype = "float32") {
   if (!is.numeric(x) && !is.logical(x)) {
-    kerasmesh_abort(
-      c("{.arg x} must be a numeric vector, matrix or array.",
-        x = "Received {.obj_type_friendly {x}}."),
-      kind = "array"
-    )
+    stop_input_type(x, "a numeric vector, matrix or array", show_value = FALSE,
+                    kind = "array")
   }
   check_string(dtype)
   check_no_na(x)
@@ -94,17 +91,4 @@ check_no_na <- function(x, arg = rlang::caller_arg(x),
            what you mean; or remove or replace the missing values."),
     kind = "array_na", call = call
   )
-}
-
-# An R value where a Python object is needed: say what was received.
-check_python_object <- function(x, what, kind, arg = rlang::caller_arg(x),
-                                call = rlang::caller_env()) {
-  if (!inherits(x, "python.builtin.object")) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be {what}.",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = kind, call = call
-    )
-  }
-  invisible(x)
 }

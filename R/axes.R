@@ -27,12 +27,11 @@ axes_for_shim <- function(axes, key = NULL, arg = rlang::caller_arg(axes),
     if (!any(bad)) {
       return(entries)
     }
-    received <- axes[[which(bad)[1]]] # nolint: object_usage_linter. cli.
-    abort_axes(key, arg, call, x = "Dimension {which(bad)[1]} is
-               {.obj_type_friendly {received}}{received_value(received)}.")
+    first <- which(bad)[1]
+    abort_axes(axes[[first]], key, arg, call,
+               received = paste("Dimension", first, "is"))
   }
-  abort_axes(key, arg, call,
-             x = "Received {.obj_type_friendly {axes}}{received_value(axes)}.")
+  abort_axes(axes, key, arg, call)
 }
 
 # Layout axes from Python (None, a name, or several names) as a character
@@ -62,15 +61,13 @@ is_bad_entry <- function(a) {
       inherits(a, "python.builtin.object"))
 }
 
-abort_axes <- function(key, arg, call, x, .envir = parent.frame()) {
-  what <- if (is.null(key)) "{.arg {arg}}" else "The layout for {.val {key}}"
-  .envir <- rlang::env(.envir, key = key, arg = arg)
-  kerasmesh_abort(
-    c(paste(what, "must be mesh axis names, with NA for an unsplit
-            dimension."),
-      x = x,
-      i = 'For example {.code c(NA, "model")} or
-           {.code tuple(NULL, "model")}.'),
-    kind = "layout_axes", call = call, .envir = .envir
+abort_axes <- function(x, key, arg, call, received = "Received") {
+  subject <- if (is.null(key)) "{.arg {arg}}" else "The layout for {.val {key}}"
+  stop_input_type(
+    x, "mesh axis names, with NA for an unsplit dimension",
+    subject = subject, received = received,
+    way_out = 'For example {.code c(NA, "model")} or
+           {.code tuple(NULL, "model")}.',
+    kind = "layout_axes", arg = arg, call = call
   )
 }

@@ -62,11 +62,8 @@ builder_timeout <- function(timeout, e, call) {
 check_plan_model <- function(model, arg = rlang::caller_arg(model),
                              call = rlang::caller_env()) {
   if (!inherits(model, "python.builtin.object") && !is.function(model)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a Keras model or a function that builds one.",
-        x = "Received {.obj_type_friendly {model}}."),
-      kind = "model", call = call
-    )
+    stop_input_type(model, "a Keras model or a function that builds one",
+                    show_value = FALSE, kind = "model", arg = arg, call = call)
   }
   invisible(model)
 }

@@ -47,7 +47,7 @@
 #' unlink(dir, recursive = TRUE)
 checkpoint_info <- function(dir, step = NULL) {
   check_string(dir)
-  step <- check_step(step)
+  step <- check_whole(step, min = 0, allow_null = TRUE)
   new_checkpoint_info(shim_call("checkpoint.info", path.expand(dir), step))
 }
 

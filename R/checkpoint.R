@@ -129,12 +129,10 @@
 #' unlink(dir, recursive = TRUE)
 save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
                             overwrite = FALSE) {
-  check_model(model)
+  check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
-  step <- check_step(step)
-  if (!is.null(keep)) {
-    keep <- check_count(keep)
-  }
+  step <- check_whole(step, min = 0, allow_null = TRUE)
+  keep <- check_whole(keep, allow_null = TRUE)
   check_flag(overwrite)
   invisible(shim_call("checkpoint.save", model, path.expand(dir), step, keep,
                       overwrite))
@@ -143,9 +141,9 @@ save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
 #' @rdname save_checkpoint
 #' @export
 restore_checkpoint <- function(model, dir, step = NULL) {
-  check_model(model)
+  check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
-  step <- check_step(step)
+  step <- check_whole(step, min = 0, allow_null = TRUE)
   invisible(shim_call("checkpoint.restore", model, path.expand(dir), step))
 }
 
@@ -195,33 +193,9 @@ restore_checkpoint <- function(model, dir, step = NULL) {
 checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
                                 keep = NULL) {
   check_string(dir)
-  every <- check_count(every)
+  every <- check_whole(every)
   unit <- check_choice(unit, c("epoch", "step"))
-  if (!is.null(keep)) {
-    keep <- check_count(keep)
-  }
+  keep <- check_whole(keep, allow_null = TRUE)
   shim_call("checkpoint_callback.callback", path.expand(dir), every, unit,
             keep)
-}
-
-# Private helpers ------------------------------------------------------------
-
-check_model <- function(x, arg = rlang::caller_arg(x),
-                        call = rlang::caller_env()) {
-  if (!inherits(x, "python.builtin.object")) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a Keras model.",
-        x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
-    )
-  }
-  invisible(x)
-}
-
-check_step <- function(x, arg = rlang::caller_arg(x),
-                       call = rlang::caller_env()) {
-  if (is.null(x)) {
-    return(NULL)
-  }
-  check_whole(x, min = 0, arg = arg, call = call)
 }

@@ -123,11 +123,12 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         call = rlang::caller_env()) {
   check_plan_model(model, arg = "model", call = call)
   distribution <- cost_distribution_arg(distribution, call = call)
-  batch_size <- check_count(batch_size, call = call)
+  batch_size <- check_whole(batch_size, call = call)
   optimizer <- plan_optimizer_arg(optimizer, call = call)
   loss <- cost_loss_arg(loss, call = call)
   input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
-  timeout <- check_seconds(timeout, call = call)
+  timeout <- check_number(timeout, "a positive number of seconds", min = 0,
+                          exclusive_min = TRUE, call = call)
   wait_for_compiles_at_exit()
   shim(call) # Python starts (on the first call) inside the time.
   cost_of <- function(model) {
@@ -194,17 +195,17 @@ compare_layouts <- function(model, layouts, batch_size, ...,
       length(layouts) == 0 || is.null(names(layouts)) ||
       anyNA(names(layouts)) || any(!nzchar(names(layouts))) ||
       anyDuplicated(names(layouts))) {
-    kerasmesh_abort(
-      c("{.arg layouts} must be a list of distributions with unique names.",
-        x = "Received {.obj_type_friendly {layouts}}.",
-        i = "For example {.code list(dp = data_parallel(),
-             mp = model_parallel(lm))}."),
-      kind = "argument", call = call
+    stop_input_type(
+      layouts, "a list of distributions with unique names",
+      show_value = FALSE,
+      way_out = "For example {.code list(dp = data_parallel(),
+             mp = model_parallel(lm))}.",
+      call = call
     )
   }
   check_plan_model(model, arg = "model", call = call)
   limit <- parse_limit(device_memory)
-  batch_size <- check_count(batch_size)
+  batch_size <- check_whole(batch_size)
   started <- elapsed_seconds()
   for (name in names(layouts)) {
     cost_distribution_arg(layouts[[name]], arg = paste0("layouts$", name),
@@ -297,10 +298,9 @@ cost_loss_arg <- function(loss, call = rlang::caller_env()) {
   if (is.list(loss) && length(loss) && all(vapply(loss, ok_one, TRUE))) {
     return(if (is.null(names(loss))) unname(loss) else loss)
   }
-  kerasmesh_abort(
-    c("{.arg loss} must be a loss name, a Keras loss, or a list of them.",
-      x = "Received {.obj_type_friendly {loss}}.",
-      i = 'For example {.code "mse"}; R functions can\'t be traced by JAX.'),
+  stop_input_type(
+    loss, "a loss name, a Keras loss, or a list of them", show_value = FALSE,
+    way_out = 'For example {.code "mse"}; R functions can\'t be traced by JAX.',
     kind = "loss", call = call
   )
 }
@@ -316,12 +316,11 @@ cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
         all(s <= .Machine$integer.max) && all(s == round(s))
     }, TRUE))
   if (!ok) {
-    kerasmesh_abort(
-      c("{.arg input_shapes} must be a named list of input shapes.",
-        x = "Received {.obj_type_friendly {x}}.",
-        i = "Give each shape without the batch dimension, such as
-             {.code list(token_ids = 128, padding_mask = 128)}."),
-      kind = "input_shapes", call = call
+    stop_input_type(
+      x, "a named list of input shapes", show_value = FALSE,
+      way_out = "Give each shape without the batch dimension, such as
+             {.code list(token_ids = 128, padding_mask = 128)}.",
+      kind = "input_shapes", arg = "input_shapes", call = call
     )
   }
   lapply(x, function(s) as.list(as.integer(s)))

@@ -31,11 +31,8 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
   shape <- as_shape_sizes(shape)
   if (!is.null(axis_names)) {
     if (!is.character(axis_names)) {
-      kerasmesh_abort(
-        c("{.arg axis_names} must be a character vector.",
-          x = "Received {.obj_type_friendly {axis_names}}."),
-        kind = "axis_names"
-      )
+      stop_input_type(axis_names, "a character vector", show_value = FALSE,
+                      kind = "axis_names")
     }
     axis_names <- na_to_null(axis_names)
   }
@@ -97,8 +94,9 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
       return(new_device_mesh(desc))
     }
   }
-  abort_wrong_object(x, "a device mesh", "Create one with {.fn device_mesh}.",
-                     kind = "device_mesh", arg = arg, call = call)
+  stop_input_type(x, "a device mesh", show_value = FALSE,
+                  way_out = "Create one with {.fn device_mesh}.",
+                  kind = "device_mesh", arg = arg, call = call)
 }
 
 new_device_mesh <- function(desc) {
@@ -155,11 +153,8 @@ as_shape_sizes <- function(shape, call = rlang::caller_env()) {
     shape <- as.numeric(shape)
   }
   if (!is.numeric(shape) || length(shape) == 0) {
-    kerasmesh_abort(
-      c("{.arg shape} must be a non-empty numeric vector of sizes.",
-        x = "Received {.obj_type_friendly {shape}}."),
-      kind = "mesh_shape", call = call
-    )
+    stop_input_type(shape, "a non-empty numeric vector of sizes",
+                    show_value = FALSE, kind = "mesh_shape", call = call)
   }
   na_to_null(unname(shape))
 }
@@ -172,11 +167,8 @@ as_devices_arg <- function(devices, call = rlang::caller_env()) {
     return(devices)
   }
   if (!is.character(devices) || anyNA(devices) || length(devices) == 0) {
-    kerasmesh_abort(
-      c("{.arg devices} must be device names or a single count.",
-        x = "Received {.obj_type_friendly {devices}}."),
-      kind = "devices", call = call
-    )
+    stop_input_type(devices, "device names or a single count",
+                    show_value = FALSE, kind = "devices", call = call)
   }
   as.list(devices)
 }

@@ -33,7 +33,7 @@ list_devices <- function(device_type = NULL) {
 #' simulate_devices(8)
 #' length(list_devices())
 simulate_devices <- function(n = 8) {
-  n <- check_count(n, max = max_simulated_devices)
+  n <- check_whole(n, max = max_simulated_devices)
   current <- if (python_started()) {
     shim_call("devices.local_cpu_device_count")
   }

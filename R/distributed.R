@@ -122,10 +122,16 @@ distributed_initialize <- function(coordinator_address = NULL,
                                    verbose = kerasmesh_verbose()) {
   check_address(coordinator_address, "a single string {.val host:port}")
   check_address(bind_address, "a single string, a host or {.val host:port}")
-  check_flag(verbose, kind = "distributed_argument")
-  num_processes <- as_whole_number(num_processes)
-  process_id <- as_whole_number(process_id)
-  timeout <- as_whole_number(timeout, null_ok = FALSE)
+  kind <- "distributed_argument"
+  check_flag(verbose, kind = kind)
+  num_processes <- shim_number(check_number(
+    num_processes, "a single number", allow_null = TRUE, kind = kind
+  ))
+  process_id <- shim_number(check_number(
+    process_id, "a single number", allow_null = TRUE, kind = kind
+  ))
+  timeout <- shim_number(check_number(timeout, "a single number",
+                                      kind = kind))
   info <- shim_call(
     "distributed.initialize", coordinator_address, num_processes,
     process_id, timeout, as.list(distribution_env()), bind_address, verbose
@@ -182,30 +188,19 @@ kerasmesh_verbose <- function() {
 check_address <- function(x, what, arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
   if (!is.null(x) && (!is.character(x) || length(x) != 1 || is.na(x))) {
-    kerasmesh_abort(
-      c(paste0("{.arg {arg}} must be ", what, "."),
-        x = "Received {.obj_type_friendly {x}}."),
-      kind = "distributed_argument", call = call
-    )
+    stop_input_type(x, what, show_value = FALSE,
+                    kind = "distributed_argument", arg = arg, call = call)
   }
   invisible(x)
 }
 
-as_whole_number <- function(x, null_ok = TRUE, arg = rlang::caller_arg(x),
-                            call = rlang::caller_env()) {
-  if (is.null(x) && null_ok) {
-    return(NULL)
-  }
-  if (!is.numeric(x) || length(x) != 1 || is.na(x)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a single number.",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "distributed_argument", call = call
-    )
-  }
-  if (is.finite(x) && x == round(x) && abs(x) <= .Machine$integer.max) {
+# A number checked by check_number() as the shim takes it: whole numbers
+# an integer holds as integers (Python ints), others as they are.
+shim_number <- function(x) {
+  if (!is.null(x) && is.finite(x) && x == round(x) &&
+      abs(x) <= .Machine$integer.max) {
     as.integer(x)
   } else {
-    as.numeric(x)
+    x
   }
 }

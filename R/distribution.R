@@ -251,9 +251,9 @@ as_keras_distribution <- function(x, check_python = TRUE,
 }
 
 abort_wrong_distribution <- function(x, arg, call) {
-  abort_wrong_object(
-    x, "a distribution or `NULL`",
-    "Create one with {.fn data_parallel} or {.fn model_parallel}.",
+  stop_input_type(
+    x, "a distribution or `NULL`", show_value = FALSE,
+    way_out = "Create one with {.fn data_parallel} or {.fn model_parallel}.",
     kind = "distribution", arg = arg, call = call
   )
 }

@@ -52,17 +52,6 @@ kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
   )
 }
 
-# "`arg` must be <what>.", what was received, and a way out: the error for
-# an argument of the wrong kind of object.
-abort_wrong_object <- function(x, what, way_out, kind, arg, call) {
-  kerasmesh_abort(
-    c("{.arg {arg}} must be {what}.",
-      x = "Received {.obj_type_friendly {x}}.",
-      i = way_out),
-    kind = kind, call = call
-  )
-}
-
 # A backtrace of one frame, for errors whose real backtrace can't be
 # summarised (see local_python_value_in_call()). Made once when the package
 # loads: rlang summarises the whole call stack before it trims it.
@@ -212,13 +201,4 @@ cli_escape <- function(x) {
   x <- gsub("{", "{{", x, fixed = TRUE)
   x <- gsub("}", "}}", x, fixed = TRUE)
   times_to_ascii(x)
-}
-
-# "2 × 4" in a UTF-8 console, "2 x 4" elsewhere.
-times_symbol <- function() {
-  if (cli::is_utf8_output()) "\u00d7" else "x"
-}
-
-times_to_ascii <- function(x) {
-  if (cli::is_utf8_output()) x else gsub("\u00d7", "x", x, fixed = TRUE)
 }

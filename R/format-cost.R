@@ -136,7 +136,7 @@ format.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL) {
             x$versions$jaxlib, x$versions$xla),
     if (length(x$warnings)) {
       sprintf("Plan: %s (see check_layout())",
-              plan_plural(length(x$warnings), "warning"))
+              count_text(length(x$warnings), "warning"))
     }
   )
 }
@@ -170,7 +170,7 @@ format.kerasmesh_layout_comparison <- function(x, ...) {
   }, "")
   c(
     sprintf("<kerasmesh_layout_comparison> %s, model \"%s\", batch %d",
-            plan_plural(nrow(x), "layout"), attr(x, "model"),
+            count_text(nrow(x), "layout"), attr(x, "model"),
             attr(x, "batch_size")),
     "Memory per device and traffic per device per step:",
     format_table(shown, right = c("weights", "optimizer", "activations",
@@ -224,7 +224,7 @@ format_collectives <- function(collectives) {
     check.names = FALSE, stringsAsFactors = FALSE
   )
   c(sprintf("Collectives per step: %s, %s per device",
-            plan_count(sum(collectives$count)),
+            format_whole(sum(collectives$count)),
             format_bytes(sum(collectives$bytes))),
     format_table(table, right = c("count", "bytes per device")))
 }

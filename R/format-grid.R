@@ -36,20 +36,3 @@ format_device_grid <- function(grid, width = cli::console_width()) {
   }
   out
 }
-
-# Shortens long paths in the middle, keeping their first component and
-# their end: "adam/...hidden_kernel_momentum".
-truncate_left <- function(x, width) {
-  long <- nchar(x) > width
-  head <- sub("/.*$", "/", x[long])
-  head[nchar(head) > width / 2 | head == x[long]] <- ""
-  keep <- width - nchar(head) - 3
-  x[long] <- paste0(head, "...", substring(x[long], nchar(x[long]) - keep + 1))
-  x
-}
-
-truncate_right <- function(x, width = 72) {
-  long <- nchar(x) > width
-  x[long] <- paste0(substring(x[long], 1, width - 3), "...")
-  x
-}

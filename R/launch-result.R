@@ -95,12 +95,8 @@ quiet_lines <- function(lines) {
 
 abort_worker_index <- function(x, i, what, call = rlang::caller_env()) {
   n <- length(x) # nolint: object_usage_linter. cli uses `n`.
-  kerasmesh_abort(
-    c("The index of a launch must be {what} from 1 to {n}.",
-      x = "Received {.obj_type_friendly {i}}{received_value(i)}.",
-      i = "The launch has {n} worker{?s}."),
-    kind = "argument", call = call
-  )
+  stop_input_type(i, "{what} from 1 to {n}", subject = "The index of a launch",
+                  way_out = "The launch has {n} worker{?s}.", call = call)
 }
 
 # A field of every worker (a vector for process_id, pid, status and

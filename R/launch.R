@@ -81,19 +81,16 @@
 launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
                          timeout = 600, args = list(), env = character(),
                          verbose = kerasmesh_verbose()) {
-  processes <- check_count(processes)
+  processes <- check_whole(processes)
   check_process_limit(processes)
-  devices_per_process <- check_count(devices_per_process, max = 1024)
-  check_seconds(timeout)
+  devices_per_process <- check_whole(devices_per_process, max = 1024)
+  check_number(timeout, "a positive number of seconds", min = 0,
+               exclusive_min = TRUE)
   check_launch_code(fun_or_script)
   check_launch_env(env)
   verbose <- check_flag(verbose)
   if (!is.list(args)) {
-    kerasmesh_abort(
-      c("{.arg args} must be a list.",
-        x = "Received {.obj_type_friendly {args}}."),
-      kind = "argument"
-    )
+    stop_input_type(args, "a list", show_value = FALSE)
   }
   rlang::check_installed("processx", "to launch worker processes")
   # processx draws from R's random numbers: the caller's stream stays.
@@ -168,10 +165,10 @@ max_processes <- function() {
   limit <- getOption("kerasmesh.max_processes", default)
   if (!is.numeric(limit) || length(limit) != 1 || is.na(limit) ||
       limit < 1) {
-    kerasmesh_abort(
-      c("{.code options(kerasmesh.max_processes)} must be a positive number.",
-        x = "It is {.obj_type_friendly {limit}}."),
-      kind = "argument"
+    stop_input_type(
+      limit, problem = paste("{.code options(kerasmesh.max_processes)}",
+                             "must be a positive number."),
+      received = "It is", show_value = FALSE
     )
   }
   min(limit, .Machine$integer.max)
@@ -184,11 +181,8 @@ check_launch_code <- function(x, call = rlang::caller_env()) {
     return(invisible(x))
   }
   if (!is.character(x) || length(x) != 1 || is.na(x)) {
-    kerasmesh_abort(
-      c("{.arg fun_or_script} must be a function or the path of an R script.",
-        x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
-    )
+    stop_input_type(x, "a function or the path of an R script",
+                    show_value = FALSE, arg = "fun_or_script", call = call)
   }
   if (!file.exists(x) || dir.exists(x)) {
     kerasmesh_abort(
@@ -204,11 +198,8 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
   ok <- is.character(x) && !anyNA(x) &&
     (length(x) == 0 || (!is.null(names(x)) && all(nzchar(names(x)))))
   if (!ok) {
-    kerasmesh_abort(
-      c("{.arg env} must be a named character vector.",
-        x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
-    )
+    stop_input_type(x, "a named character vector", show_value = FALSE,
+                    arg = "env", call = call)
   }
   invisible(x)
 }

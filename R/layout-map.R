@@ -124,16 +124,31 @@ layout_map <- function(..., mesh) {
     return(x)
   }
   if (!is.list(value) || length(value) != length(i)) {
-    kerasmesh_abort(
-      c("Assigning {length(i)} keys needs a list of {length(i)} layouts.",
-        x = "Received {.obj_type_friendly {value}}."),
-      kind = "layout_axes"
+    stop_input_type(
+      value, problem = paste("Assigning {length(i)} keys needs a list of",
+                             "{length(i)} layouts."),
+      show_value = FALSE, kind = "layout_axes"
     )
   }
-  for (k in seq_along(i)) {
-    x[[i[[k]]]] <- value[[k]]
+  if (length(i) == 0) {
+    return(x)
   }
-  x
+  # One shim call (one copy of the map) for all keys, applied in order as
+  # `[[<-` applies one: NULL removes the key. Each key and its layout are
+  # checked in turn, as `[[<-` checks them.
+  call <- rlang::current_env()
+  rules <- lapply(seq_along(i), function(k) {
+    key <- check_rule_key(i[[k]], call = call)
+    local_python_value_in_call(value[[k]], frame = call)
+    axes <- if (!is.null(value[[k]])) {
+      axes_for_shim(value[[k]], key, call = call)
+    }
+    list(key = key, axes = axes)
+  })
+  new_layout_map(shim_call(
+    "layout.set_rules", .subset2(x, "py"), lapply(rules, `[[`, "key"),
+    lapply(rules, `[[`, "axes")
+  ))
 }
 
 #' @export
@@ -262,17 +277,16 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
     return(new_layout_map(shim_call("layout.describe_layout_map", x,
                                     call = call)))
   }
-  abort_wrong_object(x, "a layout map", "Create one with {.fn layout_map}.",
-                     kind = "layout_map", arg = arg, call = call)
+  stop_input_type(x, "a layout map", show_value = FALSE,
+                  way_out = "Create one with {.fn layout_map}.",
+                  kind = "layout_map", arg = arg, call = call)
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
   if (!is.character(i) || length(i) != 1 || is.na(i) || !nzchar(i)) {
-    kerasmesh_abort(
-      c("A layout rule's {what} must be a single non-empty string.",
-        x = "Received {.obj_type_friendly {i}}{received_value(i)}."),
-      kind = "layout_key", call = call
-    )
+    stop_input_type(i, "a single non-empty string",
+                    subject = "A layout rule's {what}", kind = "layout_key",
+                    call = call)
   }
   i
 }

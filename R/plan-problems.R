@@ -47,12 +47,8 @@
 #' layout_plan(build, lm)
 layout_fix <- function(plan, name = "lm") {
   if (!inherits(plan, "kerasmesh_layout_plan")) {
-    kerasmesh_abort(
-      c("{.arg plan} must be a layout plan.",
-        x = "Received {.obj_type_friendly {plan}}.",
-        i = "Make one with {.fn layout_plan}."),
-      kind = "argument"
-    )
+    stop_input_type(plan, "a layout plan", show_value = FALSE,
+                    way_out = "Make one with {.fn layout_plan}.")
   }
   name <- code_name(check_string(name))
   groups <- attr(plan, "groups")

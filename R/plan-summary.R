@@ -31,7 +31,7 @@ format_rule_totals <- function(totals, width = cli::console_width(),
   shown <- totals[utils::head(order, max_rules), , drop = FALSE]
   table <- data.frame(
     rule = shown$rule,
-    variables = plan_count(shown$variables),
+    variables = format_whole(shown$variables),
     weights = format_bytes(shown$bytes),
     "per device" = format_bytes(shown$device_bytes),
     share = sprintf("%.0f%%", 100 * shown$device_share),
@@ -61,23 +61,12 @@ format_plan_outputs <- function(x, width = cli::console_width()) {
       layers <- outputs$listing[[i]]
       c(truncate_right(sprintf(
         '  "%s": %s (%s)', outputs$key[i],
-        plan_plural(outputs$layers[i], "layer"),
+        count_text(outputs$layers[i], "layer"),
         paste(outputs$classes[[i]], collapse = ", ")), width),
         paste0("    ", truncate_right(group_listing(layers), width - 4)))
     })))
 }
 
-check_share <- function(x, arg = rlang::caller_arg(x),
-                        call = rlang::caller_env()) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 || x > 1) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a number between 0 and 1.",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
-    )
-  }
-  as.numeric(x)
-}
 
 #' @export
 summary.kerasmesh_layout_plan <- function(object, ...) {
@@ -104,9 +93,9 @@ format.kerasmesh_layout_plan_summary <- function(x, ...) {
     sprintf("<kerasmesh_layout_plan_summary> model \"%s\"", x$model),
     sprintf("Mesh:        %s", mesh_summary(x$mesh)),
     sprintf("Variables:   %s (%s trainable), %s",
-            plan_count(x$variables), plan_count(x$trainable),
-            plan_plural(nrow(rules), "rule")),
-    sprintf("Parameters:  %s (%s%s)", plan_count(x$parameters),
+            format_whole(x$variables), format_whole(x$trainable),
+            count_text(nrow(rules), "rule")),
+    sprintf("Parameters:  %s (%s%s)", format_whole(x$parameters),
             format_bytes(x$bytes),
             if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
     "Memory:",
@@ -120,8 +109,8 @@ format.kerasmesh_layout_plan_summary <- function(x, ...) {
     } else {
       "none"
     }),
-    sprintf("Problems:    %s, %s", plan_plural(x$errors, "error"),
-            plan_plural(x$warnings, "warning")),
+    sprintf("Problems:    %s, %s", count_text(x$errors, "error"),
+            count_text(x$warnings, "warning")),
     format_rule_totals(x$by_rule),
     if (!is.null(x$outputs) && nrow(x$outputs) > 0) {
       sprintf("Output rules: %s", paste0(

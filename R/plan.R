@@ -106,9 +106,11 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
   call <- rlang::current_env()
   source <- plan_layout_source(layout, call = call)
   if (!is.null(batch_size)) {
-    batch_size <- check_count(batch_size)
+    batch_size <- check_whole(batch_size)
   }
-  replicated_share <- check_share(replicated_share)
+  replicated_share <- check_number(
+    replicated_share, "a number between 0 and 1", min = 0, max = 1
+  )
   optimizer <- plan_optimizer_arg(optimizer, call = call)
   plan_of <- function(model) {
     shim_call(
@@ -235,22 +237,23 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
   if (inherits(layout, "python.builtin.object")) {
     return(list(layout = layout, batch_dim_name = NULL))
   }
-  kerasmesh_abort(
-    c("{.arg {arg}} must be a layout map or a model-parallel distribution.",
-      # cli < 3.6.1 names every S3 class, later ones the first only.
-      x = if (is.object(layout)) {
-        "Received a {.cls {class(layout)[[1]]}} object."
-      } else {
-        "Received {.obj_type_friendly {layout}}."
-      },
-      i = if (inherits(layout, "kerasmesh_distribution")) {
-        "A data-parallel distribution replicates every variable: there is
+  what <- "a layout map or a model-parallel distribution"
+  way_out <- if (inherits(layout, "kerasmesh_distribution")) {
+    "A data-parallel distribution replicates every variable: there is
          no layout to plan."
-      } else {
-        "Create one with {.fn layout_map} or {.fn model_parallel}."
-      }),
-    kind = "layout_map", call = call
-  )
+  } else {
+    "Create one with {.fn layout_map} or {.fn model_parallel}."
+  }
+  if (is.object(layout)) {
+    # cli < 3.6.1 names every S3 class, later ones the first only.
+    kerasmesh_abort(
+      c(paste0("{.arg {arg}} must be ", what, "."),
+        x = "Received a {.cls {class(layout)[[1]]}} object.", i = way_out),
+      kind = "layout_map", call = call
+    )
+  }
+  stop_input_type(layout, what, show_value = FALSE, way_out = way_out,
+                  kind = "layout_map", arg = arg, call = call)
 }
 
 plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
@@ -261,10 +264,10 @@ plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
       !is.na(optimizer) && nzchar(optimizer)) {
     return(optimizer)
   }
-  abort_wrong_object(
-    optimizer, "an optimizer name or a Keras optimizer",
-    'For example {.code "adam"}.', kind = "optimizer", arg = "optimizer",
-    call = call
+  stop_input_type(
+    optimizer, "an optimizer name or a Keras optimizer", show_value = FALSE,
+    way_out = 'For example {.code "adam"}.', kind = "optimizer",
+    arg = "optimizer", call = call
   )
 }
 

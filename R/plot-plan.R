@@ -68,7 +68,7 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   if (!is.null(limit)) {
     attr(limit, "label") <- limit_label %||% format_bytes(limit)
   }
-  max_groups <- check_count(max_groups)
+  max_groups <- check_whole(max_groups)
   summary <- attr(x, "summary")
   parts <- plan_memory_parts(x, by, what, max_groups)
   parts <- lump_groups(parts, max_groups)
@@ -321,12 +321,11 @@ parse_bytes <- function(x, arg = rlang::caller_arg(x),
       return(as.numeric(m[2]) * units[[unit]])
     }
   }
-  kerasmesh_abort(
-    c("{.arg {arg}} must be a number of bytes or a size such as
-       {.val 80GB}.",
-      x = "Received {.obj_type_friendly {x}}{received_value(x)}.",
-      i = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
-           (powers of 1024)."),
-    kind = "argument", call = call
+  stop_input_type(
+    x, "a number of bytes or a size such as
+       {.val 80GB}",
+    way_out = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
+           (powers of 1024).",
+    arg = arg, call = call
   )
 }

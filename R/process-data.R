@@ -39,18 +39,11 @@
 #' d$batch_size # 16 on a process on its own
 process_rows <- function(n, batch_size, process = process_index(),
                          processes = process_count()) {
-  n <- check_rows(n)
-  batch_size <- check_count(batch_size)
-  processes <- check_count(processes, max = max_processes_of_a_run)
-  if (!is.numeric(process) || length(process) != 1 || is.na(process) ||
-      process != round(process) || process < 0 || process >= processes) {
-    kerasmesh_abort(
-      c("{.arg process} must be a whole number from 0 to {processes - 1}.",
-        x = paste0("Received {.obj_type_friendly {process}}",
-                   "{received_value(process)}.")),
-      kind = "argument"
-    )
-  }
+  n <- check_whole(n, min = 0, what = "a whole number of rows (0 or more)")
+  batch_size <- check_whole(batch_size)
+  processes <- check_whole(processes, max = max_processes_of_a_run)
+  process <- check_whole(process, min = 0, max = processes - 1,
+                         what = "a whole number from 0 to {processes - 1}")
   share <- batch_share(batch_size, processes)
   full <- n %/% batch_size
   rest <- n - full * batch_size
@@ -85,7 +78,7 @@ process_rows <- function(n, batch_size, process = process_index(),
 process_data <- function(x, y = NULL, batch_size,
                          rows = process_rows(n_rows(x), batch_size),
                          dtype = "float32") {
-  batch_size <- check_count(batch_size)
+  batch_size <- check_whole(batch_size)
   rows <- check_row_numbers(rows, n_rows(x))
   share <- batch_share(batch_size, process_count())
   if (!is.null(y) && n_rows(y) != n_rows(x)) {
@@ -140,19 +133,6 @@ take_rows <- function(x, rows) {
   do.call(`[`, c(list(x), index, list(drop = FALSE)))
 }
 
-check_rows <- function(x, arg = rlang::caller_arg(x),
-                       call = rlang::caller_env()) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) ||
-      x < 0 || x != round(x) || x > .Machine$integer.max) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a whole number of rows (0 or more).",
-        x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
-    )
-  }
-  as.integer(x)
-}
-
 # Row numbers into `n` rows (NULL stays NULL): whole numbers from 1 to
 # `n`, not a logical index, no NA, no negative (dropping) index.
 check_row_numbers <- function(rows, n, arg = rlang::caller_arg(rows),
@@ -160,12 +140,9 @@ check_row_numbers <- function(rows, n, arg = rlang::caller_arg(rows),
   if (is.null(rows)) {
     return(NULL)
   }
+  what <- "row numbers, whole numbers from 1 to {n}"
   if (!is.numeric(rows)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be row numbers, whole numbers from 1 to {n}.",
-        x = "Received {.obj_type_friendly {rows}}{received_value(rows)}."),
-      kind = "argument", call = call
-    )
+    stop_input_type(rows, what, arg = arg, call = call)
   }
   bad <- is.na(rows) | rows < 1 | rows > n | rows != round(rows)
   if (any(bad)) {
@@ -174,7 +151,7 @@ check_row_numbers <- function(rows, n, arg = rlang::caller_arg(rows),
     more <- if (sum(bad) > 5) ", ..." else ""
     # nolint end
     kerasmesh_abort(
-      c("{.arg {arg}} must be row numbers, whole numbers from 1 to {n}.",
+      c(paste0("{.arg {arg}} must be ", what, "."),
         x = "{cli::qty(sum(bad))}Bad row number{?s}: {shown}{more}.",
         i = "{.arg x} has {n} row{?s}."),
       kind = "argument", call = call

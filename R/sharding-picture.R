@@ -54,6 +54,7 @@
 #'   writes it and `plot()` draws the figure; both return `x` invisibly.
 #' @seealso [plot.kerasmesh_device_mesh()] for the mesh itself,
 #'   [plot.kerasmesh_layout_plan()] for memory per device.
+#' @order 1
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
@@ -75,12 +76,8 @@ sharding_picture <- function(x, ...) {
 #' @export
 sharding_picture.default <- function(x, path, ...) {
   if (!inherits(x, "python.builtin.object")) {
-    kerasmesh_abort(
-      c("{.arg x} must be a Keras model, a sharding report, a layout plan,
-         a layout map or a device mesh.",
-        x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument"
-    )
+    stop_input_type(x, "a Keras model, a sharding report, a layout plan,
+         a layout map or a device mesh", show_value = FALSE)
   }
   check_supplied(c(path = missing(path)))
   new_sharding_picture(shim_call("blocks.variable_blocks", x,
@@ -227,11 +224,8 @@ as_tensor_shape <- function(shape, call = rlang::caller_env()) {
   }
   if (!is.numeric(shape) || anyNA(shape) || any(shape < 0) ||
       any(shape != round(shape))) {
-    kerasmesh_abort(
-      c("{.arg shape} must be whole numbers, one per dimension.",
-        x = "Received {.obj_type_friendly {shape}}{received_value(shape)}."),
-      kind = "shape", call = call
-    )
+    stop_input_type(shape, "whole numbers, one per dimension", kind = "shape",
+                    call = call)
   }
   as.list(as.numeric(shape))
 }

@@ -108,10 +108,6 @@ summarize_device_bytes <- function(per_device) {
           nrow(per_device))
 }
 
-format_dims <- function(shape) {
-  if (length(shape) == 0) "()" else paste(shape, collapse = times_symbol())
-}
-
 format_axes_short <- function(axes) {
   if (length(axes) == 0) {
     return("()")
@@ -135,11 +131,7 @@ format_bytes <- function(bytes) {
     bytes <- vapply(bytes, identity, numeric(1), USE.NAMES = FALSE)
   }
   if (!is.numeric(bytes) && !(is.logical(bytes) && all(is.na(bytes)))) {
-    kerasmesh_abort(
-      c("{.arg bytes} must be a numeric vector.",
-        x = "Received {.obj_type_friendly {bytes}}{received_value(bytes)}."),
-      kind = "argument"
-    )
+    stop_input_type(bytes, "a numeric vector")
   }
   units <- c("B", "kB", "MB", "GB", "TB", "PB")
   out <- character(length(bytes))

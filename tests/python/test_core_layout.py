@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError
-from kerasmesh.core.layout import lookup, new_layout_map, remove_rule, set_rule
+from kerasmesh.core.layout import (lookup, new_layout_map, remove_rule,
+                                   rule_keys, set_rule, set_rules)
 from kerasmesh.core.mesh import device_mesh
 
 
@@ -42,6 +43,28 @@ def test_set_and_remove_copy(mesh):
     assert len(lm) == 0 and added["keys"] == ["a"]
     removed = remove_rule(added["layout_map"], "a")
     assert removed["keys"] == [] and len(added["layout_map"]) == 1
+
+
+def test_set_rules_adds_and_removes_in_order_on_one_copy(mesh):
+    lm = new_layout_map(mesh, ["a", "b"], [["model"], ["data"]])["layout_map"]
+    out = set_rules(lm, ["a", "c", "nope", "a"],
+                    [None, [None, "model"], None, ["data"]])
+    assert out["keys"] == ["b", "c", "a"]
+    assert out["axes"] == [["data"], [None, "model"], ["data"]]
+    assert rule_keys(lm) == ["a", "b"]
+
+
+@pytest.mark.parametrize("keys,layouts,kind", [
+    (["b", "b"], [["model"], ["data"]], "layout_key_exists"),
+    (["c", 3], [["model"], None], "layout_key"),
+    (["c", "d"], [["model"], ["modle"]], "layout_axes"),
+    (["c", "d"], [["model"]], "layout_axes"),
+])
+def test_set_rules_refuses_what_set_rule_and_remove_rule_refuse(
+        mesh, keys, layouts, kind):
+    lm = new_layout_map(mesh)["layout_map"]
+    assert kind_of(set_rules, lm, keys, layouts) == kind
+    assert len(lm) == 0
 
 
 @pytest.mark.parametrize("key,axes,kind", [

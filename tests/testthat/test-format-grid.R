@@ -29,13 +29,3 @@ test_that("wide device grids wrap into bands of columns within the width", {
                     unlist(strsplit(lines, " +"))))
   expect_identical(sum(startsWith(lines, "data[0]")), sum(lines == "") + 1L)
 })
-
-test_that("long names are truncated to a width", {
-  expect_identical(kerasmesh:::truncate_right("abcdefghij", 8), "abcde...")
-  expect_identical(kerasmesh:::truncate_right("abc", 8), "abc")
-  long <- "adam/sequential/dense/kernel_momentum"
-  short <- kerasmesh:::truncate_left(long, 24)
-  expect_identical(nchar(short), 24L)
-  expect_true(startsWith(short, "adam/..."))
-  expect_true(endsWith(short, "kernel_momentum"))
-})

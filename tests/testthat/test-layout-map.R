@@ -24,6 +24,35 @@ test_that("rules can be added with [[<- and [<- and removed with NULL", {
   expect_identical(names(lm)[3:4], c("a", "b"))
 })
 
+test_that("[<- with several keys is one shim call, in the keys' order", {
+  calls <- list()
+  assign_rules <- with_shim(
+    "[<-.kerasmesh_layout_map", function(name, ..., call = NULL) {
+      calls[[length(calls) + 1]] <<- list(name = name, args = list(...))
+      fixture("layout-map-book")
+    }
+  )
+  out <- assign_rules(fixture_layout_map(), c("a", "b", "c"),
+                      list("model", NULL, c(NA, "data")))
+  expect_length(calls, 1)
+  expect_identical(calls[[1]]$name, "layout.set_rules")
+  expect_identical(calls[[1]]$args[[2]], list("a", "b", "c"))
+  expect_identical(calls[[1]]$args[[3]],
+                   list(list("model"), NULL, list(NULL, "data")))
+  expect_s3_class(out, "kerasmesh_layout_map")
+})
+
+test_that("[<- with several keys adds and removes in order, as [[<- does", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(), a = "model", b = "data")
+  lm[c("a", "c", "a")] <- list(NULL, c(NA, "model"), "data")
+  expect_identical(names(lm), c("b", "c", "a"))
+  expect_identical(as.list(lm)[["a"]], "data")
+  expect_error(lm[c("d", "b")] <- list("model", "model"),
+               class = "kerasmesh_error_layout_key_exists")
+  expect_identical(names(lm), c("b", "c", "a"))
+})
+
 test_that("layout maps have value semantics", {
   skip_if_no_keras()
   lm <- layout_map(book_mesh(), "dense.*kernel" = c(NA, "model"))

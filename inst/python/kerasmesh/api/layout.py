@@ -6,6 +6,7 @@ from ..core.layout import (
     new_layout_map,
     remove_rule,
     set_rule,
+    set_rules,
 )
 
 __all__ = [
@@ -14,4 +15,5 @@ __all__ = [
     "new_layout_map",
     "remove_rule",
     "set_rule",
+    "set_rules",
 ]

@@ -84,6 +84,38 @@ def set_rule(layout_map: Any, key: Any, axes: Any) -> dict:
     return describe_layout_map(new)
 
 
+def set_rules(layout_map: Any, keys: Iterable[Any],
+              layouts: Iterable[Any]) -> dict:
+    """A copy of `layout_map` with several rules set in one pass, for R's
+    `lm[keys] <- layouts`; the input is unchanged.
+
+    Args:
+        layout_map: a Keras `LayoutMap`.
+        keys: rule keys, applied in order.
+        layouts: one per key: None removes the key (no error if absent),
+            anything else adds it as `set_rule()` does.
+
+    Raises:
+        KerasmeshError: kind `layout_axes` when the counts differ, else as
+            `set_rule()` and `remove_rule()` (the first bad key, in order).
+    """
+    keys, layouts = list(keys), list(layouts)
+    if len(keys) != len(layouts):
+        raise KerasmeshError(
+            "layout_axes",
+            f"Assigning {len(keys)} keys needs {len(keys)} layouts.",
+            x=f"Received {len(layouts)}.")
+    new = _copy(layout_map)
+    for key, axes in zip(keys, layouts):
+        if axes is None:
+            check_key(key)
+            if key in rule_keys(new):
+                del new[key]
+        else:
+            _add_rule(new, key, axes)
+    return describe_layout_map(new)
+
+
 def remove_rule(layout_map: Any, key: Any) -> dict:
     """A copy of `layout_map` without `key` (no error if it is absent)."""
     check_key(key)

@@ -97,7 +97,7 @@ format_plan_totals <- function(s) {
     sprintf("with gradients and %s slots", s$optimizer)
   }
   c(
-    sprintf("Parameters: %s (%s)", plan_count(s$parameters),
+    sprintf("Parameters: %s (%s)", format_whole(s$parameters),
             format_bytes(s$bytes)),
     sprintf("Per device: %s of weights, %s %s",
             format_bytes(s$device_weights), format_bytes(s$device_total),
@@ -117,15 +117,7 @@ format_plan_problems <- function(x, width) {
   n_warn <- sum(problems$severity == "warning")
   c(
     sprintf("Problems: %s, %s (details: check_layout())",
-            plan_plural(n_err, "error"), plan_plural(n_warn, "warning")),
+            count_text(n_err, "error"), count_text(n_warn, "warning")),
     format_plan_groups(attr(x, "groups"), width)
   )
-}
-
-plan_count <- function(x) {
-  format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
-}
-
-plan_plural <- function(n, word) {
-  count_text(n, word)
 }

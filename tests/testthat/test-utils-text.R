@@ -13,3 +13,13 @@ test_that("a batch split is worded in ways, one way singular", {
   expect_identical(kerasmesh:::ways_text(NULL), "? ways")
   expect_identical(kerasmesh:::ways_text(NA), "? ways")
 })
+
+test_that("long names are truncated to a width", {
+  expect_identical(kerasmesh:::truncate_right("abcdefghij", 8), "abcde...")
+  expect_identical(kerasmesh:::truncate_right("abc", 8), "abc")
+  long <- "adam/sequential/dense/kernel_momentum"
+  short <- kerasmesh:::truncate_left(long, 24)
+  expect_identical(nchar(short), 24L)
+  expect_true(startsWith(short, "adam/..."))
+  expect_true(endsWith(short, "kernel_momentum"))
+})

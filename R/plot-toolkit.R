@@ -1,4 +1,4 @@
-# A small grid toolkit for kerasmesh's pictures: a titled page, panels, a
+# The picture toolkit, over the grid package: a titled page, panels, a
 # labelled grid of cells, text that fits, and fills. The pictures themselves
 # are in plot-mesh.R, plot-plan.R, plot-sharding.R and plot-cost.R.
 

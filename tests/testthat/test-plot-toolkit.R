@@ -1,4 +1,4 @@
-# The grid toolkit is pure R: these tests run without Python.
+# The picture toolkit is pure R: these tests run without Python.
 
 test_that("sequential fills darken in order; one fill for one column", {
   expect_length(kerasmesh:::seq_fills(1), 1)

@@ -1,0 +1,161 @@
+# Argument checks that know the caller's argument name, one family in the
+# style of rlang's standalone type checks: each `check_*()` returns its
+# argument (as an integer where it says so) or reports the problem with
+# `stop_input_type()`, the one place that words "must be ...; Received ...".
+# Arguments in `...` go on to `stop_input_type()` (`kind`, `way_out`, ...).
+
+# A classed error for arguments left out (`absent`: `missing()` of each,
+# named), instead of R's "argument is missing, with no default".
+check_supplied <- function(absent, call = rlang::caller_env()) {
+  if (any(absent)) {
+    args <- names(absent)[absent] # nolint: object_usage_linter. cli.
+    kerasmesh_abort("{.arg {args}} must be supplied.", kind = "argument",
+                    call = call)
+  }
+  invisible()
+}
+
+# The error for an argument of the wrong type or value, worded once:
+#   ! <subject> must be <what>.
+#   x Received <what `x` is, cli's {.obj_type_friendly}>[ (<its values>)].
+#   i <way_out>
+# `what`, `subject`, `problem` and `way_out` are cli text interpolated in
+# `envir` (the frame that wrote them), where `{arg}` is the argument's
+# name, so they can use the caller's variables ("from 0 to {n - 1}").
+# `problem` replaces the whole first line where it isn't "<subject> must
+# be <what>."; `received` is the word that starts the second; `show_value`
+# adds short atomic values (`received_value()`). `kind`: the condition
+# kind(s), classes `kerasmesh_error_<kind>` and `kerasmesh_error`.
+stop_input_type <- function(x, what = NULL, ..., show_value = TRUE,
+                            way_out = NULL, subject = "{.arg {arg}}",
+                            problem = NULL, received = "Received",
+                            kind = "argument",
+                            arg = rlang::caller_arg(x),
+                            call = rlang::caller_env(),
+                            envir = parent.frame()) {
+  rlang::check_dots_empty()
+  problem <- problem %||% paste0(subject, " must be ", what, ".")
+  value <- if (show_value) "{received_value(input)}" else ""
+  message <- c(
+    problem,
+    x = paste0(received, " {.obj_type_friendly {input}}", value, "."),
+    i = way_out
+  )
+  kerasmesh_abort(message, kind = kind, call = call,
+                  .envir = rlang::env(envir, arg = arg, input = x),
+                  .frame = parent.frame())
+}
+
+check_string <- function(x, ..., arg = rlang::caller_arg(x),
+                         call = rlang::caller_env()) {
+  if (!is.character(x) || length(x) != 1 || is.na(x) || !nzchar(x)) {
+    stop_input_type(x, "a single non-empty string", ..., show_value = FALSE,
+                    arg = arg, call = call)
+  }
+  x
+}
+
+# Whole numbers from `min` to `max`, returned as an integer: the one check
+# for counts, sizes, limits and indices (NULL stays NULL where
+# `allow_null`). `max` defaults to R's largest integer, so a value an
+# integer can't hold (3e9) is refused instead of becoming NA; pass a
+# smaller `max` where a use has a sensible limit. `what` words the range
+# for every failure (then a value above `max` is reported like any other).
+check_whole <- function(x, ..., min = 1, max = .Machine$integer.max,
+                        what = NULL, allow_null = FALSE, kind = "argument",
+                        arg = rlang::caller_arg(x),
+                        call = rlang::caller_env()) {
+  if (allow_null && is.null(x)) {
+    return(NULL)
+  }
+  whole <- is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) &&
+    x == round(x)
+  if (!whole || x < min || (!is.null(what) && x > max)) {
+    stop_input_type(x, what %||% whole_description(min), ..., kind = kind,
+                    arg = arg, call = call, envir = parent.frame())
+  }
+  if (x > max) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be at most {format_whole(max)}.",
+        x = "Received {format_whole(x)}."),
+      kind = kind, call = call
+    )
+  }
+  as.integer(x)
+}
+
+whole_description <- function(min) {
+  if (min == 1) {
+    "a positive whole number"
+  } else if (min == 0) {
+    "a whole number (0 or more)"
+  } else {
+    paste("a whole number of at least", format_whole(min))
+  }
+}
+
+# A single number from `min` to `max` (above `min` where `exclusive_min`),
+# returned as a double; infinite values pass where the range has them.
+check_number <- function(x, what, ..., min = -Inf, max = Inf,
+                         exclusive_min = FALSE, allow_null = FALSE,
+                         arg = rlang::caller_arg(x),
+                         call = rlang::caller_env()) {
+  if (allow_null && is.null(x)) {
+    return(NULL)
+  }
+  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) && x >= min &&
+    x <= max && !(exclusive_min && x == min)
+  if (!ok) {
+    stop_input_type(x, what, ..., arg = arg, call = call,
+                    envir = parent.frame())
+  }
+  as.numeric(x)
+}
+
+# One string from `values`, as rlang::arg_match() but with kerasmesh's class.
+# The default (the whole vector of choices) means the first.
+check_choice <- function(x, values, arg = rlang::caller_arg(x),
+                         call = rlang::caller_env()) {
+  if (identical(x, values)) {
+    return(values[[1]])
+  }
+  if (is.character(x) && length(x) == 1 && !is.na(x) && !x %in% values) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be one of {.or {.val {values}}}.",
+        x = "Received {.val {x}}."),
+      kind = "argument", call = call
+    )
+  }
+  if (!is.character(x) || length(x) != 1 || is.na(x)) {
+    stop_input_type(x, "one of {.or {.val {values}}}", arg = arg, call = call)
+  }
+  x
+}
+
+check_flag <- function(x, ..., arg = rlang::caller_arg(x),
+                       call = rlang::caller_env()) {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
+    stop_input_type(x, "`TRUE` or `FALSE`", ..., show_value = FALSE,
+                    arg = arg, call = call)
+  }
+  x
+}
+
+# An R value where a Python object is needed.
+check_python_object <- function(x, what, ..., arg = rlang::caller_arg(x),
+                                call = rlang::caller_env()) {
+  if (!inherits(x, "python.builtin.object")) {
+    stop_input_type(x, what, ..., arg = arg, call = call,
+                    envir = parent.frame())
+  }
+  invisible(x)
+}
+
+# " (3.5)" for short atomic values, so messages show what was received.
+received_value <- function(x) {
+  if (!is.atomic(x) || length(x) == 0 || length(x) > 4) {
+    return("")
+  }
+  values <- vapply(as.list(x), preview_words, character(1))
+  paste0(" (", paste(values, collapse = ", "), ")")
+}

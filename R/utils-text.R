@@ -1,0 +1,50 @@
+# Small text helpers shared by the format() methods and messages: counts,
+# dimensions and names shortened to a width.
+
+# A count and its noun, made plural by cli: "1 rule", "12,345 errors".
+# `count` is how the number is written.
+count_text <- function(n, noun, count = format_whole(n)) {
+  cli::pluralize("{count} {noun}{cli::qty(n)}{?s}")
+}
+
+# How many ways a batch is split: "1 way", "4 ways", "? ways" when unknown.
+ways_text <- function(n) {
+  if (is.null(n) || is.na(n)) "? ways" else count_text(n, "way", format(n))
+}
+
+# 12,345: a whole number with thousands marks, never in scientific notation.
+format_whole <- function(x) {
+  format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
+}
+
+# The dimensions of a shape, "1024 x 512" (a times sign in UTF-8), "()"
+# for a scalar.
+format_dims <- function(shape) {
+  if (length(shape) == 0) "()" else paste(shape, collapse = times_symbol())
+}
+
+# "2 × 4" in a UTF-8 console, "2 x 4" elsewhere.
+times_symbol <- function() {
+  if (cli::is_utf8_output()) "\u00d7" else "x"
+}
+
+times_to_ascii <- function(x) {
+  if (cli::is_utf8_output()) x else gsub("\u00d7", "x", x, fixed = TRUE)
+}
+
+# Shortens long paths in the middle, keeping their first component and
+# their end: "adam/...hidden_kernel_momentum".
+truncate_left <- function(x, width) {
+  long <- nchar(x) > width
+  head <- sub("/.*$", "/", x[long])
+  head[nchar(head) > width / 2 | head == x[long]] <- ""
+  keep <- width - nchar(head) - 3
+  x[long] <- paste0(head, "...", substring(x[long], nchar(x[long]) - keep + 1))
+  x
+}
+
+truncate_right <- function(x, width = 72) {
+  long <- nchar(x) > width
+  x[long] <- paste0(substring(x[long], 1, width - 3), "...")
+  x
+}

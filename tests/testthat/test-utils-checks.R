@@ -1,0 +1,81 @@
+test_that("check_whole() returns integers within its range", {
+  expect_identical(check_whole(3), 3L)
+  expect_identical(check_whole(0, min = 0), 0L)
+  expect_identical(check_whole(.Machine$integer.max), .Machine$integer.max)
+  expect_identical(check_whole(8, max = 8), 8L)
+})
+
+test_that("check_whole() refuses what an integer or the use can't hold", {
+  for (bad in list(3e9, .Machine$integer.max + 1, 2.5, NA, Inf, "3", 1:2,
+                   NULL, TRUE, 0, -1)) {
+    expect_error(check_whole(bad), class = "kerasmesh_error_argument")
+  }
+  expect_error(check_whole(-1, min = 0), class = "kerasmesh_error_argument")
+  expect_error(check_whole(9, max = 8), class = "kerasmesh_error_argument")
+  n <- 3e9
+  expect_snapshot(check_whole(n), error = TRUE)
+  expect_snapshot(check_whole(n, min = 0, max = 10), error = TRUE)
+  offset <- -2
+  expect_snapshot(check_whole(offset, min = 0), error = TRUE)
+})
+
+test_that("check_choice() takes the first default or one of the choices", {
+  expect_identical(check_choice(c("a", "b"), c("a", "b")), "a")
+  expect_identical(check_choice("b", c("a", "b")), "b")
+  for (bad in list("c", c("a", "b", "c"), NA_character_, 1, NULL)) {
+    expect_error(check_choice(bad, c("a", "b")),
+                 class = "kerasmesh_error_argument")
+  }
+})
+
+test_that("stop_input_type() words the problem, what was received, a way out", {
+  n <- 3
+  err <- tryCatch(
+    stop_input_type(2.5, "a whole number below {n}", way_out = "Round it.",
+                    kind = c("axis_names", "argument"), arg = "size"),
+    error = function(e) e
+  )
+  expect_s3_class(err, c("kerasmesh_error_axis_names",
+                         "kerasmesh_error_argument", "kerasmesh_error"))
+  # testthat's output has ASCII bullets.
+  expect_identical(
+    strsplit(cli::ansi_strip(conditionMessage(err)), "\n")[[1]],
+    c("`size` must be a whole number below 3.",
+      "x Received a number (2.5).", "i Round it.")
+  )
+  err <- tryCatch(
+    stop_input_type("x", subject = "The key", problem = "No {.val {n}}.",
+                    received = "It is", show_value = FALSE),
+    error = function(e) e
+  )
+  expect_identical(cli::ansi_strip(conditionMessage(err)),
+                   "No 3.\nx It is a string.")
+})
+
+test_that("check_whole() and check_number() pass NULL only where allowed", {
+  expect_null(check_whole(NULL, allow_null = TRUE))
+  expect_null(check_number(NULL, "a number", allow_null = TRUE))
+  expect_error(check_number(NULL, "a number"),
+               class = "kerasmesh_error_argument")
+  expect_identical(check_number(1L, "a number"), 1)
+  expect_identical(check_number(Inf, "a number", min = 0), Inf)
+  expect_error(check_number(0, "a positive number", min = 0,
+                            exclusive_min = TRUE),
+               class = "kerasmesh_error_argument")
+  expect_error(check_number(1.5, "a share", max = 1),
+               class = "kerasmesh_error_argument")
+})
+
+test_that("check_whole(what =) words every failure, above `max` too", {
+  last <- 3
+  for (bad in list(-1, 4, 2.5, "1")) {
+    err <- tryCatch(
+      check_whole(bad, min = 0, max = last, what = "from 0 to {last}"),
+      error = function(e) e
+    )
+    expect_s3_class(err, "kerasmesh_error_argument")
+    expect_match(conditionMessage(err), "`bad` must be from 0 to 3.",
+                 fixed = TRUE)
+  }
+  expect_identical(check_whole(3, min = 0, max = last, what = "from 0"), 3L)
+})
