@@ -1,6 +1,6 @@
 # The picture toolkit, over the grid package: a titled page, panels, a
 # labelled grid of cells, text that fits, and fills. The pictures themselves
-# are in plot-mesh.R, plot-plan.R, plot-sharding.R and plot-cost.R.
+# are in device-mesh-plot.R, plan-plot.R, sharding-plot.R and cost-plot.R.
 
 # A new page with a bold title and grey subtitle lines; pushes the body's
 # viewport (pop it when done).
