@@ -1,4 +1,4 @@
-"""A `fit()` callback that writes sharded checkpoints (see checkpoint.py)."""
+"""A `fit()` callback that writes sharded checkpoints (see store.py)."""
 
 from __future__ import annotations
 

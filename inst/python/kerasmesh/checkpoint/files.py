@@ -5,7 +5,7 @@ A step kerasmesh committed is a real directory named by its number
 (`12/`) holding a marker, `kerasmesh_files.json`: the step's number and
 every file of the step with its size and SHA-256, written once Orbax had
 committed the arrays. Only such steps are ever pruned or replaced
-(`checkpoint_commit.py`); anything else in the directory is listed for
+(`commit.py`); anything else in the directory is listed for
 what it is and left alone:
 
 * a number-named directory with Orbax's commit record but no marker was
@@ -16,7 +16,7 @@ what it is and left alone:
 Every step is checked on its own: an unreadable marker or metadata file
 makes that step incomplete, never the whole directory unreadable.
 kerasmesh's own temporary entries (`.kerasmesh-*`, see
-`checkpoint_commit.py`) are never listed as steps; one that holds the only
+`commit.py`) are never listed as steps; one that holds the only
 committed copy of a step after a save was killed between two renames
 stands in for that step.
 """
@@ -39,7 +39,7 @@ MARKER_VERSION = 2
 MAX_STEP = 2**31 - 1
 _STEP_DIR = re.compile(r"^(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
 # kerasmesh's own entries: a new step before it is swapped in, an old one
-# swapped out (see checkpoint_commit.py).
+# swapped out (see commit.py).
 STAGING = ".kerasmesh-staging-"
 RETIRED = ".kerasmesh-retired-"
 _OWN_DIR = re.compile(r"^\.kerasmesh-(?P<kind>staging|retired)-"

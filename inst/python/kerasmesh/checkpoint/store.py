@@ -12,9 +12,9 @@ kerasmesh adds the layout of every variable (mesh, axes per dimension),
 the step and the epoch to Orbax's metadata of the step, and a marker with
 every file's size and checksum once the step is committed: which
 directories are kerasmesh's steps and whether each is intact is
-`checkpoint_files.py`'s topic; how a step is committed, replaced and
-pruned without losing one, `checkpoint_commit.py`'s. The callback for
-`fit()` lives in `checkpoint_callback.py`.
+`files.py`'s topic; how a step is committed, replaced and
+pruned without losing one, `commit.py`'s. The callback for
+`fit()` lives in `callback.py`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def save_step(model: Any, directory: str, step: int,
               keep: int | None = None, start: int | None = None) -> dict:
     """Write one step, then prune; every process must call it.
 
-    The step is written aside and swapped in (`checkpoint_commit.py`),
+    The step is written aside and swapped in (`commit.py`),
     under the directory's lock. `keep`: keep the newest `keep` complete
     steps. `start`: also delete kerasmesh's steps after `start` (a run
     resumed from `start` replaces them).

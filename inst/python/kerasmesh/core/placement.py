@@ -4,7 +4,7 @@
 replicates the variable; a shorter layout is padded with None; a longer one,
 an unknown or repeated axis, or a dimension its mesh axes can't divide fails
 inside JAX. `resolve_placement()` adds the rule lookup (`RuleResolver`).
-Problems are plain dicts (`problem()`); `problems.py` groups them.
+Problems are plain dicts (`problem()`); `plan/problems.py` groups them.
 """
 
 from __future__ import annotations

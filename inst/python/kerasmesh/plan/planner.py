@@ -5,8 +5,8 @@ silently: a rule that matches nothing leaves weights replicated, a layout
 shorter than a variable's rank is padded, a longer one or an indivisible
 dimension fails inside JAX, a batch size the batch axis can't divide fails
 mid-fit. `layout_plan()` works all of that out from shapes alone, before
-anything is allocated. One variable's placement is `placement.py`'s; the
-shape-only build is `scopes.py`'s; optimizer slots are `slots.py`'s.
+anything is allocated. One variable's placement is `core/placement.py`'s; the
+shape-only build is `core/scopes.py`'s; optimizer slots are `slots.py`'s.
 """
 
 from __future__ import annotations
