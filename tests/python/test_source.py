@@ -9,6 +9,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIM = os.path.join(ROOT, "inst", "python", "kerasmesh")
 TESTS = os.path.dirname(__file__)
 MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 400
 
 
 def function_lengths():
@@ -46,6 +47,17 @@ def test_no_function_is_longer_than_a_screen():
     assert len(lengths) > 100
     long = sorted(x for x in lengths if x[0] > MAX_FUNCTION_LINES)
     assert not long, f"split these: {long}"
+
+
+def test_no_module_is_longer_than_400_lines():
+    """Split a module by topic before it reaches the limit."""
+    long = []
+    for path in glob.glob(os.path.join(SHIM, "**", "*.py"), recursive=True):
+        with open(path, encoding="utf-8") as f:
+            n = sum(1 for _ in f)
+        if n > MAX_MODULE_LINES:
+            long.append((n, os.path.relpath(path, SHIM)))
+    assert not long, f"split these by topic: {sorted(long)}"
 
 
 def test_development_setup_installs_the_package_pinned_list():
