@@ -11,3 +11,29 @@ os.environ["XLA_FLAGS"] = (
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "inst", "python"))
+
+
+import pytest  # noqa: E402 - after the environment JAX reads at start
+
+
+@pytest.fixture(scope="session")
+def mesh_2x4():
+    """A 2 x 4 Keras DeviceMesh ("data" x "model") over the 8 devices."""
+    import keras
+
+    return keras.distribution.DeviceMesh(
+        (2, 4), ("data", "model"), keras.distribution.list_devices())
+
+
+@pytest.fixture(scope="session")
+def rules_on():
+    """rules_on(mesh, key=axes, ...): a Keras LayoutMap with those rules."""
+    import keras
+
+    def make(mesh, **rules):
+        lm = keras.distribution.LayoutMap(mesh)
+        for key, axes in rules.items():
+            lm[key] = axes
+        return lm
+
+    return make

@@ -10,17 +10,14 @@ from kerasmesh.plan.placements import (optimizer_placements, place_model,
 from kerasmesh.plan.slots import optimizer_variables
 
 
-@pytest.fixture(scope="module")
-def mesh():
-    return keras.distribution.DeviceMesh(
-        (2, 4), ("data", "model"), keras.distribution.list_devices())
+@pytest.fixture
+def mesh(mesh_2x4):
+    return mesh_2x4
 
 
-def layout_map(mesh, **rules):
-    lm = keras.distribution.LayoutMap(mesh)
-    for key, axes in rules.items():
-        lm[key] = axes
-    return lm
+@pytest.fixture
+def layout_map(rules_on):
+    return rules_on
 
 
 def model():
@@ -28,7 +25,8 @@ def model():
                             name="m")
 
 
-def test_every_variable_is_placed_by_its_rule_and_found_by_path(mesh):
+def test_every_variable_is_placed_by_its_rule_and_found_by_path(
+        mesh, layout_map):
     m = model()
     placed = place_model(m, layout_map(mesh, **{".*kernel": (None, "model")}))
     kernel, bias = m.variables
@@ -38,7 +36,8 @@ def test_every_variable_is_placed_by_its_rule_and_found_by_path(mesh):
     assert placed.optimizer is None and placed.optimizer_variables == []
 
 
-def test_slots_follow_their_variable_and_counters_the_layout_map(mesh):
+def test_slots_follow_their_variable_and_counters_the_layout_map(
+        mesh, layout_map):
     m = model()
     lm = layout_map(mesh, **{".*kernel": (None, "model")})
     placed = place_model(m, lm, "adam")
@@ -58,7 +57,8 @@ def test_slots_follow_their_variable_and_counters_the_layout_map(mesh):
     assert [p.rule for p in placed.looked_up()].count(".*kernel") == 1
 
 
-def test_a_slot_whose_variable_is_unknown_is_looked_up_by_its_path(mesh):
+def test_a_slot_whose_variable_is_unknown_is_looked_up_by_its_path(
+        mesh, layout_map):
     m = model()
     lm = layout_map(mesh, **{".*": (None,)})
     placer = Placer(lm)

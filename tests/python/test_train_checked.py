@@ -8,17 +8,14 @@ from kerasmesh.core.errors import KerasmeshError
 from kerasmesh.train import checked
 
 
-@pytest.fixture(scope="module")
-def mesh():
-    return keras.distribution.DeviceMesh(
-        (2, 4), ("data", "model"), keras.distribution.list_devices())
+@pytest.fixture
+def mesh(mesh_2x4):
+    return mesh_2x4
 
 
-def layout_map(mesh, **rules):
-    lm = keras.distribution.LayoutMap(mesh)
-    for key, axes in rules.items():
-        lm[key] = axes
-    return lm
+@pytest.fixture
+def layout_map(rules_on):
+    return rules_on
 
 
 def small_sequential(units=8, name=None):
@@ -26,7 +23,8 @@ def small_sequential(units=8, name=None):
                             name=name)
 
 
-def test_checked_model_parallel_names_the_variable_at_creation(mesh):
+def test_checked_model_parallel_names_the_variable_at_creation(
+        mesh, layout_map):
     lm = layout_map(mesh, **{".*kernel": (None, "model")})
     dist = checked.checked_model_parallel(lm)
     with dist.scope():

@@ -24,14 +24,16 @@ How to get a placement:
   layout_map, optimizer)`` (``plan/placements.py``), a `ModelPlacement`
   whose `variables` and `optimizer` map each path to its placement.
 
-Properties are ints and tuples; converting for R (floats for byte counts
-and shapes) happens where R is answered.
+Properties are ints and tuples (the derived ones computed once per
+placement); converting for R (floats for byte counts and shapes) happens
+where R is answered.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 Axes = tuple[str, ...]
@@ -151,7 +153,7 @@ class Placement:
 
     # -- the mesh
 
-    @property
+    @cached_property
     def sizes(self) -> dict[str, int]:
         """{axis name: size} of the mesh."""
         return dict(self.mesh)
@@ -179,7 +181,7 @@ class Placement:
         """Per dimension None, an axis name, or names joined with "+"."""
         return ["+".join(a) if a else None for a in self.axes]
 
-    @property
+    @cached_property
     def used_axes(self) -> Axes:
         """The mesh axes the layout uses, each once, in order."""
         return tuple(dict.fromkeys(a for names in self.axes for a in names))
@@ -198,13 +200,13 @@ class Placement:
 
     # -- the arithmetic
 
-    @property
+    @cached_property
     def splits(self) -> tuple[int, ...]:
         """How many ways each dimension is split."""
         sizes = self.sizes
         return tuple(ways(a, sizes) for a in self.axes)
 
-    @property
+    @cached_property
     def shard_shape(self) -> tuple[int, ...]:
         """The shape of the block one device holds (rounded up where a
         split does not divide its dimension)."""
