@@ -163,9 +163,9 @@ def check_capacity(saved: dict, variables: dict, targets: dict) -> None:
     """
     for key in variables:
         shape = [int(s) for s in saved[key].shape]
-        ways = sharding_placement(targets[key], shape).splits
-        for dim, (n, w) in enumerate(zip(shape, ways)):
-            if n % w:
+        placement = sharding_placement(targets[key], shape)
+        for dim, (n, w) in enumerate(zip(shape, placement.splits)):
+            if dim in placement.indivisible:
                 raise KerasmeshError(
                     "checkpoint_layout", f"Variable \"{key}\" must fit the "
                     "mesh it is restored onto.",
