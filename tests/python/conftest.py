@@ -17,7 +17,7 @@ import pytest  # noqa: E402 - after the environment JAX reads at start
 
 
 @pytest.fixture(scope="session")
-def mesh_2x4():
+def mesh():
     """A 2 x 4 Keras DeviceMesh ("data" x "model") over the 8 devices."""
     import keras
 
@@ -26,8 +26,8 @@ def mesh_2x4():
 
 
 @pytest.fixture(scope="session")
-def rules_on():
-    """rules_on(mesh, key=axes, ...): a Keras LayoutMap with those rules."""
+def layout_map():
+    """layout_map(mesh, key=axes, ...): a Keras LayoutMap with those rules."""
     import keras
 
     def make(mesh, **rules):

@@ -2,22 +2,11 @@
 variables matched by path, slots following their model variable."""
 
 import keras
-import pytest
 
 from kerasmesh.core.layout_problems import Placer
 from kerasmesh.plan.placements import (optimizer_placements, place_model,
                                        place_variables)
 from kerasmesh.plan.slots import optimizer_variables
-
-
-@pytest.fixture
-def mesh(mesh_2x4):
-    return mesh_2x4
-
-
-@pytest.fixture
-def layout_map(rules_on):
-    return rules_on
 
 
 def model():

@@ -8,16 +8,6 @@ from kerasmesh.core.errors import KerasmeshError
 from kerasmesh.train import checked
 
 
-@pytest.fixture
-def mesh(mesh_2x4):
-    return mesh_2x4
-
-
-@pytest.fixture
-def layout_map(rules_on):
-    return rules_on
-
-
 def small_sequential(units=8, name=None):
     return keras.Sequential([keras.Input((4,)), keras.layers.Dense(units)],
                             name=name)
@@ -31,3 +21,22 @@ def test_checked_model_parallel_names_the_variable_at_creation(
         with pytest.raises(KerasmeshError, match="/kernel") as e:
             small_sequential(units=6)
     assert e.value.kind == "layout_divisibility"
+
+
+def test_checked_model_parallel_refuses_a_variable_two_rules_match(
+        mesh, layout_map):
+    lm = layout_map(mesh, **{".*kernel": (None, "model"),
+                             "dense.*": (None, "model")})
+    with checked.checked_model_parallel(lm).scope():
+        with pytest.raises(KerasmeshError, match="dense/kernel") as e:
+            keras.layers.Dense(8, name="dense").build((None, 4))
+    assert e.value.kind == "layout_ambiguous"
+
+
+def test_checked_model_parallel_places_a_layout_that_works(
+        mesh, layout_map):
+    lm = layout_map(mesh, **{".*kernel": (None, "model")})
+    with checked.checked_model_parallel(lm).scope():
+        model = small_sequential(units=8)
+    kernel = model.layers[-1].kernel.value
+    assert kernel.sharding.shard_shape(kernel.shape) == (4, 2)
