@@ -53,3 +53,24 @@ def test_sharded_specs_know_what_one_device_holds():
     assert step.shard_bytes(spec) == 4 * 4 * 4
     spec = step.sharded((8, 16), "float32", MESH, [None, ["data", "model"]])
     assert step.shard_bytes(spec) == 8 * 2 * 4
+
+
+def test_the_steps_state_is_placed_by_path_as_the_plan_places_it():
+    from kerasmesh.plan.placements import place_model
+
+    mesh = keras.distribution.DeviceMesh(
+        (2, 4), ("data", "model"), keras.distribution.list_devices())
+    lm = keras.distribution.LayoutMap(mesh)
+    lm[".*kernel"] = (None, "model")
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8)])
+    placement = place_model(model, lm, "adam")
+    dist = keras.distribution.ModelParallel(layout_map=lm)
+    specs = step.step_specs(model, placement, dist, "adam", None, 8, None)
+    trainable, frozen, slots = specs.state
+    kernel = trainable[0]
+    assert kernel.sharding.shard_shape(kernel.shape) == (4, 2)
+    # Adam's slots for the kernel follow it; its counters are whole.
+    shards = sorted(s.sharding.shard_shape(s.shape) for s in slots)
+    assert shards.count((4, 2)) == 2
+    assert step.shard_bytes(specs.xs) == 4 * 4 * 4
+    assert specs.loss_text == step.STAND_IN_LOSS and specs.ys == [None]

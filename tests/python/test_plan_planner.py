@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kerasmesh.train import guard
 from kerasmesh.plan import planner as plan
 from kerasmesh.core.errors import KerasmeshError
 from kerasmesh.core.resolve import RuleResolver
@@ -276,15 +275,6 @@ def test_model_must_be_a_built_model(mesh):
 
 
 # -- checks at creation and before training -------------------------------
-
-def test_checked_model_parallel_names_the_variable_at_creation(mesh):
-    lm = layout_map(mesh, **{".*kernel": (None, "model")})
-    dist = guard.checked_model_parallel(lm)
-    with dist.scope():
-        with pytest.raises(KerasmeshError, match="/kernel") as e:
-            small_sequential(units=6)
-    assert e.value.kind == "layout_divisibility"
-
 
 def test_batch_size_beyond_r_integers_is_refused(mesh):
     """R and reticulate 1.28 would wrap it to a negative number."""

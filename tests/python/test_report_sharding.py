@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from kerasmesh.core.placement import sharding_placement
 from kerasmesh.report import sharding
 
 MESH = Mesh(np.array(jax.devices()).reshape(2, 4), ("data", "model"))
@@ -26,10 +27,10 @@ def test_blocks_of_a_matrix_split_over_model_are_four_column_blocks():
     assert blocks["devices"][0] == ["cpu:0", "cpu:4"]
 
 
-def test_block_facts_count_copies_and_bytes():
-    blocks = sharding.blocks_of(
-        NamedSharding(MESH, PartitionSpec(None, "model")), (4, 8))
-    facts = sharding.block_facts((4, 8), 4, blocks)
+def test_placement_facts_count_copies_and_bytes():
+    placement = sharding_placement(
+        NamedSharding(MESH, PartitionSpec(None, "model")), (4, 8), 4)
+    facts = sharding.placement_facts(placement)
     assert facts == {"shard_shape": [4, 2], "copies": 2,
                      "bytes": 128.0, "device_bytes": 32.0}
 

@@ -30,9 +30,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from .files import (RETIRED, STAGING, describe_step,
-                               file_in_the_way, process_index, read_marker,
+                               file_in_the_way, read_marker,
                                scan, sync_processes)
 from ..core.errors import KerasmeshError
+from ..distributed.initialize import process_index
 
 LOCK_FILE = ".kerasmesh.lock"
 _LEFTOVER = re.compile(r"^\.kerasmesh-(staging|retired)-(?P<step>[0-9]+)"

@@ -133,12 +133,6 @@ def check_count(x: Any, name: str, allow_none: bool = True) -> int | None:
     return int(x)
 
 
-def process_index() -> int:
-    import jax
-
-    return int(jax.process_index())
-
-
 def sync_processes(key: str) -> None:
     """A barrier across the processes of a distributed run (none alone)."""
     import jax

@@ -27,13 +27,14 @@ from typing import Any
 from . import commit
 from .files import (check_count, check_directory, check_step,
                                kerasmesh_metadata, not_a_checkpoint, orbax,
-                               pick_step, process_index, read_metadata, scan,
+                               pick_step, read_metadata, scan,
                                sync_processes, write_marker)
 from .variables import (abstract_tree, build_optimizer,
                                    check_capacity, check_match,
                                    describe_variables, flatten, match_key,
-                                   model_variables, nest, target_sharding)
+                                   keyed_variables, nest, target_sharding)
 from ..core.errors import KerasmeshError, warn
+from ..distributed.initialize import process_index
 
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
                 errno.EPERM, errno.EIO)
@@ -66,7 +67,7 @@ def save_step(model: Any, directory: str, step: int,
     if sync is not None:
         sync()  # fit() keeps the state outside the variables between steps
     build_optimizer(model)  # so that a restore finds the slots it creates
-    variables = model_variables(model)
+    variables = keyed_variables(model)
     meta = {"kerasmesh": {
         "version": 1, "step": step, "epoch": epoch,
         "process_count": int(jax.process_count()),
@@ -199,7 +200,7 @@ def restore(model: Any, directory: Any, step: Any = None) -> dict:
     directory = check_directory(directory)
     chosen, passed = pick_step(directory, check_step(step))
     build_optimizer(model)
-    variables = {match_key(k): v for k, v in model_variables(model).items()}
+    variables = {match_key(k): v for k, v in keyed_variables(model).items()}
     meta = saved_tree(chosen["path"])
     stored = flatten(meta)
     saved = {match_key(k): m for k, m in stored.items()}

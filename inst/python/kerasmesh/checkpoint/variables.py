@@ -3,18 +3,18 @@ arrays fit a model (names, shapes, dtypes, the mesh they go onto)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
+from collections.abc import Sequence
 
 from ..core.errors import KerasmeshError
-from ..report.sharding import spec_entries
+from ..core.placement import sharding_placement
 from .files import orbax
 
 GROUPS = ("trainable_variables", "non_trainable_variables",
           "optimizer_variables")
 
 
-def model_variables(model: Any) -> dict[str, Any]:
+def keyed_variables(model: Any) -> dict[str, Any]:
     """The model's variables by key "group/path", in GROUPS order.
 
     Raises:
@@ -67,16 +67,16 @@ def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def describe_layout(sharding: Any, rank: int) -> dict:
+def describe_layout(sharding: Any, shape: Sequence[int]) -> dict:
     """Mesh and axes per dimension of a placed array's sharding."""
-    mesh = getattr(sharding, "mesh", None)
-    if mesh is None or not hasattr(sharding, "spec"):
-        return {"axes": [None] * rank, "mesh_shape": None, "mesh_axes": None}
-    axes = [list(e) if isinstance(e, (tuple, list)) else e
-            for e in spec_entries(sharding, rank)]
-    return {"axes": axes,
-            "mesh_shape": [int(s) for s in mesh.devices.shape],
-            "mesh_axes": [str(a) for a in mesh.axis_names]}
+    placement = sharding_placement(sharding, shape)
+    if not placement.mesh:
+        return {"axes": [None] * placement.rank, "mesh_shape": None,
+                "mesh_axes": None}
+    return {"axes": [list(e) if isinstance(e, tuple) else e
+                     for e in placement.entries],
+            "mesh_shape": [s for _, s in placement.mesh],
+            "mesh_axes": [a for a, _ in placement.mesh]}
 
 
 def describe_variables(variables: dict[str, Any]) -> list[dict]:
@@ -86,21 +86,7 @@ def describe_variables(variables: dict[str, Any]) -> list[dict]:
         shape = [int(s) for s in v.shape]
         out.append(dict({"key": key, "group": group, "path": path,
                          "shape": shape, "dtype": str(v.dtype)},
-                        **describe_layout(v.value.sharding, len(shape))))
-    return out
-
-
-def split_ways(sharding: Any, rank: int) -> list[int]:
-    """How many ways each dimension is split under a sharding."""
-    mesh = getattr(sharding, "mesh", None)
-    if mesh is None or not hasattr(sharding, "spec"):
-        return [1] * rank
-    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
-    out = []
-    for entry in spec_entries(sharding, rank):
-        names = entry if isinstance(entry, (tuple, list)) else \
-            ([entry] if entry else [])
-        out.append(math.prod(int(sizes[n]) for n in names))
+                        **describe_layout(v.value.sharding, shape)))
     return out
 
 
@@ -178,9 +164,9 @@ def check_capacity(saved: dict, variables: dict, targets: dict) -> None:
     """
     for key in variables:
         shape = [int(s) for s in saved[key].shape]
-        ways = split_ways(targets[key], len(shape))
-        for dim, (n, w) in enumerate(zip(shape, ways)):
-            if n % w:
+        placement = sharding_placement(targets[key], shape)
+        for dim, (n, w) in enumerate(zip(shape, placement.splits)):
+            if dim in placement.indivisible:
                 raise KerasmeshError(
                     "checkpoint_layout", f"Variable \"{key}\" must fit the "
                     "mesh it is restored onto.",

@@ -11,6 +11,7 @@ from typing import Any
 
 from .errors import KerasmeshError, warn
 from .mesh import format_shape
+from .text import noun
 
 
 def itemsize(dtype: Any) -> int:
@@ -146,8 +147,7 @@ def _number(x: float) -> str:
 
 
 def _at(mask: Any) -> str:
-    plural = "s" if mask.sum() > 1 else ""
-    return f"at position{plural} {positions(mask)}"
+    return f"at {noun(int(mask.sum()), 'position')} {positions(mask)}"
 
 
 def _refuse(bad: Any, raw: Any, name: str, holds: str) -> None:

@@ -7,6 +7,8 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .text import plural
+
 
 # Every condition kind a user can catch, raised from Python or from R, with
 # what it means. R signals `kerasmesh_error_<kind>` / `kerasmesh_warning_<kind>`
@@ -280,7 +282,7 @@ def fact_words(fact: dict) -> str:
     noun = {"named_list": "named list"}.get(kind, kind)
     if kind in ("logical", "character", "numeric"):
         return f"a {noun} vector of length {n}"
-    return f"a {noun} of {n} value{'s' if n != 1 else ''}"
+    return f"a {noun} of {plural(n, 'value')}"
 
 
 class KerasmeshWarning(UserWarning):

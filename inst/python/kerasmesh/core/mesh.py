@@ -12,6 +12,7 @@ from .backend import require_backend
 from .checks import is_whole
 from .devices import device_type_of, list_devices
 from .errors import KerasmeshError, VALUE, received
+from .text import noun, plural
 
 TIMES = "\u00d7"
 MAX_LISTED_SHAPES = 12
@@ -91,13 +92,13 @@ def describe_factorizations(n: int, rank: int) -> str:
     Bounded: at most MAX_LISTED_SHAPES shapes are made, and shapes of more
     than MAX_LISTED_RANK axes are counted, not listed.
     """
-    noun = "device" if n == 1 else "devices"
+    devices = noun(n, "device")
     count = count_factorizations(n, rank)
     if rank > MAX_LISTED_RANK:
         what = "too many to list" if count > MAX_LISTED_SHAPES else \
             "too long to list"
-        return (f"{n} {noun} can form {count:,} "
-                f"shape{'' if count == 1 else 's'} of rank {rank}: {what}.")
+        return (f"{n} {devices} can form {count:,} "
+                f"{noun(count, 'shape')} of rank {rank}: {what}.")
     shapes = [format_shape(s)
               for s in factorizations(n, rank, MAX_LISTED_SHAPES)]
     more = count - len(shapes)
@@ -105,7 +106,7 @@ def describe_factorizations(n: int, rank: int) -> str:
         shapes.append(f"{more:,} more")
     listed = shapes[0] if len(shapes) == 1 else \
         ", ".join(shapes[:-1]) + " or " + shapes[-1]
-    return f"{n} {noun} can form {listed}."
+    return f"{n} {devices} can form {listed}."
 
 
 def _size(value: Any, position: int) -> int | None:
@@ -166,7 +167,7 @@ def resolve_devices(devices: Any) -> list[str]:
                                              else "")
         raise KerasmeshError(
             "devices", "`devices` must name existing devices.",
-            x=f"Unknown device{'s' if len(unknown) > 1 else ''}: "
+            x=f"Unknown {noun(len(unknown), 'device')}: "
               f"{', '.join(unknown)}.",
             i=f"Available: {shown or 'none of that type'}.")
     repeated = sorted({d for d in names if names.count(d) > 1},
@@ -193,7 +194,7 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
             "axis_names",
             f"`axis_names` must have one name per dimension of `shape` "
             f"({rank}).",
-            x=f"Received {got} name{'s' if got != 1 else ''}.")
+            x=f"Received {plural(got, 'name')}.")
     bad = [i + 1 for i, a in enumerate(axis_names)
            if not isinstance(a, str) or a == ""]
     if bad:
@@ -244,7 +245,7 @@ def resolve_shape(shape: Any, n_devices: int, device_type: str
             "`shape` must multiply to the number of devices.",
             x=f"Shape {format_shape(sizes)} needs {known} devices; "
               f"the mesh has {n_devices} {device_type} "
-              f"device{'s' if n_devices != 1 else ''}.",
+              f"{noun(n_devices, 'device')}.",
             i=describe_factorizations(n_devices, rank))
     return sizes
 

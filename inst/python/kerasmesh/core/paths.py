@@ -142,7 +142,7 @@ def paths_regex(paths: Sequence[str], all_numbers: bool = True) -> str:
     return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
 
-def listing(paths: Sequence[str], max_patterns: int = 3) -> dict:
+def pattern_listing(paths: Sequence[str], max_patterns: int = 3) -> dict:
     """{"patterns": up to `max_patterns` patterns, "more": how many not}."""
     patterns = compact_paths(paths)
     return {"patterns": patterns[:max_patterns],

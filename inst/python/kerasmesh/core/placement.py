@@ -1,47 +1,46 @@
-"""Where one variable goes under one layout, and what goes wrong.
+"""Placement: where one tensor goes on a mesh, and what each device holds.
 
-`place()` follows Keras 3.15 and JAX from shapes alone: a missing layout
-replicates the variable; a shorter layout is padded with None; a longer one,
-an unknown or repeated axis, or a dimension its mesh axes can't divide fails
-inside JAX. `resolve_placement()` adds the rule lookup (`RuleResolver`).
-Problems are plain dicts (`problem()`); `plan/problems.py` groups them.
+`Placement` is the only code that turns a layout (one entry per
+dimension: None, a mesh axis, or several) with a shape and a mesh into
+per-dimension axes, split counts, the shard shape, copies (replication over
+the mesh axes the layout leaves unused) and bytes per device. Model
+variables and optimizer slots alike are placed with it; nothing else reads
+a layout's axes.
+
+How to get a placement:
+
+- One tensor under one layout: ``Placement.of(shape, layout,
+  mesh_sizes(mesh), itemsize)``, with `layout` a `TensorLayout`'s axes
+  (``layout_map[key].axes``) or None (replicated); a shorter layout is
+  padded with None, as Keras pads it.
+- One placed array: ``sharding_placement(array.sharding, array.shape,
+  array.dtype.itemsize)``.
+- One variable or optimizer variable under a layout map, with the rule
+  that decides it and what goes wrong: ``Placer(layout_map).variable(v)``
+  (`core/layout_problems.py`); an optimizer slot takes its model
+  variable's placement (``plan/placements.py``:
+  ``optimizer_placements()``).
+- A whole model, with its optimizer's variables: ``place_model(model,
+  layout_map, optimizer)`` (``plan/placements.py``), a `ModelPlacement`
+  whose `variables` and `optimizer` map each path to its placement.
+
+Properties are ints and tuples (the derived ones computed once per
+placement); converting for R (floats for byte counts and shapes) happens
+where R is answered.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+from collections.abc import Mapping, Sequence
 
-from .axes import format_axes
-from .mesh import format_shape
-from .resolve import RuleResolver
-
-ERROR = "error"
-WARNING = "warning"
-MAX_NAMED = 3
+Axes = tuple[str, ...]
 
 
-def problem(kind: str, severity: str, path: str | None, rule: str | None,
-            message: str, bullets: list[tuple[str, str]], short: str,
-            facts: dict | None = None) -> dict:
-    """One planning problem as plain values.
-
-    Args:
-        kind: the condition kind R raises (`kerasmesh_<severity>_<kind>`).
-        severity: `ERROR` (would crash) or `WARNING` (would mis-shard).
-        path, rule: the variable and the rule concerned, or None.
-        message, bullets: the problem statement and its `(name, text)`
-            bullets, as for `KerasmeshError`.
-        short: a few words for the plan's `problem` column.
-        facts: values R or the fixer needs (dimension, sizes).
-    """
-    return {"kind": kind, "severity": severity, "path": path, "rule": rule,
-            "message": message, "bullets": [list(b) for b in bullets],
-            "short": short, "facts": facts or {}}
-
-
-def entry_axes(entry: Any) -> tuple[str, ...]:
+def entry_axes(entry: Any) -> Axes:
     """The mesh axes of one layout entry: None, a name or several names."""
     if entry is None:
         return ()
@@ -50,9 +49,18 @@ def entry_axes(entry: Any) -> tuple[str, ...]:
     return (str(entry),)
 
 
+def ways(entry: Any, sizes: Mapping[str, int]) -> int:
+    """How many ways one layout entry splits its dimension (axes the mesh
+    lacks count once)."""
+    return math.prod(sizes.get(a, 1) for a in entry_axes(entry))
+
+
 def mesh_sizes(mesh: Any) -> dict[str, int]:
-    """{axis name: size} of a Keras DeviceMesh."""
-    return {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
+    """{axis name: size} of a Keras DeviceMesh or a JAX Mesh."""
+    shape = mesh.shape
+    if isinstance(shape, Mapping):  # a JAX Mesh: {name: size}
+        return {str(a): int(s) for a, s in shape.items()}
+    return {str(a): int(s) for a, s in zip(mesh.axis_names, shape)}
 
 
 def variable_shape(variable: Any) -> list[int]:
@@ -60,206 +68,219 @@ def variable_shape(variable: Any) -> list[int]:
     return [int(s) for s in variable.shape]
 
 
-def device_bytes(shard: Sequence[int], size: int) -> float:
-    """Bytes one device holds of a shard of `shard` items of `size`."""
-    return float(math.prod(shard) * size)
-
-
-def plural(n: int, word: str) -> str:
-    """"1 entry", "2 entries", "3 variables"."""
-    if n == 1:
-        return f"{n} {word}"
-    return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
-
-
-def listing(items: Sequence[str], more: int = 0) -> str:
-    """ '"a", "b" and "c"', with "and N more" past MAX_NAMED."""
-    quoted = [f'"{i}"' for i in items[:MAX_NAMED]]
-    extra = len(items) - len(quoted) + more
-    if extra > 0:
-        quoted.append(f"{extra} more")
-    if len(quoted) == 1:
-        return quoted[0]
-    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
-
-
-def _who(rule: str | None) -> str:
-    """The subject of a placement problem: the rule, or a bare layout."""
-    return f'Rule "{rule}"' if rule is not None else "The layout"
-
-
-def _dim(d: int) -> str:
-    """A dimension as R users count: 1-based."""
-    return f"dimension {d + 1}"
-
-
-def _axis_sizes(names: Sequence[str], sizes: dict[str, int]) -> str:
-    return " and ".join(f'"{a}" ({sizes[a]})' for a in names)
-
-
-def _too_long(path: str, shape: Sequence[int], axes: list,
-              rule: str | None) -> dict:
-    """The error for a layout with more entries than the variable's rank."""
-    rank = len(shape)
-    return problem(
-        "layout_rank", ERROR, path, rule,
-        f'{_who(rule)} gives variable "{path}" a layout longer than '
-        f"its rank.",
-        [("x", f"Layout {format_axes(axes)} has "
-               f"{plural(len(axes), 'entry')}, but \"{path}\" has rank "
-               f"{rank} (shape {format_shape(shape) if rank else '()'}); "
-               "JAX fails when the variable is created."),
-         ("i", f"Give one entry per dimension ({rank}), NA for a "
-               "dimension that is not split.")],
-        f"layout longer than rank {rank}")
-
-
-def _padded(path: str, shape: Sequence[int], axes: list,
-            rule: str | None) -> tuple[list, dict]:
-    """A shorter layout as Keras pads it, and the warning saying so."""
-    rank = len(shape)
-    padded = axes + [None] * (rank - len(axes))
-    split = [d for d, e in enumerate(axes) if e is not None]
-    what = (f"splits {', '.join(_dim(d) for d in split)}" if split
-            else "splits nothing")
-    return padded, problem(
-        "layout_rank", WARNING, path, rule,
-        f'{_who(rule)} gives variable "{path}" a layout shorter than '
-        f"its rank.",
-        [("x", f"Layout {format_axes(axes)} has "
-               f"{plural(len(axes), 'entry')}, but \"{path}\" has rank "
-               f"{rank} (shape {format_shape(shape) if rank else '()'}); "
-               f"Keras pads it to {format_axes(padded)}, which {what}."),
-         ("i", "Give one entry per dimension, such as "
-               f"{format_axes(([None] * (rank - len(axes))) + axes)} to "
-               "split the last dimensions.")],
-        f"layout shorter than rank {rank}, padded")
-
-
-def _indivisible(path: str, rule: str | None, d: int, size: int,
-                 names: Sequence[str], sizes: dict[str, int]) -> dict:
-    """The error for dimension `d` that its mesh axes can't divide."""
-    ways = math.prod(sizes[a] for a in names)
-    return problem(
-        "layout_divisibility", ERROR, path, rule,
-        f'{_who(rule)} can\'t split variable "{path}" evenly.',
-        [("x", f"{_dim(d).capitalize()} has size {size}, which "
-               f"mesh axis {_axis_sizes(names, sizes)} can't "
-               f"divide: {size} is not a multiple of {ways}; "
-               "JAX fails when the variable is created."),
-         ("i", f"Use a size divisible by {ways}, split another "
-               "dimension, or leave this one unsplit (NA).")],
-        f"{_dim(d)} ({size}) not divisible by {ways}",
-        {"dimension": d + 1, "size": size, "axis": "+".join(names),
-         "axis_size": ways})
-
-
-def _axis_problems(path: str, rule: str | None, shown: str,
-                   unknown: list[str], repeated: list[str],
-                   sizes: dict[str, int]) -> list[dict]:
-    """Errors for axes the mesh lacks and axes used for two dimensions."""
-    out = []
-    if unknown:
-        out.append(problem(
-            "layout_axes", ERROR, path, rule,
-            f'{_who(rule)} splits variable "{path}" over an axis the mesh '
-            "doesn't have.",
-            [("x", f"Unknown axis {listing(unknown)}; the mesh's axes are "
-                   f"{listing(list(sizes))}."),
-             ("i", "Use the mesh's axis names, or NA.")],
-            f"unknown axis {listing(unknown)}"))
-    if repeated:
-        out.append(problem(
-            "layout_axes", ERROR, path, rule,
-            f'{_who(rule)} splits variable "{path}" over a mesh axis twice.',
-            [("x", f"Axis {listing(repeated)} appears more than once in "
-                   f"{shown}; JAX fails when the variable is created."),
-             ("i", "Use each mesh axis for at most one dimension.")],
-            f"axis {listing(repeated)} used twice"))
+def model_variables(model: Any) -> list:
+    """A model's variables, each once (shared layers list them twice)."""
+    seen, out = set(), []
+    for v in model.variables:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
     return out
 
 
-def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
-          rule: str | None, sizes: dict[str, int], n_devices: int
-          ) -> dict:
-    """Where one variable goes under one layout, and what goes wrong.
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
-    Follows Keras 3.15 and JAX: a missing layout replicates the variable;
-    a shorter layout is padded with None (so its entries split the leading
-    dimensions); a longer one fails when JAX places the variable, as does a
-    dimension that its mesh axes can't divide evenly. Variables whose layout
-    would fail are counted as replicated.
 
-    Returns:
-        {"axes", "shard_shape", "copies", "problems"}.
+@dataclass(frozen=True)
+class Placement:
+    """One tensor's placement on a mesh.
+
+    Attributes:
+        shape: the tensor's shape, ints >= 0.
+        axes: per dimension, the mesh axes that split it (() for none).
+        mesh: (axis name, size) pairs, in the mesh's order; () for an
+            array on one device.
+        itemsize: bytes per element.
+
+    Raises (at construction):
+        TypeError: a shape, size or itemsize that is not an int.
+        ValueError: a negative dimension, a size or itemsize below 1, one
+            entry per dimension not given, or an axis the mesh lacks.
+
+    A mesh axis used for two dimensions is kept (JAX refuses it when it
+    places the array; `repeated` names it, and it counts once in `copies`).
     """
-    if axes is None:
-        return {"axes": [None] * len(shape), "shard_shape": list(shape),
-                "copies": n_devices, "problems": []}
-    axes = list(axes)
-    shown = format_axes(axes)
-    if len(axes) > len(shape):
-        return {"axes": axes, "shard_shape": list(shape),
-                "copies": n_devices,
-                "problems": [_too_long(path, shape, axes, rule)]}
-    problems: list[dict] = []
-    if len(axes) < len(shape):
-        axes, padded = _padded(path, shape, axes, rule)
-        problems.append(padded)
-    used: list[str] = []
-    repeated: list[str] = []
-    unknown: list[str] = []
-    shard = list(shape)
-    for d, entry in enumerate(axes):
-        names = entry_axes(entry)
-        unknown += [a for a in names if a not in sizes and a not in unknown]
-        names = tuple(a for a in names if a in sizes)
-        if not names:
-            continue
-        for a in names:
-            if a in used and a not in repeated:
-                repeated.append(a)
-            used.append(a)
-        ways = math.prod(sizes[a] for a in names)
-        shard[d] = -(-shape[d] // ways)
-        if shape[d] % ways:
-            problems.append(_indivisible(path, rule, d, shape[d], names,
-                                         sizes))
-    problems += _axis_problems(path, rule, shown, unknown, repeated, sizes)
-    used = list(dict.fromkeys(used))
-    copies = n_devices // math.prod(sizes[a] for a in used) if used \
-        else n_devices
-    return {"axes": axes, "shard_shape": shard, "copies": copies,
-            "problems": problems}
+
+    shape: tuple[int, ...]
+    axes: tuple[Axes, ...]
+    mesh: tuple[tuple[str, int], ...] = ()
+    itemsize: int = 1
+
+    def __post_init__(self) -> None:
+        if not all(_is_int(s) for s in self.shape):
+            raise TypeError(f"shape must be ints, not {self.shape!r}")
+        if any(s < 0 for s in self.shape):
+            raise ValueError(f"shape must be >= 0, not {self.shape!r}")
+        if not all(_is_int(s) and s >= 1 for _, s in self.mesh):
+            raise ValueError(f"mesh sizes must be ints >= 1: {self.mesh!r}")
+        if not _is_int(self.itemsize) or self.itemsize < 1:
+            raise ValueError(f"itemsize must be an int >= 1, not "
+                             f"{self.itemsize!r}")
+        if len(self.axes) != len(self.shape):
+            raise ValueError(f"{len(self.axes)} layout entries for rank "
+                             f"{len(self.shape)}")
+        unknown = [a for names in self.axes for a in names
+                   if a not in self.sizes]
+        if unknown:
+            raise ValueError(f"axis {unknown[0]!r} is not a mesh axis "
+                             f"({list(self.sizes)})")
+
+    # -- constructors
+
+    @classmethod
+    def of(cls, shape: Sequence[int], layout: Sequence[Any] | None,
+           sizes: Mapping[str, int], itemsize: int = 1) -> Placement:
+        """The placement of `shape` under `layout` (None: replicated).
+
+        A layout shorter than the shape is padded with None, as Keras pads
+        it; a longer one raises ValueError.
+        """
+        shape = tuple(int(s) for s in shape)
+        entries = [] if layout is None else list(layout)
+        if len(entries) > len(shape):
+            raise ValueError(f"{len(entries)} layout entries for rank "
+                             f"{len(shape)}")
+        entries += [None] * (len(shape) - len(entries))
+        return cls(shape, tuple(entry_axes(e) for e in entries),
+                   tuple((str(a), int(s)) for a, s in sizes.items()),
+                   int(itemsize))
+
+    @classmethod
+    def replicated(cls, shape: Sequence[int], sizes: Mapping[str, int],
+                   itemsize: int = 1) -> Placement:
+        """A whole copy of `shape` on every device of the mesh."""
+        return cls.of(shape, None, sizes, itemsize)
+
+    # -- the mesh
+
+    @cached_property
+    def sizes(self) -> dict[str, int]:
+        """{axis name: size} of the mesh."""
+        return dict(self.mesh)
+
+    @property
+    def devices(self) -> int:
+        """The number of devices of the mesh."""
+        return math.prod(s for _, s in self.mesh)
+
+    # -- the layout
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def entries(self) -> list[Any]:
+        """The layout as Keras writes it: per dimension None, an axis
+        name, or a tuple of names."""
+        return [None if not a else a[0] if len(a) == 1 else a
+                for a in self.axes]
+
+    @property
+    def labels(self) -> list[str | None]:
+        """Per dimension None, an axis name, or names joined with "+"."""
+        return ["+".join(a) if a else None for a in self.axes]
+
+    @cached_property
+    def used_axes(self) -> Axes:
+        """The mesh axes the layout uses, each once, in order."""
+        return tuple(dict.fromkeys(a for names in self.axes for a in names))
+
+    @property
+    def repeated(self) -> Axes:
+        """Mesh axes used more than once (JAX refuses them), in the order
+        they repeat."""
+        seen: set[str] = set()
+        out: list[str] = []
+        for a in (a for names in self.axes for a in names):
+            if a in seen and a not in out:
+                out.append(a)
+            seen.add(a)
+        return tuple(out)
+
+    # -- the arithmetic
+
+    @cached_property
+    def splits(self) -> tuple[int, ...]:
+        """How many ways each dimension is split."""
+        sizes = self.sizes
+        return tuple(ways(a, sizes) for a in self.axes)
+
+    @cached_property
+    def shard_shape(self) -> tuple[int, ...]:
+        """The shape of the block one device holds (rounded up where a
+        split does not divide its dimension)."""
+        return tuple(-(-n // k) for n, k in zip(self.shape, self.splits))
+
+    @property
+    def indivisible(self) -> tuple[int, ...]:
+        """The dimensions (0-based) that their split does not divide."""
+        return tuple(d for d, (n, k) in enumerate(zip(self.shape,
+                                                      self.splits)) if n % k)
+
+    @property
+    def divisible(self) -> bool:
+        return not self.indivisible
+
+    @property
+    def blocks(self) -> int:
+        """Distinct blocks: the product of the used axes' sizes."""
+        sizes = self.sizes
+        return math.prod(sizes[a] for a in self.used_axes)
+
+    @property
+    def copies(self) -> int:
+        """How many devices hold each block."""
+        return self.devices // self.blocks
+
+    @property
+    def items(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of the whole tensor."""
+        return self.items * self.itemsize
+
+    @property
+    def device_bytes(self) -> int:
+        """Bytes of the block one device holds."""
+        return math.prod(self.shard_shape) * self.itemsize
+
+    # -- JAX
+
+    def partition_spec(self) -> Any:
+        """The JAX `PartitionSpec` of the layout."""
+        from jax.sharding import PartitionSpec
+
+        return PartitionSpec(*self.entries)
+
+    def named_sharding(self, jax_mesh: Any) -> Any:
+        """The JAX `NamedSharding` of the layout on `jax_mesh`."""
+        from jax.sharding import NamedSharding
+
+        return NamedSharding(jax_mesh, self.partition_spec())
 
 
-def resolve_placement(resolver: RuleResolver, layout_map: Any, path: str,
-                      shape: list[int], sizes: dict[str, int],
-                      n_devices: int, what: str = "variable"
-                      ) -> tuple[str | None, dict]:
-    """The rule and placement of one path, with its problems.
+def spec_entries(sharding: Any, rank: int) -> list[Any]:
+    """One entry per dimension from a NamedSharding's spec: None (not
+    split), an axis name, or a tuple of names."""
+    spec = list(getattr(sharding, "spec", ()) or ())
+    spec += [None] * (rank - len(spec))
+    return [entry if entry else None for entry in spec[:rank]]
 
-    Returns:
-        (the rule's key or None, `place()`'s dict plus "clash": the keys
-        of all rules that match when more than one does).
+
+def sharding_placement(sharding: Any, shape: Sequence[int],
+                       itemsize: int = 1) -> Placement:
+    """The placement a JAX sharding gives an array of `shape`.
+
+    An array that is not on a mesh (one device) is a placement on no mesh:
+    one device, one copy.
     """
-    index, clash = resolver.resolve(path)
-    if clash:
-        keys = [resolver.keys[i] for i in clash]
-        placed = place(path, shape, None, None, sizes, n_devices)
-        placed["problems"].append(problem(
-            "layout_ambiguous", ERROR, path, keys[0],
-            f'{what.capitalize()} "{path}" must match at most one layout '
-            "rule.",
-            [("x", f"It matches rules {listing(keys)}; Keras fails when "
-                   "it creates the variable."),
-             ("i", "Make the keys more specific, or add the exact path as "
-                   "a key (an exact key wins over patterns).")],
-            f"matches {len(keys)} rules"))
-        placed["clash"] = keys
-        return None, placed
-    rule = None if index is None else resolver.keys[index]
-    axes = None if rule is None else list(layout_map[rule].axes)
-    placed = place(path, shape, axes, rule, sizes, n_devices)
-    placed["clash"] = []
-    return rule, placed
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None or not hasattr(mesh, "devices") or \
+            not hasattr(sharding, "spec"):
+        return Placement.of(shape, None, {}, itemsize)
+    return Placement.of(shape, spec_entries(sharding, len(shape)),
+                        mesh_sizes(mesh), itemsize)

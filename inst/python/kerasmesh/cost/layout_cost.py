@@ -9,15 +9,17 @@ allocated. XLA then reports, per device, the bytes of the step's arguments,
 outputs and temporaries (`compiled.memory_analysis()`), and the compiled
 HLO lists every collective the layout forces each step.
 
-Placement comes from the planner (`plan.plan_layout()`), so weight and
+Placement comes from the planner (`plan.plan_placement()`), so weight and
 optimizer bytes are the plan's, and a layout the planner rejects raises
-the planner's error before anything is compiled.
+the planner's error before anything is compiled. The step's specs and the
+step function are `step.py`'s; this module runs the call (arguments,
+deadline, trace, lower, compile) and reports what the compiled step costs.
 """
 
 from __future__ import annotations
 
-import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from . import hlo
@@ -29,14 +31,10 @@ from .deadline import PENDING as _PENDING  # noqa: F401 - tests read it
 from .deadline import Deadline, compile_within, timeout_error
 from .deadline import wait_for_compiles  # noqa: F401 - R calls it
 from ..core.errors import KerasmeshError
-from ..core.layout import rule_keys
-from ..core.mesh import describe_mesh, format_shape
-from ..core.placement import (WARNING, mesh_sizes, resolve_placement,
-                        variable_shape)
-from ..core.resolve import RuleResolver
-from ..plan.slots import optimizer_variables
-from .step import (data_spec, input_specs, loss_functions, shard_bytes,
-                   sharded, target_spec, total_loss)
+from ..core.layout_problems import WARNING
+from ..core.mesh import describe_mesh
+from ..core.placement import mesh_sizes
+from .step import StepSpecs, lower_step, shard_bytes, step_specs
 
 # --------------------------------------------------------------------------
 # Arguments
@@ -145,11 +143,9 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         raise
     except Exception as e:  # noqa: BLE001 - XLA's own error, classed
         raise _compile_error(e) from e
-    seconds = time.perf_counter() - start
-    keras_mesh = layout_map.device_mesh
-    return _report(compiled, planned, kind, batch_dim,
-                   mesh_sizes(keras_mesh), seconds, step["xs"], step["ys"],
-                   step["loss_text"], step["inputs"], keras_mesh)
+    return _report(CompiledStep(compiled, planned, step, kind, batch_dim,
+                                layout_map.device_mesh,
+                                time.perf_counter() - start))
 
 
 def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
@@ -164,182 +160,62 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
         optimizer = "sgd"
     # The planner's checks and placement: one code path for the bytes.
     clock.phase = "planning the layout"
-    planned = plan.plan_layout(model, layout_map, batch_size, optimizer,
-                               batch_dim)
+    planned, placement = plan.plan_placement(model, layout_map, batch_size,
+                                             optimizer, batch_dim)
     error = plan.first_error(planned["problems"])
     if error is not None:
         raise error
     clock.phase = "tracing the step"
-    step = _step_specs(model, planned, layout_map, distribution, optimizer,
-                       loss, batch_size, input_shapes)
+    step = step_specs(model, placement, distribution, optimizer, loss,
+                      batch_size, input_shapes)
     start = time.perf_counter()
-    lowered = _lower_step(model, distribution, **step)
-    return model, planned, step, lowered, start
-
-
-def _step_specs(model: Any, planned: dict, layout_map: Any,
-                distribution: Any, optimizer: Any, loss: Any,
-                batch_size: int, input_shapes: dict | None) -> dict:
-    """The abstract, sharded arguments of one training step: the
-    optimizer and its state, inputs (`xs`), targets (`ys`) and losses."""
-    from keras import tree
-
-    mesh = layout_map.device_mesh.backend_mesh
-    opt, state = _state_specs(model, planned, layout_map, optimizer)
-    structure, inputs = input_specs(model, batch_size, input_shapes)
-    preds = _output_specs(model, structure, inputs, state)
-    losses, loss_text, targets = _target_specs(loss, model, preds)
-    xs = tree.map_structure(
-        lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
-    ys = [data_spec(distribution, s, d, mesh) if losses is not None else
-          None for s, d in targets]
-    return {"optimizer": opt, "state": state, "inputs": inputs, "xs": xs,
-            "ys": ys, "losses": losses, "loss_text": loss_text}
-
-
-def _state_specs(model: Any, planned: dict, layout_map: Any,
-                 optimizer: Any) -> tuple[Any, tuple]:
-    """The optimizer, and sharded specs of (trainable, non-trainable,
-    optimizer) variables as the plan places them; slots follow their
-    model variable, other optimizer variables the layout map."""
-    keras_mesh = layout_map.device_mesh
-    mesh, sizes = keras_mesh.backend_mesh, mesh_sizes(keras_mesh)
-    axes_of = {id(v): axes for v, axes in zip(
-        plan.model_variables(model), planned["variables"]["axes"])}
-
-    def spec(v: Any, axes: Any) -> Any:
-        return sharded(v.shape, v.dtype, mesh, axes)
-
-    trainable = [spec(v, axes_of[id(v)]) for v in model.trainable_variables]
-    frozen = [spec(v, axes_of[id(v)]) for v in model.non_trainable_variables]
-    opt, opt_vars = optimizer_variables(
-        optimizer, model, list(model.trainable_variables))
-    resolver = RuleResolver(rule_keys(layout_map))
-    slots = []
-    for v, ref in opt_vars:
-        if ref is not None and id(ref) in axes_of:
-            axes = axes_of[id(ref)]
-        else:
-            _, placed = resolve_placement(resolver, layout_map, v.path,
-                                          variable_shape(v), sizes,
-                                          math.prod(sizes.values()))
-            axes = placed["axes"]
-        slots.append(spec(v, axes))
-    return opt, (trainable, frozen, slots)
-
-
-def _output_specs(model: Any, structure: Any, inputs: list,
-                  state: tuple) -> list:
-    """The model's outputs (shape and dtype) for the input specs.
-
-    Raises:
-        KerasmeshError: kind `input_shapes` when the model can't take them.
-    """
-    import jax
-    from keras import tree
-
-    trainable, frozen, _ = state
-    plain_x = tree.map_structure(
-        lambda f: jax.ShapeDtypeStruct(tuple(f.shape), f.dtype), structure)
     try:
-        out = jax.eval_shape(
-            lambda t, n, x: model.stateless_call(t, n, x)[0],
-            [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in trainable],
-            [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in frozen],
-            plain_x)
-    except Exception as e:  # noqa: BLE001 - the model can't take the inputs
-        shown = "; ".join(f'"{f.name}" {format_shape(f.shape)}'
-                          for f in inputs)
-        raise KerasmeshError(
-            "input_shapes", "The model can't run on inputs of these shapes.",
-            x=f"Inputs {shown}: {str(e).splitlines()[0][:300]}",
-            i="Check `input_shapes` and `batch_size`.") from e
-    return tree.flatten(out)
-
-
-def _target_specs(loss: Any, model: Any, preds: list
-                  ) -> tuple[Any, str, list[tuple[list, str]]]:
-    """The loss functions, how to name them, and a (shape, dtype) target
-    per output.
-
-    Raises:
-        KerasmeshError: kind `loss` when the loss does not fit the outputs.
-    """
-    import jax
-
-    losses, loss_text = loss_functions(loss, model, len(preds))
-    targets = []
-    for i, p in enumerate(preds):
-        shape, dtype = (target_spec(losses[i], p.shape, str(p.dtype))
-                        if losses is not None else (p.shape, str(p.dtype)))
-        targets.append((list(shape), dtype))
-    if losses is None:
-        return losses, loss_text, targets
-    try:
-        jax.eval_shape(
-            lambda ys, ps: total_loss(losses, ys, ps),
-            [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets], preds)
-    except Exception as e:  # noqa: BLE001 - loss and outputs disagree
-        raise KerasmeshError(
-            "loss", f"Loss {loss_text} does not fit the model's outputs.",
-            x="Outputs of shape " + ", ".join(
-           format_shape(p.shape) for p in preds) + ": " +
-              str(e).splitlines()[0][:300],
-            i="Give a loss for these outputs, or `loss = NULL` "
-              "for the stand-in (the mean of the outputs).") from e
-    return losses, loss_text, targets
-
-
-def _lower_step(model: Any, distribution: Any, optimizer: Any,
-                losses: Any, state: tuple, xs: Any, ys: list,
-                **_: Any) -> Any:
-    """One training step (forward, gradients, optimizer update), lowered
-    for the sharded state and batch without running it. Takes
-    `_step_specs()`'s dict as keywords (and ignores what it does not use).
-
-    Raises:
-        KerasmeshError: kind `compile` when JAX can't lower it.
-    """
-    import jax
-    from keras import tree
-
-    def step(state, data):
-        t, n, o = state
-        x, y = data
-
-        def forward(t, n):
-            pred, n = model.stateless_call(t, n, x, training=True)
-            return total_loss(losses, y, tree.flatten(pred)), n
-
-        (value, n), grads = jax.value_and_grad(forward, has_aux=True)(t, n)
-        t, o = optimizer.stateless_apply(o, grads, t)
-        return value, (t, n, o)
-
-    shardings = tuple([s.sharding for s in part] for part in state)
-    try:
-        with distribution.scope():
-            return jax.jit(step, donate_argnums=0,
-                           out_shardings=(None, shardings)).lower(
-                state, (xs, ys))
+        lowered = lower_step(model, distribution, step)
     except KerasmeshError:
         raise
     except Exception as e:  # noqa: BLE001 - shown as a classed error
         raise _compile_error(e) from e
+    return model, planned, step, lowered, start
 
 
-def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
-            sizes: dict, seconds: float, xs: Any, ys: list, loss_text: str,
-            inputs: list, keras_mesh: Any) -> dict:
+@dataclass
+class CompiledStep:
+    """What one compiled training step reports from.
+
+    Attributes:
+        compiled: JAX's compiled step.
+        planned: the plan (`plan.plan_layout()`'s dict).
+        specs: the step's arguments (`step.StepSpecs`).
+        kind: "data_parallel" or "model_parallel".
+        batch_dim: the batch axis.
+        keras_mesh: the distribution's Keras DeviceMesh.
+        seconds: how long lowering and compiling took.
+    """
+
+    compiled: Any
+    planned: dict
+    specs: StepSpecs
+    kind: str
+    batch_dim: str
+    keras_mesh: Any
+    seconds: float
+
+
+def _report(step: CompiledStep) -> dict:
+    """The cost of a compiled step as plain values (`layout_cost()`)."""
     from keras import tree
 
+    compiled, planned, specs = step.compiled, step.planned, step.specs
+    sizes = mesh_sizes(step.keras_mesh)
+    inputs = specs.inputs
     stats = compiled.memory_analysis()
     xla = {k: float(getattr(stats, f"{k}_size_in_bytes", 0) or 0) for k in
            ("argument", "output", "alias", "temp", "generated_code")}
     xla["total"] = xla["argument"] + xla["output"] - xla["alias"] + \
         xla["temp"]
     summary = planned["summary"]
-    data = sum(shard_bytes(s) for s in tree.flatten(xs)) + \
-        sum(shard_bytes(s) for s in ys if s is not None)
+    data = sum(shard_bytes(s) for s in tree.flatten(specs.xs)) + \
+        sum(shard_bytes(s) for s in specs.ys if s is not None)
     memory = {
         "weights": summary["device_weights"],
         "optimizer": summary["device_optimizer"],
@@ -358,14 +234,14 @@ def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
         "plan": summary,
         "warnings": [p["message"] for p in planned["problems"]
                      if p["severity"] == WARNING],
-        "mesh": describe_mesh(keras_mesh),
-        "distribution": kind,
-        "batch_dim_name": batch_dim,
+        "mesh": describe_mesh(step.keras_mesh),
+        "distribution": step.kind,
+        "batch_dim_name": step.batch_dim,
         "batch_size": summary["batch_size"],
         "inputs": {"name": [f.name for f in inputs],
                    "shape": [[float(d) for d in f.shape] for f in inputs],
                    "dtype": [f.dtype for f in inputs]},
-        "loss": loss_text,
-        "compile_seconds": float(seconds),
+        "loss": specs.loss_text,
+        "compile_seconds": float(step.seconds),
         "versions": versions(),
     }

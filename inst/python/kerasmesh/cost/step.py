@@ -1,17 +1,24 @@
-"""The abstract training step: its inputs, targets and loss.
+"""The abstract training step: its specs and the step function.
 
-Everything here is a `jax.ShapeDtypeStruct`, with the `NamedSharding` a
-layout gives it: `cost.layout_cost()` lowers the step on these, so nothing
-of the model's size is allocated.
+`step_specs()` makes every argument of one training step a
+`jax.ShapeDtypeStruct` with the `NamedSharding` its placement gives it:
+the model's variables and the optimizer's (placed by path, as the plan
+places them: `plan/placements.py`), the inputs and the targets, and the
+losses; `lower_step()` lowers the step on them, so nothing of the model's
+size is allocated. Compiling it within a deadline and reporting what it
+costs is `layout_cost.py`'s.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KerasmeshError, VALUE, received
 from ..core.mesh import format_shape
+from ..core.placement import Placement, mesh_sizes, sharding_placement
+from ..plan.placements import ModelPlacement, optimizer_placements
+from ..plan.slots import optimizer_variables
 
 STAND_IN_LOSS = "stand-in: the mean of the outputs"
 
@@ -150,26 +157,190 @@ def total_loss(losses: list | None, ys: list, preds: list) -> Any:
 
 
 # --------------------------------------------------------------------------
-# The step
+# Sharded specs
+
+
+def abstract(placement: Placement, dtype: Any, mesh: Any) -> Any:
+    """A `jax.ShapeDtypeStruct` placed as `placement` says on `mesh` (a
+    JAX mesh)."""
+    import jax
+
+    return jax.ShapeDtypeStruct(placement.shape, dtype,
+                                sharding=placement.named_sharding(mesh))
 
 
 def sharded(shape: Any, dtype: Any, mesh: Any, axes: Any) -> Any:
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    spec = PartitionSpec(*[None if a is None else
-                           (tuple(a) if isinstance(a, (list, tuple)) else a)
-                           for a in axes])
-    return jax.ShapeDtypeStruct(tuple(int(s) for s in shape), dtype,
-                                sharding=NamedSharding(mesh, spec))
+    """`abstract()` for a shape and a layout's entries."""
+    return abstract(Placement.of(shape, axes, mesh_sizes(mesh)), dtype,
+                    mesh)
 
 
 def data_spec(distribution: Any, shape: list[int], dtype: str, mesh: Any
-               ) -> Any:
+              ) -> Any:
+    """A batch's spec, placed as the distribution places data."""
     layout = distribution.get_data_layout(tuple(shape))
     return sharded(shape, dtype, mesh, list(layout.axes))
 
 
 def shard_bytes(spec: Any) -> float:
-    shard = spec.sharding.shard_shape(spec.shape)
-    return float(math.prod(shard) * spec.dtype.itemsize)
+    """Bytes one device holds of a sharded spec."""
+    return float(sharding_placement(spec.sharding, spec.shape,
+                                    spec.dtype.itemsize).device_bytes)
+
+
+# --------------------------------------------------------------------------
+# The step's specs
+
+
+@dataclass
+class StepSpecs:
+    """The abstract, sharded arguments of one training step.
+
+    Attributes:
+        optimizer: the shape-only optimizer the step applies.
+        state: specs of (trainable, non-trainable, optimizer) variables.
+        inputs: the model's inputs (`_Input`), for reports.
+        xs, ys: specs of the inputs (as the model's input structure) and
+            of the targets (None per output for the stand-in loss).
+        losses: one loss per output, or None for the stand-in.
+        loss_text: how to name the losses.
+    """
+
+    optimizer: Any
+    state: tuple
+    inputs: list
+    xs: Any
+    ys: list
+    losses: Any
+    loss_text: str
+
+
+def step_specs(model: Any, placement: ModelPlacement, distribution: Any,
+               optimizer: Any, loss: Any, batch_size: int,
+               input_shapes: dict | None) -> StepSpecs:
+    """The abstract, sharded arguments of one training step, for a model
+    placed as `placement` says (`plan/placements.py`)."""
+    from keras import tree
+
+    mesh = placement.placer.layout_map.device_mesh.backend_mesh
+    opt, state = _state_specs(model, placement, mesh, optimizer)
+    structure, inputs = input_specs(model, batch_size, input_shapes)
+    preds = _output_specs(model, structure, inputs, state)
+    losses, loss_text, targets = _target_specs(loss, model, preds)
+    xs = tree.map_structure(
+        lambda f: data_spec(distribution, f.shape, f.dtype, mesh), structure)
+    ys = [data_spec(distribution, s, d, mesh) if losses is not None else
+          None for s, d in targets]
+    return StepSpecs(opt, state, inputs, xs, ys, losses, loss_text)
+
+
+def _state_specs(model: Any, placement: ModelPlacement, mesh: Any,
+                 optimizer: Any) -> tuple[Any, tuple]:
+    """The optimizer, and sharded specs of (trainable, non-trainable,
+    optimizer) variables, each placed by path as the plan places it (the
+    optimizer is built anew, as the step applies it)."""
+    trainable = [abstract(placement.of(v), v.dtype, mesh)
+                 for v in model.trainable_variables]
+    frozen = [abstract(placement.of(v), v.dtype, mesh)
+              for v in model.non_trainable_variables]
+    opt, opt_vars = optimizer_variables(
+        optimizer, model, list(model.trainable_variables))
+    slots = [abstract(placed.placement, v.dtype, mesh) for v, placed, _ in
+             optimizer_placements(placement.placer, opt_vars,
+                                  placement.by_path)]
+    return opt, (trainable, frozen, slots)
+
+
+def _output_specs(model: Any, structure: Any, inputs: list,
+                  state: tuple) -> list:
+    """The model's outputs (shape and dtype) for the input specs.
+
+    Raises:
+        KerasmeshError: kind `input_shapes` when the model can't take them.
+    """
+    import jax
+    from keras import tree
+
+    trainable, frozen, _ = state
+    plain_x = tree.map_structure(
+        lambda f: jax.ShapeDtypeStruct(tuple(f.shape), f.dtype), structure)
+    try:
+        out = jax.eval_shape(
+            lambda t, n, x: model.stateless_call(t, n, x)[0],
+            [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in trainable],
+            [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in frozen],
+            plain_x)
+    except Exception as e:  # noqa: BLE001 - the model can't take the inputs
+        shown = "; ".join(f'"{f.name}" {format_shape(f.shape)}'
+                          for f in inputs)
+        raise KerasmeshError(
+            "input_shapes", "The model can't run on inputs of these shapes.",
+            x=f"Inputs {shown}: {str(e).splitlines()[0][:300]}",
+            i="Check `input_shapes` and `batch_size`.") from e
+    return tree.flatten(out)
+
+
+def _target_specs(loss: Any, model: Any, preds: list
+                  ) -> tuple[Any, str, list[tuple[list, str]]]:
+    """The loss functions, how to name them, and a (shape, dtype) target
+    per output.
+
+    Raises:
+        KerasmeshError: kind `loss` when the loss does not fit the outputs.
+    """
+    import jax
+
+    losses, loss_text = loss_functions(loss, model, len(preds))
+    targets = []
+    for i, p in enumerate(preds):
+        shape, dtype = (target_spec(losses[i], p.shape, str(p.dtype))
+                        if losses is not None else (p.shape, str(p.dtype)))
+        targets.append((list(shape), dtype))
+    if losses is None:
+        return losses, loss_text, targets
+    try:
+        jax.eval_shape(
+            lambda ys, ps: total_loss(losses, ys, ps),
+            [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets], preds)
+    except Exception as e:  # noqa: BLE001 - loss and outputs disagree
+        raise KerasmeshError(
+            "loss", f"Loss {loss_text} does not fit the model's outputs.",
+            x="Outputs of shape " + ", ".join(
+           format_shape(p.shape) for p in preds) + ": " +
+              str(e).splitlines()[0][:300],
+            i="Give a loss for these outputs, or `loss = NULL` "
+              "for the stand-in (the mean of the outputs).") from e
+    return losses, loss_text, targets
+
+
+def lower_step(model: Any, distribution: Any, specs: StepSpecs) -> Any:
+    """One training step (forward, gradients, optimizer update), lowered
+    for the sharded state and batch of `specs` without running it.
+
+    Raises what JAX raises when it can't lower the step (`layout_cost.py`
+    classes it as a `compile` error).
+    """
+    import jax
+    from keras import tree
+
+    optimizer, losses, state = specs.optimizer, specs.losses, specs.state
+
+    def step(state, data):
+        t, n, o = state
+        x, y = data
+
+        def forward(t, n):
+            pred, n = model.stateless_call(t, n, x, training=True)
+            return total_loss(losses, y, tree.flatten(pred)), n
+
+        (value, n), grads = jax.value_and_grad(forward, has_aux=True)(t, n)
+        t, o = optimizer.stateless_apply(o, grads, t)
+        return value, (t, n, o)
+
+    shardings = tuple([s.sharding for s in part] for part in state)
+    with distribution.scope():
+        return jax.jit(step, donate_argnums=0,
+                       out_shardings=(None, shardings)).lower(
+            state, (specs.xs, specs.ys))
+
+

@@ -6,7 +6,8 @@ from typing import Any
 
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError
-from ..core.placement import ERROR, listing, problem
+from ..core.layout_problems import ERROR, problem
+from ..core.text import listing
 
 MAX_WHOLE = 2**31 - 1
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.paths import compact_paths
-from ..core.placement import problem
+from ..core.layout_problems import problem
 
 # A key written for outputs: it ends in "output" (or "output$" / "output)").
 _OUTPUT_KEY = re.compile(r"output[\)\$]*\Z")

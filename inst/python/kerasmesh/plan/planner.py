@@ -5,8 +5,9 @@ silently: a rule that matches nothing leaves weights replicated, a layout
 shorter than a variable's rank is padded, a longer one or an indivisible
 dimension fails inside JAX, a batch size the batch axis can't divide fails
 mid-fit. `layout_plan()` works all of that out from shapes alone, before
-anything is allocated. One variable's placement is `core/placement.py`'s; the
-shape-only build is `core/scopes.py`'s; optimizer slots are `slots.py`'s.
+anything is allocated. Placement is `core/placement.py`'s (each variable's
+and each optimizer variable's through `placements.py`); the shape-only
+build is `core/scopes.py`'s; optimizer slots are `slots.py`'s.
 """
 
 from __future__ import annotations
@@ -14,24 +15,22 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from collections.abc import Iterable
 from typing import Any
+from collections.abc import Iterable
 
-from ..core.arrays import itemsize
 from ..core.backend import require_backend
 from .batches import batch_problems, check_batch_size
 from ..core.errors import KerasmeshError
-from ..core.layout import rule_keys
 from ..core.mesh import describe_mesh
 from .outputs import (layer_output_paths, output_rules,
                       unmatched_output_problem)
-from ..core.placement import (ERROR, WARNING, device_bytes, listing, mesh_sizes,
-                        plural, problem, resolve_placement, variable_shape)
+from ..core.layout_problems import ERROR, WARNING, Placed, Placer, problem
+from ..core.text import listing, plural
 from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
                        replicated_problems)
 from ..core.resolve import RuleResolver
 from ..core.scopes import compile_outside_stateless_scope, shape_only
-from .slots import optimizer_variables
+from .placements import ModelPlacement, place_model
 
 MAX_HINTED = 20
 COLUMNS = ("path", "shape", "dtype", "trainable", "rule", "axes",
@@ -104,16 +103,6 @@ def layout_source(layout: Any, batch_dim_name: str | None = None
     return layout, batch_dim_name
 
 
-def model_variables(model: Any) -> list:
-    """A model's variables, each once (shared layers list them twice)."""
-    seen, out = set(), []
-    for v in model.variables:
-        if id(v) not in seen:
-            seen.add(id(v))
-            out.append(v)
-    return out
-
-
 # --------------------------------------------------------------------------
 # Rules that place nothing
 
@@ -176,71 +165,64 @@ def _matches(paths: list[str]) -> str:
 class _Rules:
     """A layout map being planned, and which of its rules were used."""
 
-    layout_map: Any
-    keys: list[str]
-    resolver: RuleResolver
-    sizes: dict[str, int]
-    n_devices: int
-    used: dict[str, int] = field(default_factory=dict)
+    placer: Placer
+    used: dict[str, int]
     involved: set[str] = field(default_factory=set)
     problems: list[dict] = field(default_factory=list)
 
-    def resolve(self, path: str, shape: list[int],
-                what: str = "variable") -> tuple[str | None, dict]:
-        """`resolve_placement()`, counting the rule and its problems."""
-        rule, placed = resolve_placement(self.resolver, self.layout_map,
-                                         path, shape, self.sizes,
-                                         self.n_devices, what)
-        if rule is not None:
-            self.used[rule] += 1
-        self.involved.update(placed["clash"])
-        self.problems += placed["problems"]
-        return rule, placed
+    @property
+    def keys(self) -> list[str]:
+        return self.placer.keys
+
+    @property
+    def resolver(self) -> RuleResolver:
+        return self.placer.resolver
+
+    @property
+    def n_devices(self) -> int:
+        return math.prod(self.placer.sizes.values())
+
+    def count(self, placement: ModelPlacement) -> None:
+        """Note the rules each lookup used, and its problems."""
+        for placed in placement.looked_up():
+            if placed.rule is not None:
+                self.used[placed.rule] += 1
+            self.involved.update(placed.clash)
+            self.problems += placed.problems
 
 
-def _place_variables(rules: _Rules, variables: list) -> tuple[dict, dict]:
-    """The plan's columns, one row per variable, and each placement by id."""
+def _row(v: Any, placed: Placed) -> dict:
+    """One row of the plan; shapes and bytes as floats for R (reticulate
+    1.28 mangles integers beyond 2^31)."""
+    p = placed.placement
+    return {"path": v.path, "shape": [float(s) for s in p.shape],
+            "dtype": str(v.dtype), "trainable": bool(v.trainable),
+            "rule": placed.rule, "axes": list(placed.axes),
+            "shard_shape": [float(s) for s in p.shard_shape],
+            "copies": int(p.copies), "bytes": float(p.bytes),
+            "device_bytes": float(p.device_bytes),
+            "problem": "; ".join(x["short"] for x in placed.problems)
+            or None}
+
+
+def _columns(placement: ModelPlacement) -> dict:
+    """The plan's columns, one row per model variable."""
     columns: dict[str, list] = {k: [] for k in COLUMNS}
-    placement: dict[int, dict] = {}
-    for v in variables:
-        path, shape = v.path, variable_shape(v)
-        rule, placed = rules.resolve(path, shape)
-        size = itemsize(v.dtype)
-        placement[id(v)] = placed
-        row = {"path": path, "shape": [float(s) for s in shape],
-               "dtype": str(v.dtype), "trainable": bool(v.trainable),
-               "rule": rule, "axes": list(placed["axes"]),
-               "shard_shape": [float(s) for s in placed["shard_shape"]],
-               "copies": int(placed["copies"]),
-               "bytes": float(math.prod(shape) * size),
-               "device_bytes": device_bytes(placed["shard_shape"], size),
-               "problem": "; ".join(p["short"] for p in placed["problems"])
-               or None}
+    for v, placed in placement.variables:
+        row = _row(v, placed)
         for k in COLUMNS:
             columns[k].append(row[k])
-    return columns, placement
+    return columns
 
 
-def _place_optimizer(rules: _Rules, optimizer: Any, model: Any,
-                     trainable: list, placement: dict) -> dict:
-    """Bytes of the optimizer's variables: in full, and on one device.
-
-    Slots follow their model variable's placement; other optimizer
-    variables are looked up in the layout map.
-    """
-    opt, opt_vars = optimizer_variables(optimizer, model, trainable)
-    out = {"optimizer": opt, "full": 0.0, "device": 0.0, "slots": 0}
-    for v, ref in opt_vars:
-        size, shape = itemsize(v.dtype), variable_shape(v)
-        out["full"] += float(math.prod(shape) * size)
-        if ref is not None and id(ref) in placement:
-            out["slots"] += 1
-            shard = placement[id(ref)]["shard_shape"]
-        else:
-            _, placed = rules.resolve(v.path, shape,
-                                      what="optimizer variable")
-            shard = placed["shard_shape"]
-        out["device"] += device_bytes(shard, size)
+def _optimizer_bytes(placement: ModelPlacement) -> dict:
+    """Bytes of the optimizer's variables: in full, and on one device."""
+    out = {"optimizer": placement.optimizer, "full": 0.0, "device": 0.0,
+           "slots": 0}
+    for _, placed, slot in placement.optimizer_variables:
+        out["full"] += float(placed.placement.bytes)
+        out["device"] += float(placed.placement.device_bytes)
+        out["slots"] += int(slot)
     return out
 
 
@@ -270,11 +252,13 @@ def _unused_rules(rules: _Rules, model: Any, paths: list[str]
     return unmatched, outputs, problems
 
 
-def _summary(model: Any, variables: list, columns: dict, opt: dict,
+def _summary(model: Any, placement: ModelPlacement, columns: dict,
              sizes: dict[str, int], batch_dim_name: str,
              batch_size: int | None, unmatched: list[str]) -> dict:
     """Totals: bytes per device as planned and fully replicated."""
+    variables = [v for v, _ in placement.variables]
     trainable = [v for v in variables if v.trainable]
+    opt = _optimizer_bytes(placement)
     weights = sum(columns["bytes"])
     trainable_bytes = sum(b for b, t in zip(columns["bytes"],
                                             columns["trainable"]) if t)
@@ -287,8 +271,8 @@ def _summary(model: Any, variables: list, columns: dict, opt: dict,
         "model": model.name,
         "variables": len(variables),
         "trainable": len(trainable),
-        "parameters": float(sum(math.prod(variable_shape(v))
-                                for v in variables)),
+        "parameters": float(sum(p.placement.items
+                                for _, p in placement.variables)),
         "bytes": float(weights),
         "dtypes": sorted(set(columns["dtype"])),
         "device_weights": float(device_weights),
@@ -341,20 +325,28 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
         counts and parameter counts are floats; shapes are lists of floats
         (reticulate 1.28 mangles integers beyond 2^31).
     """
+    return plan_placement(model, layout, batch_size, optimizer,
+                          batch_dim_name, samples, replicated_share)[0]
+
+
+def plan_placement(model: Any, layout: Any, batch_size: Any = None,
+                   optimizer: Any = None, batch_dim_name: str | None = None,
+                   samples: int | None = None,
+                   replicated_share: float | None = None
+                   ) -> tuple[dict, ModelPlacement]:
+    """`plan_layout()`'s plan, and the `ModelPlacement` it was made from
+    (for the cost, which places the step's arguments by path)."""
     require_backend(("jax",), "Planning a layout")
     batch_size = check_batch_size(batch_size)
     layout_map, batch_dim_name = layout_source(layout, batch_dim_name)
     mesh = layout_map.device_mesh
-    sizes = mesh_sizes(mesh)
     model = as_model(model)
-    keys = rule_keys(layout_map)
-    rules = _Rules(layout_map, keys, RuleResolver(keys), sizes,
-                   math.prod(sizes.values()), used={k: 0 for k in keys})
-
-    variables = model_variables(model)
-    columns, placement = _place_variables(rules, variables)
-    opt = _place_optimizer(rules, optimizer, model,
-                           [v for v in variables if v.trainable], placement)
+    placer = Placer(layout_map)
+    sizes, keys = placer.sizes, placer.keys
+    rules = _Rules(placer, used={k: 0 for k in keys})
+    placement = place_model(model, layout_map, optimizer, placer)
+    rules.count(placement)
+    columns = _columns(placement)
     unmatched, outputs, unused = _unused_rules(rules, model,
                                                columns["path"])
     problems = rules.problems + unused
@@ -369,9 +361,9 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
             "outputs": outputs["rules"],
             "rules": {"key": keys, "axes": [layouts[k] for k in keys],
                       "variables": [rules.used[k] for k in keys]},
-            "summary": _summary(model, variables, columns, opt, sizes,
+            "summary": _summary(model, placement, columns, sizes,
                                 batch_dim_name, batch_size, unmatched),
-            "mesh": describe_mesh(mesh)}
+            "mesh": describe_mesh(mesh)}, placement
 
 
 def first_error(problems: Iterable[dict]) -> KerasmeshError | None:

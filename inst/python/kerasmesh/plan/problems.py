@@ -14,13 +14,13 @@ every other variable where it was.
 
 from __future__ import annotations
 
-import math
 import re
-from typing import Any
 from collections.abc import Sequence
 
 from ..core.paths import compact_paths, paths_regex, pattern_regex
-from ..core.placement import entry_axes, place, plural, problem
+from ..core.layout_problems import place, problem
+from ..core.placement import ways
+from ..core.text import plural
 from ..core.resolve import RuleResolver
 
 DEFAULT_SHARE = 0.05
@@ -144,10 +144,6 @@ def _finish(g: dict) -> dict:
 # Fixes
 
 
-def _ways(entry: Any, sizes: dict[str, int]) -> int:
-    return math.prod(sizes.get(a, 1) for a in entry_axes(entry))
-
-
 def _moved_layout(axes: list, shapes: list[list[int]],
                   sizes: dict[str, int]) -> list | None:
     """`axes` with each failing entry moved to a dimension it divides.
@@ -163,12 +159,12 @@ def _moved_layout(axes: list, shapes: list[list[int]],
         entry = axes[d]
         if entry is None:
             continue
-        ways = _ways(entry, sizes)
-        if all(s[d] % ways == 0 for s in shapes):
+        split = ways(entry, sizes)
+        if all(s[d] % split == 0 for s in shapes):
             continue
         axes[d] = None
         free = [d2 for d2 in range(rank) if axes[d2] is None and d2 != d
-                and all(s[d2] % ways == 0 for s in shapes)]
+                and all(s[d2] % split == 0 for s in shapes)]
         if free:
             best = max(free, key=lambda d2: min(s[d2] for s in shapes))
             axes[best] = entry
@@ -183,7 +179,7 @@ def _split_layout(shape: list[int], sizes: dict[str, int],
     axes: list = [None] * len(shape)
     for a in order:
         free = [d for d in range(len(shape))
-                if axes[d] is None and shape[d] % sizes[a] == 0]
+                if axes[d] is None and shape[d] % ways(a, sizes) == 0]
         if free:
             axes[max(free, key=lambda d: shape[d])] = a
     return axes if any(a is not None for a in axes) else None
@@ -206,7 +202,6 @@ def check_fix(rules: dict[str, list], fix: dict, columns: dict,
         after = RuleResolver(list(new))
     except Exception:  # noqa: BLE001 - a key that does not compile
         return False
-    n_devices = math.prod(sizes.values())
     for path, shape in zip(columns["path"], columns["shape"]):
         index, clash = after.resolve(path)
         if clash:
@@ -214,8 +209,7 @@ def check_fix(rules: dict[str, list], fix: dict, columns: dict,
         rule = None if index is None else after.keys[index]
         axes = None if rule is None else new[rule]
         if path in targets:
-            placed = place(path, [int(s) for s in shape], axes, rule, sizes,
-                           n_devices)
+            placed = place(path, [int(s) for s in shape], axes, rule, sizes)
             if rule is None or placed["problems"]:
                 return False
             continue

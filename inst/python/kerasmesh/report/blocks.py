@@ -11,8 +11,6 @@ sharding.
 from __future__ import annotations
 
 import difflib
-import math
-from collections.abc import Sequence
 from typing import Any
 
 from ..core.arrays import check_model, itemsize
@@ -20,10 +18,11 @@ from ..core.axes import check_axes
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError, VALUE, quoted, received
 from ..core.mesh import describe_mesh
-from ..core.placement import entry_axes, place
+from ..core.layout_problems import locate
+from ..core.placement import Placement, mesh_sizes, sharding_placement
 from ..plan.planner import first_error
-from .sharding import (block_facts, blocks_of, describe_backend_mesh,
-                       model_variables, spec_entries)
+from .sharding import (blocks_of, describe_backend_mesh, placement_facts,
+                       variables_by_source)
 
 
 def _check_shape(shape: Any) -> tuple[int, ...]:
@@ -57,27 +56,20 @@ def _backend_mesh(mesh: Any) -> Any:
         received=mesh)
 
 
-def _picture(shape: Sequence[int], axes: list[Any], size: int,
-             dtype: str, blocks: dict, mesh: dict | None, path: str | None,
-             source: str) -> dict:
+def _picture(placement: Placement, dtype: str, blocks: dict,
+             mesh: dict | None, path: str | None, source: str) -> dict:
     return {
         "path": path,
         "source": source,
-        "shape": list(shape),
+        "shape": list(placement.shape),
         "dtype": dtype,
-        "axes": axes,
-        **block_facts(shape, size, blocks),
+        # Per dimension None, one axis name, or a list of several, for R.
+        "axes": [list(e) if isinstance(e, tuple) else e
+                 for e in placement.entries],
+        **placement_facts(placement),
         "blocks": blocks,
         "mesh": mesh,
     }
-
-
-def _spec_entry(entry: Any) -> Any:
-    """None, one axis name, or a list of several, for R."""
-    names = entry_axes(entry)
-    if not names:
-        return None
-    return names[0] if len(names) == 1 else list(names)
 
 
 def sharding_blocks(mesh: Any, axes: Any, shape: Any,
@@ -105,31 +97,25 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
         KerasmeshError: kinds `shape`, `dtype`, `layout_rank`,
             `layout_axes`, `layout_divisibility`, `device_mesh`.
     """
-    from jax.sharding import NamedSharding, PartitionSpec
-
     jax_mesh = _backend_mesh(mesh)
     shape = _check_shape(shape)
     size = itemsize(dtype)
-    sizes = {str(a): int(s) for a, s in
-             zip(jax_mesh.axis_names, jax_mesh.devices.shape)}
+    sizes = mesh_sizes(jax_mesh)
     axes = check_axes(axes, list(sizes), None, several)
-    placed = place(path or "tensor", list(shape), list(axes), None, sizes,
-                   math.prod(sizes.values()))
-    error = first_error(placed["problems"])
+    placed = locate(path or "tensor", list(shape), list(axes), None, sizes,
+                    size)
+    error = first_error(placed.problems)
     if error is not None:
         raise error
-    axes = [_spec_entry(e) for e in placed["axes"]]
-    spec = PartitionSpec(*[tuple(a) if isinstance(a, list) else a
-                           for a in axes])
-    blocks = blocks_of(NamedSharding(jax_mesh, spec), shape)
+    placement = placed.placement
+    blocks = blocks_of(placement.named_sharding(jax_mesh), shape)
     desc = describe_mesh(mesh) if hasattr(mesh, "backend_mesh") else \
         describe_backend_mesh(jax_mesh)
-    return _picture(shape, axes, size, str(dtype), blocks, desc, path,
-                    "planned")
+    return _picture(placement, str(dtype), blocks, desc, path, "planned")
 
 
 def _find_variable(model: Any, path: str) -> Any:
-    variables = [v for _, v in model_variables(model)]
+    variables = [v for _, v in variables_by_source(model)]
     for v in variables:
         if v.path == path:
             return v
@@ -165,12 +151,10 @@ def variable_blocks(model: Any, path: str) -> dict:
     sharding = value.sharding
     shape = tuple(int(s) for s in value.shape)
     jax_mesh = getattr(sharding, "mesh", None)
-    if jax_mesh is not None and hasattr(jax_mesh, "devices"):
-        axes = [_spec_entry(e) for e in spec_entries(sharding, len(shape))]
-        mesh = describe_backend_mesh(jax_mesh)
-    else:
-        axes = [None] * len(shape)
-        mesh = None
-    return _picture(shape, axes, int(value.dtype.itemsize),
-                    str(variable.dtype), blocks_of(sharding, shape), mesh,
-                    variable.path, "placed")
+    mesh = describe_backend_mesh(jax_mesh) \
+        if jax_mesh is not None and hasattr(jax_mesh, "devices") else None
+    placement = sharding_placement(sharding, shape,
+                                   int(value.dtype.itemsize))
+    return _picture(placement, str(variable.dtype),
+                    blocks_of(sharding, shape), mesh, variable.path,
+                    "placed")

@@ -1,27 +1,14 @@
-"""Where each variable lives, read from the placed JAX arrays."""
+"""Where each variable lives, read from the placed JAX arrays (their
+placement is `core/placement.py`'s `sharding_placement()`)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any
+from collections.abc import Sequence
 
 from ..core.arrays import check_model
 from ..core.mesh import describe_mesh, device_name
-
-
-def spec_entries(sharding: Any, rank: int) -> list[Any]:
-    """One entry per dimension from a NamedSharding's spec: None (not
-    split), an axis name, or a tuple of names."""
-    spec = list(getattr(sharding, "spec", ()) or ())
-    spec += [None] * (rank - len(spec))
-    return [entry if entry else None for entry in spec[:rank]]
-
-
-def _spec_axes(sharding: Any, rank: int) -> list[str | None]:
-    """Mesh axes per dimension, several joined with "+" (None: not split)."""
-    return ["+".join(e) if isinstance(e, (tuple, list)) else e
-            for e in spec_entries(sharding, rank)]
+from ..core.placement import Placement, model_variables, sharding_placement
 
 
 def format_partition_spec(spec: Any) -> str | None:
@@ -78,17 +65,13 @@ def blocks_of(sharding: Any, shape: Sequence[int]) -> dict:
     }
 
 
-def block_facts(shape: Sequence[int], itemsize: int, blocks: dict) -> dict:
-    """Shard shape, copies and bytes of a tensor split into `blocks`."""
-    n_blocks = len(blocks["devices"])
-    n_devices = sum(len(d) for d in blocks["devices"])
-    shard = [b - a for a, b in zip(blocks["start"][0], blocks["stop"][0])] \
-        if n_blocks else list(shape)
+def placement_facts(placement: Placement) -> dict:
+    """Shard shape, copies and bytes of a placement, for R."""
     return {
-        "shard_shape": shard,
-        "copies": n_devices // max(n_blocks, 1),
-        "bytes": float(math.prod(shape) * itemsize),
-        "device_bytes": float(math.prod(shard) * itemsize),
+        "shard_shape": list(placement.shard_shape),
+        "copies": placement.copies,
+        "bytes": float(placement.bytes),
+        "device_bytes": float(placement.device_bytes),
     }
 
 
@@ -96,21 +79,21 @@ def array_sharding(value: Any) -> dict:
     """Sharding facts of one placed array, global across processes."""
     shape = [int(s) for s in value.shape]
     sharding = value.sharding
+    placement = sharding_placement(sharding, shape, value.dtype.itemsize)
     return {
         "shape": shape,
-        "axes": _spec_axes(sharding, len(shape)),
+        "axes": placement.labels,
         "spec": format_partition_spec(getattr(sharding, "spec", None)),
-        **block_facts(shape, value.dtype.itemsize,
-                      blocks_of(sharding, shape)),
+        **placement_facts(placement),
         "local_shards": [(device_name(s.device), float(s.data.nbytes))
                          for s in value.addressable_shards],
     }
 
 
-def model_variables(model: Any) -> list[tuple[str, Any]]:
+def variables_by_source(model: Any) -> list[tuple[str, Any]]:
     """(source, variable) for a model's variables and, once it is built,
     its optimizer's."""
-    out = [("model", v) for v in model.variables]
+    out = [("model", v) for v in model_variables(model)]
     optimizer = getattr(model, "optimizer", None)
     if optimizer is not None and getattr(optimizer, "built", False):
         out += [("optimizer", v) for v in optimizer.variables]
@@ -136,7 +119,7 @@ def variable_sharding(model: Any) -> dict:
         "copies", "bytes", "device_bytes")}
     per_device: dict[str, float] = {}
     mesh = None
-    for source, v in model_variables(model):
+    for source, v in variables_by_source(model):
         facts = array_sharding(v.value)
         if mesh is None:
             mesh = getattr(v.value.sharding, "mesh", None)

@@ -9,7 +9,7 @@ from ..core.describe import kind_of
 from ..core.errors import KerasmeshError, quoted
 from ..core.layout import describe_layout_map
 from ..core.mesh import describe_mesh, resolve_devices
-from . import guard
+from . import checked, guard
 
 
 def _mesh_data_parallel_class():
@@ -90,7 +90,7 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
             "batch_dim_name", "`batch_dim_name` must be an axis of the mesh.",
             received=batch_dim_name,
             i=f"The mesh's axes are {', '.join(quoted(axes))}.")
-    dist = guard.checked_model_parallel(layout_map, batch_dim_name,
+    dist = checked.checked_model_parallel(layout_map, batch_dim_name,
                                   auto_shard_dataset)
     return describe_distribution(dist)
 

@@ -10,24 +10,20 @@ check both first.
 The guard is installed when kerasmesh sets a distribution and removed when
 it sets none (`set_distribution(None)`, or leaving `with_distribution()`
 back to no distribution): outside, `keras.Model.fit` is Keras's own
-function again, and nothing else in the process sees a wrapper.
+function again, and nothing else in the process sees a wrapper. The
+distribution that checks each variable as it is created is `checked.py`'s.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import math
 import warnings
-from collections.abc import Callable, Iterable
 from typing import Any
+from collections.abc import Callable, Iterable
 
-from ..core.backend import require_backend
 from ..core.errors import KerasmeshError
-from ..core.layout import rule_keys
-from ..core.placement import WARNING, mesh_sizes, resolve_placement, \
-    variable_shape
-from ..core.resolve import RuleResolver
+from ..core.layout_problems import WARNING
 from ..plan.planner import first_error, plan_layout
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
@@ -279,49 +275,3 @@ def warn_problems(problems: Iterable[dict]) -> None:
             text = p["message"] + "".join(f"\n{n} {t}"
                                           for n, t in p["bullets"])
             warnings.warn(text, KerasmeshLayoutWarning, stacklevel=3)
-
-
-# --------------------------------------------------------------------------
-# Checks at variable creation
-
-
-@functools.cache
-def checked_model_parallel_class() -> type:
-    """A ModelParallel that checks each variable's layout as it is created.
-
-    Keras fails inside JAX, without the variable's path, when a layout is
-    longer than a variable's rank or can't divide a dimension, and with a
-    bare ValueError when several rules match. This subclass raises the
-    plan's `KerasmeshError` (naming the variable and the rule) instead.
-    """
-    from keras.distribution import ModelParallel
-
-    class CheckedModelParallel(ModelParallel):
-        def get_variable_layout(self, variable):
-            if getattr(variable, "_layout", None) is None:
-                self._kerasmesh_check(variable)
-            return super().get_variable_layout(variable)
-
-        def _kerasmesh_check(self, variable):
-            resolver = getattr(self, "_kerasmesh_resolver", None)
-            if resolver is None:
-                resolver = RuleResolver(rule_keys(self._layout_map))
-                self._kerasmesh_resolver = resolver
-            sizes = mesh_sizes(self.device_mesh)
-            _, placed = resolve_placement(
-                resolver, self._layout_map, variable.path,
-                variable_shape(variable), sizes, math.prod(sizes.values()))
-            error = first_error(placed["problems"])
-            if error is not None:
-                raise error
-
-    return CheckedModelParallel
-
-
-def checked_model_parallel(layout_map: Any, batch_dim_name: str | None = None,
-                           auto_shard_dataset: bool = True) -> Any:
-    """A `CheckedModelParallel` distribution."""
-    require_backend(("jax",), "A distribution")
-    cls = checked_model_parallel_class()
-    return cls(layout_map=layout_map, batch_dim_name=batch_dim_name,
-               auto_shard_dataset=bool(auto_shard_dataset))

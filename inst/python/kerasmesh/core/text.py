@@ -1,0 +1,34 @@
+"""Counts and lists worded in English, in one place: "1 entry",
+"2 entries"; '"a", "b" and 2 more'."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+MAX_NAMED = 3
+
+
+def noun(n: int, word: str) -> str:
+    """`word` for a count of `n`: "device" for 1, "devices" otherwise
+    ("entry" / "entries")."""
+    if n == 1:
+        return word
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "o", "u"):
+        return f"{word[:-1]}ies"
+    return f"{word}s"
+
+
+def plural(n: int, word: str) -> str:
+    """"1 entry", "2 entries", "3 variables"."""
+    return f"{n} {noun(n, word)}"
+
+
+def listing(items: Sequence[str], more: int = 0) -> str:
+    """ '"a", "b" and "c"', with "and N more" past MAX_NAMED."""
+    quoted = [f'"{i}"' for i in items[:MAX_NAMED]]
+    extra = len(items) - len(quoted) + more
+    if extra > 0:
+        quoted.append(f"{extra} more")
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]

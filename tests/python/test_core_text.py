@@ -1,0 +1,25 @@
+"""Counts and lists worded in one place."""
+
+from kerasmesh.core import text
+
+
+def test_plural_and_listing_read_as_english():
+    assert text.plural(1, "entry") == "1 entry"
+    assert text.plural(2, "entry") == "2 entries"
+    assert text.plural(3, "variable") == "3 variables"
+    assert text.listing(["a"]) == '"a"'
+    assert text.listing(["a", "b", "c", "d", "e"]) == \
+        '"a", "b", "c" and 2 more'
+
+
+def test_noun_agrees_with_its_count():
+    assert text.noun(1, "device") == "device"
+    assert text.noun(0, "device") == "devices"
+    assert text.noun(8, "device") == "devices"
+    assert text.noun(2, "key") == "keys"
+    assert text.noun(2, "entry") == "entries"
+
+
+def test_listing_counts_names_left_out_and_more_given():
+    assert text.listing(["a", "b"]) == '"a" and "b"'
+    assert text.listing(["a"], more=2) == '"a" and 2 more'
