@@ -10,6 +10,7 @@ from .errors import KerasmeshError
 from .mesh import describe_mesh
 from .patterns import check_safe
 from .resolve import RuleResolver
+from . import kinds
 
 
 def rule_keys(layout_map: Any) -> list[str]:
@@ -26,13 +27,13 @@ def check_key(key: Any) -> re.Pattern:
     and can't backtrack without bound (`patterns.check_safe()`)."""
     if not isinstance(key, str) or key == "":
         raise KerasmeshError(
-            "layout_key", "A layout rule's key must be a non-empty string.",
+            kinds.LAYOUT_KEY, "A layout rule's key must be a non-empty string.",
             received=key)
     try:
         pattern = re.compile(key)
     except re.error as e:
         raise KerasmeshError(
-            "layout_key",
+            kinds.LAYOUT_KEY,
             f"Layout key \"{key}\" must be a valid regular expression.",
             x=f"{e.msg} at position {e.pos}.",
             i="Escape literal brackets and dots with a backslash."
@@ -57,7 +58,7 @@ def _add_rule(layout_map: Any, key: Any, axes: Any) -> None:
     check_key(key)
     if key in rule_keys(layout_map):
         raise KerasmeshError(
-            "layout_key_exists",
+            kinds.LAYOUT_KEY_EXISTS,
             f"Layout key \"{key}\" already exists.",
             x=f"Its layout is {format_axes(layout_map[key].axes)}.",
             i="Remove it first (assign NULL), then assign the new "
@@ -103,7 +104,7 @@ def lookup(layout_map: Any, path: Any) -> dict:
     """
     if not isinstance(path, str):
         raise KerasmeshError(
-            "layout_key", "A variable path must be a string.",
+            kinds.LAYOUT_KEY, "A variable path must be a string.",
             received=path)
     keys = rule_keys(layout_map)
     if path in keys:
@@ -113,7 +114,7 @@ def lookup(layout_map: Any, path: Any) -> dict:
     index, clash = resolver.resolve(path)
     if clash:
         raise KerasmeshError(
-            "layout_ambiguous",
+            kinds.LAYOUT_AMBIGUOUS,
             f"Path \"{path}\" must match at most one layout rule.",
             x="It matches " + ", ".join(f'"{keys[i]}"' for i in clash)
               + ".")
@@ -133,7 +134,7 @@ def describe_layout_map(layout_map: Any) -> dict:
 
     if not isinstance(layout_map, LayoutMap):
         raise KerasmeshError(
-            "layout_map", "Expected a Keras `LayoutMap`.",
+            kinds.LAYOUT_MAP, "Expected a Keras `LayoutMap`.",
             received=layout_map)
     keys = rule_keys(layout_map)
     for key in keys:

@@ -37,6 +37,7 @@ from ..core.resolve import RuleResolver
 from ..plan.slots import optimizer_variables
 from .step import (data_spec, input_specs, loss_functions, shard_bytes,
                    sharded, target_spec, total_loss)
+from ..core import kinds
 
 # --------------------------------------------------------------------------
 # Arguments
@@ -45,7 +46,7 @@ from .step import (data_spec, input_specs, loss_functions, shard_bytes,
 def _check_timeout(timeout: Any) -> float:
     if not is_positive(timeout):
         raise KerasmeshError(
-            "argument", "`timeout` must be a positive number of seconds.",
+            kinds.ARGUMENT, "`timeout` must be a positive number of seconds.",
             received=timeout)
     return float(timeout)
 
@@ -67,7 +68,7 @@ def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
         return (keras.distribution.LayoutMap(mesh),
                 distribution.batch_dim_name, "data_parallel")
     raise KerasmeshError(
-        "distribution",
+        kinds.DISTRIBUTION,
         "`distribution` must be a data-parallel or model-parallel "
         "distribution.",
         received=distribution)
@@ -75,7 +76,7 @@ def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
 
 def _compile_error(e: Exception) -> KerasmeshError:
     return KerasmeshError(
-        "compile", "XLA can't compile the training step for this layout.",
+        kinds.COMPILE, "XLA can't compile the training step for this layout.",
         x=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
 
 
@@ -124,7 +125,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     """
     require_backend(("jax",), "Costing a layout")
     if check_batch_size(batch_size) is None:
-        raise KerasmeshError("argument", "`batch_size` must be a positive "
+        raise KerasmeshError(kinds.ARGUMENT, "`batch_size` must be a positive "
                              "whole number.", received=batch_size)
     batch_size, timeout = int(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))
@@ -251,7 +252,7 @@ def _output_specs(model: Any, structure: Any, inputs: list,
         shown = "; ".join(f'"{f.name}" {format_shape(f.shape)}'
                           for f in inputs)
         raise KerasmeshError(
-            "input_shapes", "The model can't run on inputs of these shapes.",
+            kinds.INPUT_SHAPES, "The model can't run on inputs of these shapes.",
             x=f"Inputs {shown}: {str(e).splitlines()[0][:300]}",
             i="Check `input_shapes` and `batch_size`.") from e
     return tree.flatten(out)
@@ -281,7 +282,7 @@ def _target_specs(loss: Any, model: Any, preds: list
             [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets], preds)
     except Exception as e:  # noqa: BLE001 - loss and outputs disagree
         raise KerasmeshError(
-            "loss", f"Loss {loss_text} does not fit the model's outputs.",
+            kinds.LOSS, f"Loss {loss_text} does not fit the model's outputs.",
             x="Outputs of shape " + ", ".join(
            format_shape(p.shape) for p in preds) + ": " +
               str(e).splitlines()[0][:300],
