@@ -42,7 +42,7 @@ numpy_array <- function(x, dtype = "float32") {
     kerasmesh_abort(
       c("{.arg x} must be a numeric vector, matrix or array.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "array"
+      kind = kinds$array
     )
   }
   check_string(dtype)
@@ -55,7 +55,7 @@ numpy_array <- function(x, dtype = "float32") {
 #' @param model A Keras model.
 #' @export
 variable_values <- function(model) {
-  check_python_object(model, "a Keras model", kind = "model")
+  check_python_object(model, "a Keras model", kind = kinds$model)
   values <- shim_call("arrays.variable_values", model)
   out <- Map(function(shape, v) {
     shape <- as.integer(unlist(shape))
@@ -92,7 +92,7 @@ check_no_na <- function(x, arg = rlang::caller_arg(x),
       x = "{.code NA} at {cli::qty(n)}position{?s} {shown}.",
       i = "{.code as.double({arg})} keeps {.code NA} as NaN, if that is
            what you mean; or remove or replace the missing values."),
-    kind = "array_na", call = call
+    kind = kinds$array_na, call = call
   )
 }
 

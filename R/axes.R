@@ -71,6 +71,6 @@ abort_axes <- function(key, arg, call, x, .envir = parent.frame()) {
       x = x,
       i = 'For example {.code c(NA, "model")} or
            {.code tuple(NULL, "model")}.'),
-    kind = "layout_axes", call = call, .envir = .envir
+    kind = kinds$layout_axes, call = call, .envir = .envir
   )
 }

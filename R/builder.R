@@ -51,7 +51,7 @@ builder_timeout <- function(timeout, e, call) {
       c("Costing the training step took longer than {timeout} s.",
         x = "The time ran out while building the model (in the builder).",
         i = "Raise {.arg timeout}, or cost a smaller model or batch."),
-      kind = "timeout", parent = e, call = call
+      kind = kinds$timeout, parent = e, call = call
     ),
     error = identity
   )
@@ -65,7 +65,7 @@ check_plan_model <- function(model, arg = rlang::caller_arg(model),
     kerasmesh_abort(
       c("{.arg {arg}} must be a Keras model or a function that builds one.",
         x = "Received {.obj_type_friendly {model}}."),
-      kind = "model", call = call
+      kind = kinds$model, call = call
     )
   }
   invisible(model)

@@ -212,7 +212,7 @@ check_model <- function(x, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be a Keras model.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   invisible(x)

@@ -5,7 +5,7 @@
 check_supplied <- function(absent, call = rlang::caller_env()) {
   if (any(absent)) {
     args <- names(absent)[absent] # nolint: object_usage_linter. cli.
-    kerasmesh_abort("{.arg {args}} must be supplied.", kind = "argument",
+    kerasmesh_abort("{.arg {args}} must be supplied.", kind = kinds$argument,
                     call = call)
   }
   invisible()
@@ -17,7 +17,7 @@ check_string <- function(x, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be a single non-empty string.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   x
@@ -36,14 +36,14 @@ check_whole <- function(x, min = 1, max = .Machine$integer.max,
     kerasmesh_abort(
       c("{.arg {arg}} must be {whole_description(min)}.",
         x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   if (x > max) {
     kerasmesh_abort(
       c("{.arg {arg}} must be at most {format_whole(max)}.",
         x = "Received {format_whole(x)}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   as.integer(x)
@@ -85,13 +85,13 @@ check_choice <- function(x, values, arg = rlang::caller_arg(x),
     }
     kerasmesh_abort(
       c("{.arg {arg}} must be one of {.or {.val {values}}}.", x = received),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   x
 }
 
-check_flag <- function(x, kind = "argument", arg = rlang::caller_arg(x),
+check_flag <- function(x, kind = kinds$argument, arg = rlang::caller_arg(x),
                        call = rlang::caller_env()) {
   if (!is.logical(x) || length(x) != 1 || is.na(x)) {
     kerasmesh_abort(
@@ -109,7 +109,7 @@ check_seconds <- function(x, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be a positive number of seconds.",
         x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   as.numeric(x)

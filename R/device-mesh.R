@@ -34,7 +34,7 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
       kerasmesh_abort(
         c("{.arg axis_names} must be a character vector.",
           x = "Received {.obj_type_friendly {axis_names}}."),
-        kind = "axis_names"
+        kind = kinds$axis_names
       )
     }
     axis_names <- na_to_null(axis_names)
@@ -98,7 +98,7 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
     }
   }
   abort_wrong_object(x, "a device mesh", "Create one with {.fn device_mesh}.",
-                     kind = "device_mesh", arg = arg, call = call)
+                     kind = kinds$device_mesh, arg = arg, call = call)
 }
 
 new_device_mesh <- function(desc) {
@@ -158,7 +158,7 @@ as_shape_sizes <- function(shape, call = rlang::caller_env()) {
     kerasmesh_abort(
       c("{.arg shape} must be a non-empty numeric vector of sizes.",
         x = "Received {.obj_type_friendly {shape}}."),
-      kind = "mesh_shape", call = call
+      kind = kinds$mesh_shape, call = call
     )
   }
   na_to_null(unname(shape))
@@ -175,7 +175,7 @@ as_devices_arg <- function(devices, call = rlang::caller_env()) {
     kerasmesh_abort(
       c("{.arg devices} must be device names or a single count.",
         x = "Received {.obj_type_friendly {devices}}."),
-      kind = "devices", call = call
+      kind = kinds$devices, call = call
     )
   }
   as.list(devices)

@@ -122,7 +122,7 @@ distributed_initialize <- function(coordinator_address = NULL,
                                    verbose = kerasmesh_verbose()) {
   check_address(coordinator_address, "a single string {.val host:port}")
   check_address(bind_address, "a single string, a host or {.val host:port}")
-  check_flag(verbose, kind = "distributed_argument")
+  check_flag(verbose, kind = kinds$distributed_argument)
   num_processes <- as_whole_number(num_processes)
   process_id <- as_whole_number(process_id)
   timeout <- as_whole_number(timeout, null_ok = FALSE)
@@ -185,7 +185,7 @@ check_address <- function(x, what, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c(paste0("{.arg {arg}} must be ", what, "."),
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "distributed_argument", call = call
+      kind = kinds$distributed_argument, call = call
     )
   }
   invisible(x)
@@ -200,7 +200,7 @@ as_whole_number <- function(x, null_ok = TRUE, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be a single number.",
         x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "distributed_argument", call = call
+      kind = kinds$distributed_argument, call = call
     )
   }
   if (is.finite(x) && x == round(x) && abs(x) <= .Machine$integer.max) {

@@ -99,7 +99,7 @@ abort_worker_index <- function(x, i, what, call = rlang::caller_env()) {
     c("The index of a launch must be {what} from 1 to {n}.",
       x = "Received {.obj_type_friendly {i}}{received_value(i)}.",
       i = "The launch has {n} worker{?s}."),
-    kind = "argument", call = call
+    kind = kinds$argument, call = call
   )
 }
 

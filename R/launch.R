@@ -92,7 +92,7 @@ launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
     kerasmesh_abort(
       c("{.arg args} must be a list.",
         x = "Received {.obj_type_friendly {args}}."),
-      kind = "argument"
+      kind = kinds$argument
     )
   }
   rlang::check_installed("processx", "to launch worker processes")
@@ -140,7 +140,7 @@ check_process_limit <- function(processes, call = rlang::caller_env()) {
         x = "Received {format(processes, big.mark = ',')}.",
         i = "Each worker is an R session with Python and JAX; set
              {.code options(kerasmesh.max_processes = )} to allow more."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   invisible(processes)
@@ -171,7 +171,7 @@ max_processes <- function() {
     kerasmesh_abort(
       c("{.code options(kerasmesh.max_processes)} must be a positive number.",
         x = "It is {.obj_type_friendly {limit}}."),
-      kind = "argument"
+      kind = kinds$argument
     )
   }
   min(limit, .Machine$integer.max)
@@ -187,14 +187,14 @@ check_launch_code <- function(x, call = rlang::caller_env()) {
     kerasmesh_abort(
       c("{.arg fun_or_script} must be a function or the path of an R script.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   if (!file.exists(x) || dir.exists(x)) {
     kerasmesh_abort(
       c("{.arg fun_or_script} must be a function or the path of an R script.",
         x = "No file at {.path {x}}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   invisible(x)
@@ -207,7 +207,7 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
     kerasmesh_abort(
       c("{.arg env} must be a named character vector.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   invisible(x)

@@ -90,7 +90,7 @@ layout_map <- function(..., mesh) {
         x = "Rule{cli::qty(length(keyless))}{?s} {format(keyless)}
              {cli::qty(length(keyless))}{?has/have} no key.",
         i = 'Write rules as {.code ".*dense.*kernel" = c(NA, "model")}.'),
-      kind = "layout_key"
+      kind = kinds$layout_key
     )
   }
   build_layout_map(mesh, rules)
@@ -127,7 +127,7 @@ layout_map <- function(..., mesh) {
     kerasmesh_abort(
       c("Assigning {length(i)} keys needs a list of {length(i)} layouts.",
         x = "Received {.obj_type_friendly {value}}."),
-      kind = "layout_axes"
+      kind = kinds$layout_axes
     )
   }
   for (k in seq_along(i)) {
@@ -144,7 +144,7 @@ layout_map <- function(..., mesh) {
     kerasmesh_abort(
       c("Can't select rules that don't exist.",
         x = "Unknown: {.val {i[unknown]}}."),
-      kind = "layout_key"
+      kind = kinds$layout_key
     )
   }
   build_layout_map(.subset2(x, "mesh"), rules)
@@ -263,7 +263,7 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
                                     call = call)))
   }
   abort_wrong_object(x, "a layout map", "Create one with {.fn layout_map}.",
-                     kind = "layout_map", arg = arg, call = call)
+                     kind = kinds$layout_map, arg = arg, call = call)
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
@@ -271,7 +271,7 @@ check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
     kerasmesh_abort(
       c("A layout rule's {what} must be a single non-empty string.",
         x = "Received {.obj_type_friendly {i}}{received_value(i)}."),
-      kind = "layout_key", call = call
+      kind = kinds$layout_key, call = call
     )
   }
   i

@@ -73,7 +73,7 @@ check_share <- function(x, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be a number between 0 and 1.",
         x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   as.numeric(x)

@@ -249,7 +249,7 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
       } else {
         "Create one with {.fn layout_map} or {.fn model_parallel}."
       }),
-    kind = "layout_map", call = call
+    kind = kinds$layout_map, call = call
   )
 }
 
@@ -263,7 +263,7 @@ plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
   }
   abort_wrong_object(
     optimizer, "an optimizer name or a Keras optimizer",
-    'For example {.code "adam"}.', kind = "optimizer", arg = "optimizer",
+    'For example {.code "adam"}.', kind = kinds$optimizer, arg = "optimizer",
     call = call
   )
 }

@@ -327,6 +327,6 @@ parse_bytes <- function(x, arg = rlang::caller_arg(x),
       x = "Received {.obj_type_friendly {x}}{received_value(x)}.",
       i = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
            (powers of 1024)."),
-    kind = "argument", call = call
+    kind = kinds$argument, call = call
   )
 }

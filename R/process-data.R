@@ -48,7 +48,7 @@ process_rows <- function(n, batch_size, process = process_index(),
       c("{.arg process} must be a whole number from 0 to {processes - 1}.",
         x = paste0("Received {.obj_type_friendly {process}}",
                    "{received_value(process)}.")),
-      kind = "argument"
+      kind = kinds$argument
     )
   }
   share <- batch_share(batch_size, processes)
@@ -60,7 +60,7 @@ process_rows <- function(n, batch_size, process = process_index(),
       c("{rest %% processes} row{?s} of the last batch {?is/are} not fed.",
         i = "Its {rest} rows don't split evenly over {processes}
              processes."),
-      kind = "rows_dropped"
+      kind = kinds$rows_dropped
     )
   }
   # One run of rows per batch, made in place by sequence(): memory stays
@@ -92,7 +92,7 @@ process_data <- function(x, y = NULL, batch_size,
     kerasmesh_abort(
       c("{.arg x} and {.arg y} must have the same number of rows.",
         x = "{.arg x} has {n_rows(x)}, {.arg y} has {n_rows(y)}."),
-      kind = "argument"
+      kind = kinds$argument
     )
   }
   list(
@@ -117,7 +117,7 @@ batch_share <- function(batch_size, processes, call = rlang::caller_env()) {
         x = "Received {batch_size}.",
         i = "Each process feeds {.code batch_size / processes} rows of
              every global batch."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   batch_size %/% processes
@@ -147,7 +147,7 @@ check_rows <- function(x, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be a whole number of rows (0 or more).",
         x = "Received {.obj_type_friendly {x}}{received_value(x)}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   as.integer(x)
@@ -164,7 +164,7 @@ check_row_numbers <- function(rows, n, arg = rlang::caller_arg(rows),
     kerasmesh_abort(
       c("{.arg {arg}} must be row numbers, whole numbers from 1 to {n}.",
         x = "Received {.obj_type_friendly {rows}}{received_value(rows)}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   bad <- is.na(rows) | rows < 1 | rows > n | rows != round(rows)
@@ -177,7 +177,7 @@ check_row_numbers <- function(rows, n, arg = rlang::caller_arg(rows),
       c("{.arg {arg}} must be row numbers, whole numbers from 1 to {n}.",
         x = "{cli::qty(sum(bad))}Bad row number{?s}: {shown}{more}.",
         i = "{.arg x} has {n} row{?s}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   as.integer(rows)

@@ -79,7 +79,7 @@ sharding_picture.default <- function(x, path, ...) {
       c("{.arg x} must be a Keras model, a sharding report, a layout plan,
          a layout map or a device mesh.",
         x = "Received {.obj_type_friendly {x}}."),
-      kind = "argument"
+      kind = kinds$argument
     )
   }
   check_supplied(c(path = missing(path)))
@@ -128,7 +128,7 @@ sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
         x = "This sharding report does not record the mesh.",
         i = "Pass {.arg mesh}, or picture the model itself:
              {.code sharding_picture(model, path)}."),
-      kind = "device_mesh"
+      kind = kinds$device_mesh
     )
   }
   # JAX may have placed an array over several axes on one dimension
@@ -194,7 +194,7 @@ picture_row <- function(x, path, call = rlang::caller_env()) {
       c("{.arg path} must name one of the {length(paths)} variables.",
         i = "Paths: {.val {utils::head(paths, 6)}}{if (length(paths) > 6)
              ', ...' else ''}."),
-      kind = "variable_path", call = call
+      kind = kinds$variable_path, call = call
     )
   }
   path <- check_string(path, call = call)
@@ -217,7 +217,7 @@ picture_row <- function(x, path, call = rlang::caller_env()) {
       i = if (length(candidates)) {
         "Did you mean {.or {.val {utils::head(candidates, 3)}}}?"
       }),
-    kind = "variable_path", call = call
+    kind = kinds$variable_path, call = call
   )
 }
 
@@ -230,7 +230,7 @@ as_tensor_shape <- function(shape, call = rlang::caller_env()) {
     kerasmesh_abort(
       c("{.arg shape} must be whole numbers, one per dimension.",
         x = "Received {.obj_type_friendly {shape}}{received_value(shape)}."),
-      kind = "shape", call = call
+      kind = kinds$shape, call = call
     )
   }
   as.list(as.numeric(shape))

@@ -27,7 +27,7 @@
 #' })
 #' variable_sharding(model)
 variable_sharding <- function(model) {
-  check_python_object(model, "a Keras model", kind = "model")
+  check_python_object(model, "a Keras model", kind = kinds$model)
   columns <- shim_call("sharding.variable_sharding", model)
   per_device <- columns$per_device
   mesh <- columns$mesh
@@ -138,7 +138,7 @@ format_bytes <- function(bytes) {
     kerasmesh_abort(
       c("{.arg bytes} must be a numeric vector.",
         x = "Received {.obj_type_friendly {bytes}}{received_value(bytes)}."),
-      kind = "argument"
+      kind = kinds$argument
     )
   }
   units <- c("B", "kB", "MB", "GB", "TB", "PB")
