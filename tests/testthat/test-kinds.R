@@ -45,7 +45,9 @@ namespace_strings <- function() {
       names <- names(parts)
       if (is.null(names)) names <- rep("", length(parts))
       for (i in seq_along(parts)) {
-        if (!identical(parts[[i]], quote(expr = ))) walk(parts[[i]], names[i])
+        if (!identical(parts[[i]], rlang::missing_arg())) {
+          walk(parts[[i]], names[i])
+        }
       }
     }
   }
@@ -67,8 +69,8 @@ test_that("R code takes kinds from the registry, never as strings", {
   classes <- grep("^kerasmesh_(error|warning)_[a-z_]+$", strings[, "value"],
                   value = TRUE)
   expect_identical(unname(classes), character())
-  # The walk sees strings where they are.
-  expect_true("kerasmesh_" %in% strings[, "value"]) # condition_classes()
+  # The walk sees strings where they are, as in condition_classes().
+  expect_true("kerasmesh_" %in% strings[, "value"])
 })
 
 test_that("R's registry is the shim's", {

@@ -82,7 +82,7 @@ def kinds() -> dict[str, dict[str, str]]:
                       if getattr(k, s) is not None} for s in SEVERITIES}
 
 
-# -- the kinds, by name --------------------------------------------------------
+# -- the kinds, by name ----------------------------------------------------
 
 ARGUMENT = _kind(
     "argument",
