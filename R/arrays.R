@@ -40,7 +40,7 @@
 numpy_array <- function(x, dtype = "float32") {
   if (!is.numeric(x) && !is.logical(x)) {
     stop_input_type(x, "a numeric vector, matrix or array", show_value = FALSE,
-                    kind = "array")
+                    kind = kinds$array)
   }
   check_string(dtype)
   check_no_na(x)
@@ -52,7 +52,7 @@ numpy_array <- function(x, dtype = "float32") {
 #' @param model A Keras model.
 #' @export
 variable_values <- function(model) {
-  check_python_object(model, "a Keras model", kind = "model")
+  check_python_object(model, "a Keras model", kind = kinds$model)
   values <- shim_call("arrays.variable_values", model)
   out <- Map(function(shape, v) {
     shape <- as.integer(unlist(shape))
@@ -89,6 +89,6 @@ check_no_na <- function(x, arg = rlang::caller_arg(x),
       x = "{.code NA} at {cli::qty(n)}position{?s} {shown}.",
       i = "{.code as.double({arg})} keeps {.code NA} as NaN, if that is
            what you mean; or remove or replace the missing values."),
-    kind = "array_na", call = call
+    kind = kinds$array_na, call = call
   )
 }

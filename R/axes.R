@@ -68,6 +68,6 @@ abort_axes <- function(x, key, arg, call, received = "Received") {
     subject = subject, received = received,
     way_out = 'For example {.code c(NA, "model")} or
            {.code tuple(NULL, "model")}.',
-    kind = "layout_axes", arg = arg, call = call
+    kind = kinds$layout_axes, arg = arg, call = call
   )
 }

@@ -74,7 +74,7 @@ abort_backend <- function(state, call) {
   kerasmesh_abort(
     c("kerasmesh needs the Keras {.val jax} backend.", now,
       i = "Keras 3's distribution API is implemented for JAX only."),
-    kind = "backend", backend = backend, keras_started = state$started,
+    kind = kinds$backend, backend = backend, keras_started = state$started,
     call = call
   )
 }

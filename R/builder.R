@@ -51,7 +51,7 @@ builder_timeout <- function(timeout, e, call) {
       c("Costing the training step took longer than {timeout} s.",
         x = "The time ran out while building the model (in the builder).",
         i = "Raise {.arg timeout}, or cost a smaller model or batch."),
-      kind = "timeout", parent = e, call = call
+      kind = kinds$timeout, parent = e, call = call
     ),
     error = identity
   )
@@ -63,7 +63,8 @@ check_plan_model <- function(model, arg = rlang::caller_arg(model),
                              call = rlang::caller_env()) {
   if (!inherits(model, "python.builtin.object") && !is.function(model)) {
     stop_input_type(model, "a Keras model or a function that builds one",
-                    show_value = FALSE, kind = "model", arg = arg, call = call)
+                    show_value = FALSE,
+                    kind = kinds$model, arg = arg, call = call)
   }
   invisible(model)
 }

@@ -228,10 +228,10 @@ cost_one_layout <- function(model, d, batch_size, name, i, n, started, call,
     cost_layout(model, d, batch_size, optimizer, loss, input_shapes,
                 timeout = timeout, started = started, call = call),
     kerasmesh_error = function(e) {
-      kinds <- grep("^kerasmesh_error_", class(e), value = TRUE)
+      classes <- grep("^kerasmesh_error_", class(e), value = TRUE)
       kerasmesh_abort(
         "Can't cost layout {.val {name}} ({i} of {n}).",
-        kind = sub("^kerasmesh_error_", "", kinds), parent = e,
+        kind = sub("^kerasmesh_error_", "", classes), parent = e,
         layout = name, call = call
       )
     }
@@ -250,7 +250,7 @@ check_dots_none <- function(env = rlang::caller_env(),
   tryCatch(
     rlang::check_dots_empty(env = env, call = call),
     rlib_error_dots_nonempty = function(e) {
-      class(e) <- c("kerasmesh_error_argument", "kerasmesh_error", class(e))
+      class(e) <- c(error_classes(kinds$argument), class(e))
       stop(e)
     }
   )
@@ -278,7 +278,7 @@ cost_distribution_arg <- function(x, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be a distribution.", x = "Received `NULL`.",
         i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
-      kind = "distribution", call = call
+      kind = kinds$distribution, call = call
     )
   }
   as_keras_distribution(x, arg = arg, call = call)
@@ -301,7 +301,7 @@ cost_loss_arg <- function(loss, call = rlang::caller_env()) {
   stop_input_type(
     loss, "a loss name, a Keras loss, or a list of them", show_value = FALSE,
     way_out = 'For example {.code "mse"}; R functions can\'t be traced by JAX.',
-    kind = "loss", call = call
+    kind = kinds$loss, call = call
   )
 }
 
@@ -320,7 +320,7 @@ cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
       x, "a named list of input shapes", show_value = FALSE,
       way_out = "Give each shape without the batch dimension, such as
              {.code list(token_ids = 128, padding_mask = 128)}.",
-      kind = "input_shapes", arg = "input_shapes", call = call
+      kind = kinds$input_shapes, arg = "input_shapes", call = call
     )
   }
   lapply(x, function(s) as.list(as.integer(s)))

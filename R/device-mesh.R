@@ -32,7 +32,7 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
   if (!is.null(axis_names)) {
     if (!is.character(axis_names)) {
       stop_input_type(axis_names, "a character vector", show_value = FALSE,
-                      kind = "axis_names")
+                      kind = kinds$axis_names)
     }
     axis_names <- na_to_null(axis_names)
   }
@@ -96,7 +96,7 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
   }
   stop_input_type(x, "a device mesh", show_value = FALSE,
                   way_out = "Create one with {.fn device_mesh}.",
-                  kind = "device_mesh", arg = arg, call = call)
+                  kind = kinds$device_mesh, arg = arg, call = call)
 }
 
 new_device_mesh <- function(desc) {
@@ -154,7 +154,7 @@ as_shape_sizes <- function(shape, call = rlang::caller_env()) {
   }
   if (!is.numeric(shape) || length(shape) == 0) {
     stop_input_type(shape, "a non-empty numeric vector of sizes",
-                    show_value = FALSE, kind = "mesh_shape", call = call)
+                    show_value = FALSE, kind = kinds$mesh_shape, call = call)
   }
   na_to_null(unname(shape))
 }
@@ -168,7 +168,7 @@ as_devices_arg <- function(devices, call = rlang::caller_env()) {
   }
   if (!is.character(devices) || anyNA(devices) || length(devices) == 0) {
     stop_input_type(devices, "device names or a single count",
-                    show_value = FALSE, kind = "devices", call = call)
+                    show_value = FALSE, kind = kinds$devices, call = call)
   }
   as.list(devices)
 }

@@ -44,7 +44,7 @@ simulate_devices <- function(n = 8) {
           x = "This R session has {current} CPU device{?s}.",
           i = "Restart R and call {.code simulate_devices({n})} before
                anything else that uses Keras or JAX."),
-        kind = "devices_started"
+        kind = kinds$devices_started
       )
     }
     return(invisible(n))

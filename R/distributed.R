@@ -189,7 +189,7 @@ check_address <- function(x, what, arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
   if (!is.null(x) && (!is.character(x) || length(x) != 1 || is.na(x))) {
     stop_input_type(x, what, show_value = FALSE,
-                    kind = "distributed_argument", arg = arg, call = call)
+                    kind = kinds$distributed_argument, arg = arg, call = call)
   }
   invisible(x)
 }

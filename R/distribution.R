@@ -43,7 +43,7 @@ data_parallel <- function(mesh = NULL, devices = NULL,
                {.val {names(shape)[-1]}} hold{?s/} copies.",
           i = "For data parallelism over all {prod(shape)} devices, pass a
                one-axis mesh or {.arg devices}."),
-        kind = "mesh_rank"
+        kind = kinds$mesh_rank
       )
     }
     mesh <- .subset2(mesh, "py")
@@ -254,6 +254,6 @@ abort_wrong_distribution <- function(x, arg, call) {
   stop_input_type(
     x, "a distribution or `NULL`", show_value = FALSE,
     way_out = "Create one with {.fn data_parallel} or {.fn model_parallel}.",
-    kind = "distribution", arg = arg, call = call
+    kind = kinds$distribution, arg = arg, call = call
   )
 }

@@ -44,7 +44,7 @@ kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
                             .envir = parent.frame()) {
   cli::cli_abort(
     message,
-    class = c(paste0("kerasmesh_error_", kind), "kerasmesh_error"),
+    class = error_classes(kind),
     ...,
     call = call,
     trace = if (isTRUE(getOption("kerasmesh.empty_trace"))) the$empty_trace,
@@ -62,7 +62,7 @@ empty_trace <- function() {
 kerasmesh_warn <- function(message, kind, ..., .envir = parent.frame()) {
   cli::cli_warn(
     message,
-    class = c(paste0("kerasmesh_warning_", kind), "kerasmesh_warning"),
+    class = warning_classes(kind),
     ...,
     .envir = .envir
   )

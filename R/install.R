@@ -50,7 +50,7 @@ install_kerasmesh <- function(envname = NULL, python = NULL,
     created <- FALSE
     on.exit(if (!created) unlink(path, recursive = TRUE), add = TRUE)
     run_python(python, c("-m", "venv", path), "create the virtualenv",
-               kind = "install_python")
+               kind = kinds$install_python)
   }
   venv_python <- file.path(path, "bin", "python")
   check_python_for_venv(venv_python)
@@ -115,7 +115,7 @@ check_venv_target <- function(path, call = rlang::caller_env()) {
        created.",
       x = problem,
       i = "Give another {.arg envname}, or move {.path {path}} away."),
-    kind = "install_envname", path = path, call = call
+    kind = kinds$install_envname, path = path, call = call
   )
 }
 
@@ -172,7 +172,7 @@ check_python_for_venv <- function(python, call = rlang::caller_env()) {
     c("kerasmesh needs a Python 3.11 or later that R can embed.",
       x = problem$x,
       i = problem$i),
-    kind = "install_python", python = python, call = call
+    kind = kinds$install_python, python = python, call = call
   )
 }
 
@@ -242,12 +242,13 @@ download_packages <- function(venv_python, requirements,
         i = "Check the network connection (and pip's index or proxy
              settings), then run {.code install_kerasmesh()} again. Nothing
              was installed."),
-      kind = "install_download", call = call
+      kind = kinds$install_download, call = call
     )
   }
   run_python(venv_python, c(pip, "install", "-q", "--no-index",
                             "--find-links", wheels, requirements),
-             "install kerasmesh's Python packages", kind = "install_download",
+             "install kerasmesh's Python packages",
+             kind = kinds$install_download,
              call = call)
 }
 

@@ -212,7 +212,7 @@ stop_workers <- function(workers) {
 
 launch_condition <- function(message) {
   structure(
-    class = c("kerasmesh_error_launch_worker", "kerasmesh_error", "error",
+    class = c(error_classes(kinds$launch_worker), "error",
               "condition"),
     list(message = message, call = NULL)
   )
@@ -254,7 +254,7 @@ free_port <- function(tries = 200) {
   }
   kerasmesh_abort(
     "Can't find a free port for the coordinator.",
-    kind = "launch"
+    kind = kinds$launch
   )
 }
 

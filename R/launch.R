@@ -137,7 +137,7 @@ check_process_limit <- function(processes, call = rlang::caller_env()) {
         x = "Received {format(processes, big.mark = ',')}.",
         i = "Each worker is an R session with Python and JAX; set
              {.code options(kerasmesh.max_processes = )} to allow more."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   invisible(processes)
@@ -188,7 +188,7 @@ check_launch_code <- function(x, call = rlang::caller_env()) {
     kerasmesh_abort(
       c("{.arg fun_or_script} must be a function or the path of an R script.",
         x = "No file at {.path {x}}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   invisible(x)

@@ -90,7 +90,7 @@ layout_map <- function(..., mesh) {
         x = "Rule{cli::qty(length(keyless))}{?s} {format(keyless)}
              {cli::qty(length(keyless))}{?has/have} no key.",
         i = 'Write rules as {.code ".*dense.*kernel" = c(NA, "model")}.'),
-      kind = "layout_key"
+      kind = kinds$layout_key
     )
   }
   build_layout_map(mesh, rules)
@@ -127,7 +127,7 @@ layout_map <- function(..., mesh) {
     stop_input_type(
       value, problem = paste("Assigning {length(i)} keys needs a list of",
                              "{length(i)} layouts."),
-      show_value = FALSE, kind = "layout_axes"
+      show_value = FALSE, kind = kinds$layout_axes
     )
   }
   if (length(i) == 0) {
@@ -159,7 +159,7 @@ layout_map <- function(..., mesh) {
     kerasmesh_abort(
       c("Can't select rules that don't exist.",
         x = "Unknown: {.val {i[unknown]}}."),
-      kind = "layout_key"
+      kind = kinds$layout_key
     )
   }
   build_layout_map(.subset2(x, "mesh"), rules)
@@ -279,13 +279,13 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
   }
   stop_input_type(x, "a layout map", show_value = FALSE,
                   way_out = "Create one with {.fn layout_map}.",
-                  kind = "layout_map", arg = arg, call = call)
+                  kind = kinds$layout_map, arg = arg, call = call)
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
   if (!is.character(i) || length(i) != 1 || is.na(i) || !nzchar(i)) {
     stop_input_type(i, "a single non-empty string",
-                    subject = "A layout rule's {what}", kind = "layout_key",
+                    subject = "A layout rule's {what}", kind = kinds$layout_key,
                     call = call)
   }
   i

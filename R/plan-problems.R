@@ -153,7 +153,7 @@ format_plan_groups <- function(groups, width, max_groups = 10) {
     g <- groups[i, , drop = FALSE]
     head <- strwrap(paste(marks[i], times_to_ascii(g$message)),
                     width = width, exdent = 2)
-    what <- if (g$count > 1 || g$kind == "replicated") {
+    what <- if (g$count > 1 || g$kind == kinds$replicated) {
       paste0("    ", truncate_right(group_listing(g$listing[[1]]),
                                     width - 4))
     }
@@ -241,8 +241,7 @@ signal_plan_problems <- function(plan, call = rlang::caller_env()) {
                       drop = FALSE]
     cli::cli_warn(
       plan_group_message(grouped),
-      class = c(paste0("kerasmesh_warning_", kind),
-                "kerasmesh_warning_layout_plan", "kerasmesh_warning"),
+      class = warning_classes(c(kind, kinds$layout_plan)),
       plan = plan, problems = these, groups = grouped
     )
   }
@@ -251,8 +250,7 @@ signal_plan_problems <- function(plan, call = rlang::caller_env()) {
     grouped <- groups[groups$severity == "error", , drop = FALSE]
     cli::cli_abort(
       plan_group_message(grouped),
-      class = c(paste0("kerasmesh_error_", unique(errors$kind)),
-                "kerasmesh_error_layout_plan", "kerasmesh_error"),
+      class = error_classes(c(unique(errors$kind), kinds$layout_plan)),
       plan = plan, problems = errors, groups = grouped, call = call
     )
   }

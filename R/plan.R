@@ -249,11 +249,11 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
     kerasmesh_abort(
       c(paste0("{.arg {arg}} must be ", what, "."),
         x = "Received a {.cls {class(layout)[[1]]}} object.", i = way_out),
-      kind = "layout_map", call = call
+      kind = kinds$layout_map, call = call
     )
   }
   stop_input_type(layout, what, show_value = FALSE, way_out = way_out,
-                  kind = "layout_map", arg = arg, call = call)
+                  kind = kinds$layout_map, arg = arg, call = call)
 }
 
 plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
@@ -266,7 +266,7 @@ plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
   }
   stop_input_type(
     optimizer, "an optimizer name or a Keras optimizer", show_value = FALSE,
-    way_out = 'For example {.code "adam"}.', kind = "optimizer",
+    way_out = 'For example {.code "adam"}.', kind = kinds$optimizer,
     arg = "optimizer", call = call
   )
 }

@@ -53,7 +53,7 @@ process_rows <- function(n, batch_size, process = process_index(),
       c("{rest %% processes} row{?s} of the last batch {?is/are} not fed.",
         i = "Its {rest} rows don't split evenly over {processes}
              processes."),
-      kind = "rows_dropped"
+      kind = kinds$rows_dropped
     )
   }
   # One run of rows per batch, made in place by sequence(): memory stays
@@ -85,7 +85,7 @@ process_data <- function(x, y = NULL, batch_size,
     kerasmesh_abort(
       c("{.arg x} and {.arg y} must have the same number of rows.",
         x = "{.arg x} has {n_rows(x)}, {.arg y} has {n_rows(y)}."),
-      kind = "argument"
+      kind = kinds$argument
     )
   }
   list(
@@ -110,7 +110,7 @@ batch_share <- function(batch_size, processes, call = rlang::caller_env()) {
         x = "Received {batch_size}.",
         i = "Each process feeds {.code batch_size / processes} rows of
              every global batch."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   batch_size %/% processes
@@ -154,7 +154,7 @@ check_row_numbers <- function(rows, n, arg = rlang::caller_arg(rows),
       c(paste0("{.arg {arg}} must be ", what, "."),
         x = "{cli::qty(sum(bad))}Bad row number{?s}: {shown}{more}.",
         i = "{.arg x} has {n} row{?s}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   as.integer(rows)

@@ -60,7 +60,7 @@ kerasmesh_venv <- function(call = rlang::caller_env()) {
           x = "{.path {path}} does not exist.",
           i = "Create it with {.code install_kerasmesh({.str {path}})}, or
                unset {.envvar KERASMESH_VENV}."),
-        kind = "no_keras", call = call
+        kind = kinds$no_keras, call = call
       )
     }
     return(path)
@@ -100,6 +100,9 @@ declare_python_requirements <- function() {
 # and `convert = FALSE` for Python objects that stay Python (shim_object()).
 shim <- function(call = rlang::caller_env(), convert = TRUE) {
   handle <- if (convert) "shim" else "shim_objects"
+  if (!convert) {
+    shim(call) # the converting handle first: it registers R's warnings
+  }
   if (is.null(the[[handle]])) {
     configure_python()
     for (module in c("keras", "jax")) {
@@ -112,8 +115,24 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
       path = system.file("python", package = "kerasmesh"),
       convert = convert
     )
+    if (convert) {
+      signal_from_python(
+        the[[handle]]$call("errors.set_r_warning", signal_python_warning), call
+      )
+    }
   }
   the[[handle]]
+}
+
+# Called by the shim (errors.warn()) for a warning raised outside a shim
+# call, such as the training guard's in a `model$fit()` that R called
+# directly: reticulate is the caller there, so the shim signals the R
+# warning itself, through this function. Calling handlers
+# (withCallingHandlers(), expect_warning(), suppressWarnings()) see it as
+# any R warning; see ARCHITECTURE.md for exiting handlers.
+signal_python_warning <- function(kind, message, bullets) {
+  warn_from_python(list(kind, message, bullets))
+  invisible(NULL)
 }
 
 # Python without a module kerasmesh needs (keras, jax): say which Python,
@@ -133,7 +152,7 @@ abort_missing_module <- function(module, call) {
       managed,
       i = "Or point {.envvar RETICULATE_PYTHON} or {.envvar KERASMESH_VENV}
            at a Python that has them."),
-    kind = "no_keras", call = call
+    kind = kinds$no_keras, call = call
   )
 }
 
@@ -245,7 +264,7 @@ python_error_description <- function(e) {
     ))
   }
   list(
-    kind = "python",
+    kind = kinds$python,
     python_type = last$type %||% "Exception",
     message = first_lines(last$value %||% conditionMessage(e)),
     bullets = list(),

@@ -125,7 +125,7 @@ sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
         x = "This sharding report does not record the mesh.",
         i = "Pass {.arg mesh}, or picture the model itself:
              {.code sharding_picture(model, path)}."),
-      kind = "device_mesh"
+      kind = kinds$device_mesh
     )
   }
   # JAX may have placed an array over several axes on one dimension
@@ -191,7 +191,7 @@ picture_row <- function(x, path, call = rlang::caller_env()) {
       c("{.arg path} must name one of the {length(paths)} variables.",
         i = "Paths: {.val {utils::head(paths, 6)}}{if (length(paths) > 6)
              ', ...' else ''}."),
-      kind = "variable_path", call = call
+      kind = kinds$variable_path, call = call
     )
   }
   path <- check_string(path, call = call)
@@ -214,7 +214,7 @@ picture_row <- function(x, path, call = rlang::caller_env()) {
       i = if (length(candidates)) {
         "Did you mean {.or {.val {utils::head(candidates, 3)}}}?"
       }),
-    kind = "variable_path", call = call
+    kind = kinds$variable_path, call = call
   )
 }
 
@@ -224,7 +224,8 @@ as_tensor_shape <- function(shape, call = rlang::caller_env()) {
   }
   if (!is.numeric(shape) || anyNA(shape) || any(shape < 0) ||
       any(shape != round(shape))) {
-    stop_input_type(shape, "whole numbers, one per dimension", kind = "shape",
+    stop_input_type(shape, "whole numbers, one per dimension",
+      kind = kinds$shape,
                     call = call)
   }
   as.list(as.numeric(shape))

@@ -27,7 +27,7 @@
 #' })
 #' variable_sharding(model)
 variable_sharding <- function(model) {
-  check_python_object(model, "a Keras model", kind = "model")
+  check_python_object(model, "a Keras model", kind = kinds$model)
   columns <- shim_call("sharding.variable_sharding", model)
   per_device <- columns$per_device
   mesh <- columns$mesh

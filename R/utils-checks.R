@@ -9,7 +9,7 @@
 check_supplied <- function(absent, call = rlang::caller_env()) {
   if (any(absent)) {
     args <- names(absent)[absent] # nolint: object_usage_linter. cli.
-    kerasmesh_abort("{.arg {args}} must be supplied.", kind = "argument",
+    kerasmesh_abort("{.arg {args}} must be supplied.", kind = kinds$argument,
                     call = call)
   }
   invisible()
@@ -29,7 +29,7 @@ check_supplied <- function(absent, call = rlang::caller_env()) {
 stop_input_type <- function(x, what = NULL, ..., show_value = TRUE,
                             way_out = NULL, subject = "{.arg {arg}}",
                             problem = NULL, received = "Received",
-                            kind = "argument",
+                            kind = kinds$argument,
                             arg = rlang::caller_arg(x),
                             call = rlang::caller_env(),
                             envir = parent.frame()) {
@@ -62,7 +62,7 @@ check_string <- function(x, ..., arg = rlang::caller_arg(x),
 # smaller `max` where a use has a sensible limit. `what` words the range
 # for every failure (then a value above `max` is reported like any other).
 check_whole <- function(x, ..., min = 1, max = .Machine$integer.max,
-                        what = NULL, allow_null = FALSE, kind = "argument",
+                        what = NULL, allow_null = FALSE, kind = kinds$argument,
                         arg = rlang::caller_arg(x),
                         call = rlang::caller_env()) {
   if (allow_null && is.null(x)) {
@@ -123,7 +123,7 @@ check_choice <- function(x, values, arg = rlang::caller_arg(x),
     kerasmesh_abort(
       c("{.arg {arg}} must be one of {.or {.val {values}}}.",
         x = "Received {.val {x}}."),
-      kind = "argument", call = call
+      kind = kinds$argument, call = call
     )
   }
   if (!is.character(x) || length(x) != 1 || is.na(x)) {

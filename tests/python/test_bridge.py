@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from kerasmesh import call, call_object, plain
+from kerasmesh.core import kinds
 from kerasmesh.core.errors import KerasmeshWarning, envelope, warn
 
 
@@ -38,11 +39,11 @@ def test_call_object_errors_come_without_a_value():
 
 def test_warnings_travel_in_the_envelope():
     def fn():
-        warn("demo", "Something to know.", [("i", "A way out.")])
+        warn(kinds.REPLICATED, "Something to know.", [("i", "A way out.")])
         return 1
     out = envelope(fn, (), {})
     assert out["value"] == 1
-    assert out["warnings"] == [["demo", "Something to know.",
+    assert out["warnings"] == [["replicated", "Something to know.",
                                 [["i", "A way out."]]]]
 
 

@@ -2,10 +2,12 @@
 
 from ..core.errors import (
     kinds,
+    set_r_warning,
     value_fact,
 )
 
 __all__ = [
     "kinds",
+    "set_r_warning",
     "value_fact",
 ]

@@ -8,6 +8,7 @@ from typing import Any
 from .store import current_step, save_step
 from .files import check_count, check_directory
 from ..core.errors import KerasmeshError
+from ..core import kinds
 
 UNITS = ("epoch", "step")
 
@@ -34,7 +35,7 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
     directory = check_directory(directory)
     if unit not in UNITS:
         raise KerasmeshError(
-            "argument", '`unit` must be "epoch" or "step".',
+            kinds.ARGUMENT, '`unit` must be "epoch" or "step".',
             received=unit)
     return _callback_class()(directory, check_count(every, "every", False),
                              unit, check_count(keep, "keep"))
@@ -101,7 +102,7 @@ def check_execution(every: int, model: Any) -> None:
     per = int(getattr(model, "steps_per_execution", 1) or 1)
     if every % per:
         raise KerasmeshError(
-            "argument", '`every` must be a multiple of the model\'s '
+            kinds.ARGUMENT, '`every` must be a multiple of the model\'s '
             '`steps_per_execution` when `unit` is "step".',
             x=f"`every` is {every}; `steps_per_execution` is {per}, so the "
               f"callback sees steps {per}, {2 * per}, {3 * per}, ... only.",

@@ -34,6 +34,7 @@ from .files import (RETIRED, STAGING, describe_step,
                                scan, sync_processes)
 from ..core.errors import KerasmeshError
 from ..distributed.initialize import process_index
+from ..core import kinds
 
 LOCK_FILE = ".kerasmesh.lock"
 _LEFTOVER = re.compile(r"^\.kerasmesh-(staging|retired)-(?P<step>[0-9]+)"
@@ -66,7 +67,7 @@ def make_directory(directory: str) -> None:
         why = f"{blocker} is a file" if blocker else \
             (e.strerror or str(e))
         raise KerasmeshError(
-            "checkpoint_directory", "`dir` must be a directory kerasmesh "
+            kinds.CHECKPOINT_DIRECTORY, "`dir` must be a directory kerasmesh "
             "can create.", x=f"{directory} can't be created: {why}.",
             i="Pass a directory you can write to.") from e
 
@@ -199,12 +200,12 @@ def check_target(directory: str, step: int, overwrite: bool) -> None:
         what = "a symbolic link" if os.path.islink(path) else \
             "not a step kerasmesh saved"
         raise KerasmeshError(
-            "checkpoint_exists", f"Step {step} must not be in the way.",
+            kinds.CHECKPOINT_EXISTS, f"Step {step} must not be in the way.",
             x=f"{path} is {what}; kerasmesh replaces only its own steps.",
             i="Move it away, or save into another directory.")
     if found["complete"] and not overwrite:
         raise KerasmeshError(
-            "checkpoint_exists", f"Step {step} must not be saved already.",
+            kinds.CHECKPOINT_EXISTS, f"Step {step} must not be saved already.",
             x=f"{path} holds a complete step {step}.",
             i="Pass `overwrite = TRUE` to replace it, or another `step`.")
 
@@ -214,7 +215,7 @@ def write_error(directory: str, step: int, why: str) -> KerasmeshError:
     `step` below 0 for one refused before any step was chosen."""
     what = f"Step {step}" if step >= 0 else "A checkpoint step"
     return KerasmeshError(
-        "checkpoint_write", f"{what} must be written completely.",
+        kinds.CHECKPOINT_WRITE, f"{what} must be written completely.",
         x=f"Writing into {directory} failed: {why}.",
         i="Free some space (or fix the permissions) and save again; the "
           "steps saved before are unchanged.")

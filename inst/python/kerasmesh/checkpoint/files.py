@@ -31,6 +31,7 @@ from typing import Any
 
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError
+from ..core import kinds
 
 FILE_LIST = "kerasmesh_files.json"
 MARKER_FORMAT = "kerasmesh-checkpoint-step"
@@ -55,7 +56,7 @@ def orbax():
         from orbax.checkpoint import v1 as ocp
     except ImportError as e:
         raise KerasmeshError(
-            "checkpoint_orbax", "Checkpoints need the Python package "
+            kinds.CHECKPOINT_ORBAX, "Checkpoints need the Python package "
             "orbax-checkpoint.",
             x=f"It can't be imported: {e}.",
             i="Install kerasmesh's Python packages with "
@@ -77,7 +78,7 @@ def check_directory(directory: Any) -> str:
     """
     if not isinstance(directory, str) or not directory:
         raise KerasmeshError(
-            "argument", "`dir` must be a single non-empty string.",
+            kinds.ARGUMENT, "`dir` must be a single non-empty string.",
             received=directory)
     path = os.path.abspath(os.path.expanduser(directory))
     blocker = file_in_the_way(path)
@@ -85,7 +86,7 @@ def check_directory(directory: Any) -> str:
         what = "is a file" if blocker == path else \
             f"lies under a file, {blocker}"
         raise KerasmeshError(
-            "checkpoint_directory", "`dir` must be a directory.",
+            kinds.CHECKPOINT_DIRECTORY, "`dir` must be a directory.",
             x=f"{path} {what}.",
             i="Pass the path of a directory, or of one to create.")
     return path
@@ -113,7 +114,7 @@ def check_step(step: Any, allow_none: bool = True) -> int | None:
         return None
     if not is_whole(step) or step > MAX_STEP:
         raise KerasmeshError(
-            "argument", f"`step` must be a whole number from 0 to "
+            kinds.ARGUMENT, f"`step` must be a whole number from 0 to "
             f"{MAX_STEP}.", received=step)
     return int(step)
 
@@ -128,7 +129,7 @@ def check_count(x: Any, name: str, allow_none: bool = True) -> int | None:
         return None
     if not is_whole(x, 1) or x > MAX_STEP:
         raise KerasmeshError(
-            "argument", f"`{name}` must be a whole number from 1 to "
+            kinds.ARGUMENT, f"`{name}` must be a whole number from 1 to "
             f"{MAX_STEP}.", received=x)
     return int(x)
 
@@ -326,7 +327,7 @@ def not_a_checkpoint(directory: str) -> KerasmeshError:
     what = "does not exist" if not os.path.exists(directory) else \
         "has no step directories"
     return KerasmeshError(
-        "checkpoint_directory", "`dir` must be a checkpoint directory.",
+        kinds.CHECKPOINT_DIRECTORY, "`dir` must be a checkpoint directory.",
         x=f"{directory} {what}.",
         i="Write one with `save_checkpoint()` or "
           "`checkpoint_callback()`.")
@@ -352,18 +353,18 @@ def pick_step(directory: str, step: Any = None) -> tuple[dict, list[dict]]:
                 return s, passed[::-1]
             passed.append(s)
         raise KerasmeshError(
-            "checkpoint_incomplete",
+            kinds.CHECKPOINT_INCOMPLETE,
             "The checkpoint directory must hold a complete step.",
             [("x", f"Step {s['step']}: {s['problem']}.") for s in steps])
     found = [s for s in steps if s["step"] == step]
     if not found:
         raise KerasmeshError(
-            "checkpoint_step", f"Step {step} must be in the checkpoint.",
+            kinds.CHECKPOINT_STEP, f"Step {step} must be in the checkpoint.",
             i="Steps saved: " +
               ", ".join(str(s["step"]) for s in steps) + ".")
     chosen = describe_step(found[-1])
     if not chosen["complete"]:
         raise KerasmeshError(
-            "checkpoint_incomplete", f"Step {step} must be complete.",
+            kinds.CHECKPOINT_INCOMPLETE, f"Step {step} must be complete.",
             x=f"Step {step} ({chosen['path']}): {chosen['problem']}.")
     return chosen, []

@@ -35,6 +35,7 @@ from .variables import (abstract_tree, build_optimizer,
                                    keyed_variables, nest, target_sharding)
 from ..core.errors import KerasmeshError, warn
 from ..distributed.initialize import process_index
+from ..core import kinds
 
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
                 errno.EPERM, errno.EIO)
@@ -99,7 +100,7 @@ def check_target(directory: str, step: int, overwrite: bool) -> None:
             refusal = e
     if commit.agreed(refusal is not None):
         raise refusal or KerasmeshError(
-            "checkpoint_exists", f"Step {step} must be one process 0 may "
+            kinds.CHECKPOINT_EXISTS, f"Step {step} must be one process 0 may "
             "write.", x="Process 0 refused to save it; its error says why.")
 
 
@@ -112,7 +113,7 @@ def write_agreed(directory: str, step: int, tree: dict, meta: dict) -> str:
         failure = e
     if commit.agreed(failure is not None):
         raise failure or KerasmeshError(
-            "checkpoint_write", f"Step {step} must be written completely.",
+            kinds.CHECKPOINT_WRITE, f"Step {step} must be written completely.",
             x="Another process of the run failed to write it; its error "
               "says why.")
     return path
@@ -182,7 +183,7 @@ def saved_tree(path: str) -> Any:
 def warn_fallback(chosen: dict, passed: list[dict]) -> None:
     """Say that newer steps could not be used and which one is read."""
     if passed:
-        warn("checkpoint_fallback",
+        warn(kinds.CHECKPOINT_FALLBACK,
              f"Restoring step {chosen['step']}, the newest complete step.",
              [("!", f"Step {s['step']} is not usable: {s['problem']}.")
               for s in passed[::-1]])

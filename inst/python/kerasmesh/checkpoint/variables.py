@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ..core.errors import KerasmeshError
 from ..core.placement import sharding_placement
 from .files import orbax
+from ..core import kinds
 
 GROUPS = ("trainable_variables", "non_trainable_variables",
           "optimizer_variables")
@@ -22,7 +23,7 @@ def keyed_variables(model: Any) -> dict[str, Any]:
     """
     if not getattr(model, "variables", None):
         raise KerasmeshError(
-            "checkpoint_model", "The model must be built.",
+            kinds.CHECKPOINT_MODEL, "The model must be built.",
             x="It has no variables yet.",
             i="Give it an `Input()`, or call it on data once.")
     groups = {"trainable_variables": model.trainable_variables,
@@ -123,7 +124,7 @@ def check_match(saved: dict, variables: dict) -> None:
                                  f"\"{extra[0]}\"" +
                                  (f" (and {len(extra) - 1} more)."
                                   if len(extra) > 1 else ".")))
-        raise mismatch("checkpoint_variables", "The checkpoint's variables "
+        raise mismatch(kinds.CHECKPOINT_VARIABLES, "The checkpoint's variables "
                        "must match the model's.", bullets)
 
 
@@ -132,13 +133,13 @@ def check_array(key: str, saved: Any, v: Any) -> None:
     shape = tuple(int(s) for s in saved.shape)
     if shape != tuple(int(s) for s in v.shape):
         raise mismatch(
-            "checkpoint_shape", f"Variable \"{key}\" must have the "
+            kinds.CHECKPOINT_SHAPE, f"Variable \"{key}\" must have the "
             "shape it was saved with.",
             [("x", f"Saved {_shape(shape)}; the model's is "
                    f"{_shape(v.shape)}.")])
     if str(saved.dtype) != str(v.dtype):
         raise mismatch(
-            "checkpoint_dtype", f"Variable \"{key}\" must have the "
+            kinds.CHECKPOINT_DTYPE, f"Variable \"{key}\" must have the "
             "dtype it was saved with.",
             [("x", f"Saved as {saved.dtype}; the model's is {v.dtype}.")])
 
@@ -168,7 +169,7 @@ def check_capacity(saved: dict, variables: dict, targets: dict) -> None:
         for dim, (n, w) in enumerate(zip(shape, placement.splits)):
             if dim in placement.indivisible:
                 raise KerasmeshError(
-                    "checkpoint_layout", f"Variable \"{key}\" must fit the "
+                    kinds.CHECKPOINT_LAYOUT, f"Variable \"{key}\" must fit the "
                     "mesh it is restored onto.",
                     x=f"Dimension {dim + 1} ({n}) can't be split "
                       f"{w} ways.",

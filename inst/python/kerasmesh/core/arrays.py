@@ -12,6 +12,7 @@ from typing import Any
 from .errors import KerasmeshError, warn
 from .mesh import format_shape
 from .text import noun
+from . import kinds
 
 
 def itemsize(dtype: Any) -> int:
@@ -26,7 +27,7 @@ def itemsize(dtype: Any) -> int:
         return int(jnp.dtype(str(dtype)).itemsize)
     except TypeError as e:
         raise KerasmeshError(
-            "dtype", "`dtype` must name a data type.",
+            kinds.DTYPE, "`dtype` must name a data type.",
             received=dtype, i='For example "float32" or "bfloat16".') from e
 
 
@@ -57,7 +58,7 @@ def as_array(values: Sequence[float], shape: Sequence[int],
         dtype = _dtype(dtype)
     except TypeError as e:
         raise KerasmeshError(
-            "array", "`dtype` must be a NumPy dtype name.",
+            kinds.ARRAY, "`dtype` must be a NumPy dtype name.",
             received=dtype) from e
     check_representable(values, dtype)
     flat = np.asarray(values, dtype=dtype)
@@ -66,7 +67,7 @@ def as_array(values: Sequence[float], shape: Sequence[int],
         expected *= s
     if flat.size != expected:
         raise KerasmeshError(
-            "array", "The values must fill the shape.",
+            kinds.ARRAY, "The values must fill the shape.",
             x=f"{flat.size} values for shape {format_shape(shape)} "
               f"({expected} values).")
     # C order, whatever order the values came in: Keras slices batches
@@ -119,7 +120,7 @@ def check_representable(values: Sequence[float], dtype: Any) -> None:
     missing = np.isnan(raw)
     if dtype.kind in "iub" and missing.any():
         raise KerasmeshError(
-            "array_na", f"{name} can't hold NA or NaN.",
+            kinds.ARRAY_NA, f"{name} can't hold NA or NaN.",
             x=f"NA {_at(missing)}.",
             i='Use a floating dtype such as "float32", where NA '
               "becomes NaN.")
@@ -156,7 +157,7 @@ def _refuse(bad: Any, raw: Any, name: str, holds: str) -> None:
     if bad.any():
         first = _number(raw[np.flatnonzero(bad)[0]])
         raise KerasmeshError(
-            "array_range", f"{name} holds only {holds}.",
+            kinds.ARRAY_RANGE, f"{name} holds only {holds}.",
             x=f"Can't store {first} ({_at(bad)}).",
             i="Choose a dtype that holds the values, or change them "
               "first.")
@@ -180,7 +181,7 @@ def _check_float(raw: Any, dtype: Any, name: str) -> None:
     rounded = whole & (cast != raw)
     if rounded.any():
         i = np.flatnonzero(rounded)[0]
-        warn("array_precision",
+        warn(kinds.ARRAY_PRECISION,
              f"{name} can't hold every whole number exactly.",
              [("x", f"{_number(raw[i])} became {_number(cast[i])} "
                     f"({_at(rounded)})."),
@@ -230,7 +231,7 @@ def check_model(model: Any, arg: str = "model") -> None:
     """
     if not hasattr(model, "variables") or isinstance(model, type):
         raise KerasmeshError(
-            "model", f"`{arg}` must be a Keras model.",
+            kinds.MODEL, f"`{arg}` must be a Keras model.",
             received=model)
 
 

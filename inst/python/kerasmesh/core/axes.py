@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import KerasmeshError, VALUE, quoted, received
+from . import kinds
 
 EXAMPLE = 'For example `c(NA, "model")` or `tuple(NULL, "model")`.'
 
@@ -60,7 +61,7 @@ def layout_entries(axes: Any, key: str | None = None) -> list[Any]:
     if isinstance(axes, (list, tuple)):
         return list(axes)
     raise KerasmeshError(
-        "layout_axes",
+        kinds.LAYOUT_AXES,
         f"{_subject(key)} must be mesh axis names, with NA for an unsplit "
         "dimension.",
         received=axes, i=EXAMPLE)
@@ -106,14 +107,14 @@ def check_axes(axes: Any, mesh_axes: Sequence[str], key: str | None = None,
         names = _entry_names(entry, mesh_axes)
         if names == ():
             raise KerasmeshError(
-                "layout_axes",
+                kinds.LAYOUT_AXES,
                 f"{_subject(key)} must be mesh axis names, with NA for an "
                 "unsplit dimension.",
                 [received(entry, f"Dimension {i + 1} is {VALUE}.")],
                 i=EXAMPLE)
         if names is not None and len(names) > 1 and not several:
             raise KerasmeshError(
-                "layout_axes",
+                kinds.LAYOUT_AXES,
                 f"{_subject(key)} can't split one dimension over several "
                 "mesh axes.",
                 x=f"Dimension {i + 1} names "
@@ -134,14 +135,14 @@ def _check_known(entries: list[Any], mesh_axes: Sequence[str],
     unknown = list(dict.fromkeys(a for a in used if a not in mesh_axes))
     if unknown:
         raise KerasmeshError(
-            "layout_axes",
+            kinds.LAYOUT_AXES,
             f"{_subject(key)} must use axes of the mesh.",
             x=f"Unknown axis: {', '.join(quoted(unknown))}.",
             i=f"The mesh's axes are {', '.join(quoted(mesh_axes))}.")
     repeated = sorted({a for a in used if used.count(a) > 1})
     if repeated:
         raise KerasmeshError(
-            "layout_axes",
+            kinds.LAYOUT_AXES,
             f"{_subject(key)} can't use a mesh axis twice.",
             x=f"{', '.join(quoted(repeated))} appears "
               f"{max(used.count(a) for a in repeated)} times in "

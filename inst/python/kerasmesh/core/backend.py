@@ -6,6 +6,7 @@ import os
 import sys
 
 from .errors import KerasmeshError, quoted
+from . import kinds
 
 def keras_backend() -> str:
     """The name of the Keras backend (imports keras)."""
@@ -40,7 +41,7 @@ def require_backend(allowed: tuple[str, ...] = ("jax",),
     if backend not in allowed:
         names = " or ".join(quoted(allowed))
         raise KerasmeshError(
-            "backend",
+            kinds.BACKEND,
             f"{what} needs the Keras {names} backend.",
             x=f"Keras is running on the \"{backend}\" backend.",
             i="Keras 3's distribution API is implemented for JAX. Call "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .backend import jax_backend_started, require_backend
 from .errors import KerasmeshError
+from . import kinds
 
 DEVICE_TYPES = ("cpu", "gpu", "tpu")
 
@@ -27,7 +28,7 @@ def list_devices(device_type: str | None = None) -> list[str]:
         if not isinstance(device_type, str) or \
                 device_type.lower() not in DEVICE_TYPES:
             raise KerasmeshError(
-                "device_type",
+                kinds.DEVICE_TYPE,
                 "`device_type` must be one of \"cpu\", \"gpu\" or \"tpu\".",
                 received=device_type)
         device_type = device_type.lower()
@@ -35,7 +36,7 @@ def list_devices(device_type: str | None = None) -> list[str]:
         return [str(d) for d in keras.distribution.list_devices(device_type)]
     except RuntimeError as e:
         raise KerasmeshError(
-            "device_type", f"No {device_type} devices are available.",
+            kinds.DEVICE_TYPE, f"No {device_type} devices are available.",
             x=str(e).splitlines()[0]) from e
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterable
@@ -9,110 +10,18 @@ from typing import Any
 
 from .text import plural
 
-
-# Every condition kind a user can catch, raised from Python or from R, with
-# what it means. R signals `kerasmesh_error_<kind>` / `kerasmesh_warning_<kind>`
-# (plus `kerasmesh_error` / `kerasmesh_warning`). tests/python/test_errors.py
-# fails when a kind is raised that is not listed here, or listed and unused.
-ERROR_KINDS: dict[str, str] = {
-    "argument": "An argument has the wrong R type, length or value.",
-    "array": "An array's values don't fit the shape asked for.",
-    "array_na": "An array holds NA or NaN where a whole number is needed.",
-    "array_range": "An array holds values its dtype can't represent.",
-    "axis_names": "Mesh axis names are missing, empty or repeated.",
-    "backend": "Keras runs, or would start, on a backend other than JAX.",
-    "batch_dim_name": "The batch dimension name is not a mesh axis.",
-    "batch_size": "The batch size doesn't divide over the batch axis.",
-    "checkpoint_directory": "A checkpoint directory is missing or not one, "
-                            "or can't be created.",
-    "checkpoint_dtype": "A saved variable has another dtype than the "
-                        "model's.",
-    "checkpoint_exists": "A checkpoint for this step exists already, or "
-                         "its folder is not one kerasmesh saved.",
-    "checkpoint_incomplete": "A checkpoint step was not fully written or "
-                             "is damaged.",
-    "checkpoint_layout": "A checkpoint's arrays can't be laid out as asked.",
-    "checkpoint_model": "The object to save or restore is not a Keras model.",
-    "checkpoint_orbax": "Orbax, needed for checkpoints, is not installed.",
-    "checkpoint_shape": "A saved variable has another shape than the "
-                        "model's.",
-    "checkpoint_step": "The checkpoint step asked for does not exist.",
-    "checkpoint_variables": "The checkpoint's variables differ from the "
-                            "model's.",
-    "checkpoint_write": "The file system refused to write a checkpoint "
-                        "step (disk full, permissions).",
-    "compile": "XLA can't compile the training step for a layout.",
-    "device_mesh": "A device mesh is needed and something else was given.",
-    "device_type": "The device type is unknown or has no devices.",
-    "devices": "The devices given for a mesh are wrong (count, repeats).",
-    "devices_started": "JAX has started, so the devices can't change.",
-    "distributed_argument": "A multi-process setting is missing or invalid.",
-    "distributed_connect": "A process can't reach or join the coordinator.",
-    "distributed_started": "The multi-process runtime is already started.",
-    "distributed_timeout": "Processes did not all check in in time.",
-    "distribution": "A Keras distribution is needed and none was given.",
-    "distribution_argument": "An argument of a distribution is invalid.",
-    "dtype": "The dtype asked for is unknown.",
-    "input_shapes": "Input shapes are missing or don't fit the model.",
-    "install_download": "install_kerasmesh() can't download or install "
-                        "the Python packages.",
-    "install_envname": "install_kerasmesh()'s environment path is a file "
-                       "or a directory that is not a virtualenv.",
-    "install_python": "The Python for install_kerasmesh() is missing, too "
-                      "old, or has no shared libpython.",
-    "launch": "Local worker processes can't be started.",
-    "launch_worker": "A local worker process failed or timed out.",
-    "layout_ambiguous": "Several layout rules match a variable equally.",
-    "layout_axes": "A layout names axes the mesh doesn't have, or repeats "
-                   "one.",
-    "layout_divisibility": "A dimension doesn't divide by its mesh axes.",
-    "layout_key": "A layout map key is not a valid pattern.",
-    "layout_key_exists": "A layout map already has this key.",
-    "layout_map": "A layout map is needed and something else was given.",
-    "layout_plan": "A layout plan found errors (also carries each "
-                   "problem's own kind).",
-    "layout_rank": "A layout has more axes than the variable has "
-                   "dimensions.",
-    "loss": "The model has no usable loss for costing a training step.",
-    "mesh_shape": "The mesh shape doesn't fit the devices.",
-    "model": "A Keras model is needed and something else was given.",
-    "model_placement": "A model was built outside the distribution that "
-                       "trains it.",
-    "no_keras": "Python, Keras or JAX can't be found.",
-    "optimizer": "The optimizer is not a Keras optimizer, or unbuilt.",
-    "python": "Any other Python error (the message is Python's).",
-    "shape": "A shape is not a vector of positive whole numbers.",
-    "timeout": "Costing a training step took longer than the timeout.",
-    "variable_path": "No variable has the path asked for.",
-}
-
-WARNING_KINDS: dict[str, str] = {
-    "checkpoint_fallback": "Newer checkpoint steps are incomplete or "
-                           "damaged; an older one is restored.",
-    "array_precision": "Whole numbers lose precision in the dtype asked "
-                       "for.",
-    "layout_plan": "A layout plan found problems that mis-shard silently "
-                   "(also carries each problem's own kind).",
-    "layout_rank": "A layout has fewer axes than the variable has "
-                   "dimensions.",
-    "mesh_rank": "data_parallel() got a mesh of several axes; it splits "
-                 "the batch over the first only.",
-    "replicated": "A large variable matches no rule and stays replicated.",
-    "rows_dropped": "Rows of the last batch don't split evenly over the "
-                    "processes and are not fed.",
-    "unmatched_output_rule": "An output rule matches no layer output.",
-    "unmatched_rule": "A layout rule matches no variable.",
-}
+from . import kinds as _kinds
 
 
 def kinds() -> dict[str, dict[str, str]]:
-    """Every condition kind a user can catch, with a one-line description.
+    """Every condition kind a user can catch, with what it means.
 
     Returns:
-        `{"errors": {kind: description}, "warnings": {kind: description}}`;
-        R signals `kerasmesh_error_<kind>` and `kerasmesh_warning_<kind>`.
+        `{"errors": {kind: description}, "warnings": {kind: description}}`
+        from the registry (`kinds.py`); R signals `kerasmesh_error_<kind>`
+        and `kerasmesh_warning_<kind>`.
     """
-    return {"errors": dict(ERROR_KINDS), "warnings": dict(WARNING_KINDS)}
+    return _kinds.kinds()
 
 
 # Where a bullet's text shows the value a fact describes (see `received()`).
@@ -141,7 +50,9 @@ class KerasmeshError(ValueError):
     """A validation error meant for the R user.
 
     Args:
-        kind: short name of the problem; R raises `kerasmesh_error_<kind>`.
+        kind: the problem, a registered error kind (`kinds.MESH_SHAPE`);
+            R raises `kerasmesh_error_<kind>`. An unknown kind raises
+            `kinds.UnknownKind` here.
         message: the problem statement ("`shape` must ...").
         bullets: extra lines as `(name, text)` pairs, where name is `"x"`
             (what was received), `"i"` (a way out) or `"*"`; or as
@@ -158,6 +69,7 @@ class KerasmeshError(ValueError):
     def __init__(self, kind: str, message: str,
                  bullets: Iterable[tuple] = (), *, x: str | None = None,
                  i: str | None = None, received: Any = _NOTHING):
+        kind = _kinds.check(kind, _kinds.ERROR)
         bullets = _bullets(bullets)
         if x is not None:
             bullets.insert(0, ("x", str(x)))
@@ -287,20 +199,57 @@ def fact_words(fact: dict) -> str:
 
 class KerasmeshWarning(UserWarning):
     """A warning meant for the R user; R signals
-    `kerasmesh_warning_<kind>`. Arguments as for `KerasmeshError`."""
+    `kerasmesh_warning_<kind>`. Arguments as for `KerasmeshError`; the kind
+    must be a registered warning kind."""
 
     def __init__(self, kind: str, message: str,
                  bullets: Iterable[tuple[str, str]] = ()):
+        kind = _kinds.check(kind, _kinds.WARNING)
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.bullets = _bullets(bullets)
 
 
-def warn(kind: str, message: str,
-         bullets: Iterable[tuple[str, str]] = ()) -> None:
-    """Warn the R user (through the envelope) with a classed warning."""
-    warnings.warn(KerasmeshWarning(kind, message, bullets), stacklevel=2)
+# How warnings reach R. Inside `envelope()` (R called the shim) they are
+# recorded and travel back with the result. Outside it (R called a Keras
+# method directly, as in `model$fit()`, so reticulate is the caller) the
+# R function R registered with `set_r_warning()` signals them as R
+# warnings at once. Without one (plain Python, or a thread that is not
+# R's), or when R could not take the warning (an exiting handler such as
+# `tryCatch(warning = )`, or `options(warn = 2)`: R can't unwind through
+# Python, so reticulate raises a Python error in the callback instead),
+# they are Python warnings, as Python code expects.
+_ROUTE: dict[str, Any] = {"envelopes": 0, "r_warning": None}
+
+
+def set_r_warning(fn: Callable | None) -> Callable | None:
+    """Register the R function that signals a warning in R, called as
+    `fn(kind, message, bullets)`; returns the one registered before."""
+    old = _ROUTE["r_warning"]
+    _ROUTE["r_warning"] = fn
+    return old
+
+
+def warn(kind: str, message: str, bullets: Iterable[tuple[str, str]] = (),
+         category: type = KerasmeshWarning) -> None:
+    """Warn the R user with a classed warning (see `_ROUTE`).
+
+    Args:
+        kind: a registered warning kind (`kinds.REPLICATED`).
+        message, bullets: as for `KerasmeshError`.
+        category: `KerasmeshWarning` or a subclass, for Python's filters.
+    """
+    w = category(kind, message, bullets)
+    r_warning = _ROUTE["r_warning"]
+    if _ROUTE["envelopes"] or r_warning is None or \
+            threading.current_thread() is not threading.main_thread():
+        warnings.warn(w, stacklevel=2)
+        return
+    try:
+        r_warning(w.kind, w.message, [list(b) for b in w.bullets])
+    except Exception:  # noqa: BLE001 - R refused it: a Python warning then
+        warnings.warn(w, stacklevel=2)
 
 
 def _described_warnings(caught: list) -> list[list]:
@@ -325,6 +274,7 @@ def envelope(fn: Callable, args: tuple, kwargs: dict) -> dict:
     `python.builtin.*` conditions). Warnings the shim raises with `warn()`
     travel in "warnings" as [kind, message, bullets].
     """
+    _ROUTE["envelopes"] += 1
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", KerasmeshWarning)
         try:
@@ -335,8 +285,10 @@ def envelope(fn: Callable, args: tuple, kwargs: dict) -> dict:
                    "bullets": [list(b) for b in e.bullets],
                    "traceback": traceback.format_exc()}
         except Exception as e:  # noqa: BLE001 - every error goes back to R
-            out = {"ok": False, "kind": "python",
+            out = {"ok": False, "kind": _kinds.PYTHON,
                    "python_type": type(e).__name__, "message": str(e),
                    "bullets": [], "traceback": traceback.format_exc()}
+        finally:
+            _ROUTE["envelopes"] -= 1
     out["warnings"] = _described_warnings(caught)
     return out

@@ -11,6 +11,7 @@ from .errors import KerasmeshError
 from .mesh import describe_mesh
 from .patterns import check_safe
 from .resolve import RuleResolver
+from . import kinds
 
 
 def rule_keys(layout_map: Any) -> list[str]:
@@ -27,13 +28,13 @@ def check_key(key: Any) -> re.Pattern:
     and can't backtrack without bound (`patterns.check_safe()`)."""
     if not isinstance(key, str) or key == "":
         raise KerasmeshError(
-            "layout_key", "A layout rule's key must be a non-empty string.",
+            kinds.LAYOUT_KEY, "A layout rule's key must be a non-empty string.",
             received=key)
     try:
         pattern = re.compile(key)
     except re.error as e:
         raise KerasmeshError(
-            "layout_key",
+            kinds.LAYOUT_KEY,
             f"Layout key \"{key}\" must be a valid regular expression.",
             x=f"{e.msg} at position {e.pos}.",
             i="Escape literal brackets and dots with a backslash."
@@ -58,7 +59,7 @@ def _add_rule(layout_map: Any, key: Any, axes: Any) -> None:
     check_key(key)
     if key in rule_keys(layout_map):
         raise KerasmeshError(
-            "layout_key_exists",
+            kinds.LAYOUT_KEY_EXISTS,
             f"Layout key \"{key}\" already exists.",
             x=f"Its layout is {format_axes(layout_map[key].axes)}.",
             i="Remove it first (assign NULL), then assign the new "
@@ -102,7 +103,7 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
     keys, layouts = list(keys), list(layouts)
     if len(keys) != len(layouts):
         raise KerasmeshError(
-            "layout_axes",
+            kinds.LAYOUT_AXES,
             f"Assigning {len(keys)} keys needs {len(keys)} layouts.",
             x=f"Received {len(layouts)}.")
     new = _copy(layout_map)
@@ -136,7 +137,7 @@ def lookup(layout_map: Any, path: Any) -> dict:
     """
     if not isinstance(path, str):
         raise KerasmeshError(
-            "layout_key", "A variable path must be a string.",
+            kinds.LAYOUT_KEY, "A variable path must be a string.",
             received=path)
     keys = rule_keys(layout_map)
     if path in keys:
@@ -146,7 +147,7 @@ def lookup(layout_map: Any, path: Any) -> dict:
     index, clash = resolver.resolve(path)
     if clash:
         raise KerasmeshError(
-            "layout_ambiguous",
+            kinds.LAYOUT_AMBIGUOUS,
             f"Path \"{path}\" must match at most one layout rule.",
             x="It matches " + ", ".join(f'"{keys[i]}"' for i in clash)
               + ".")
@@ -166,7 +167,7 @@ def describe_layout_map(layout_map: Any) -> dict:
 
     if not isinstance(layout_map, LayoutMap):
         raise KerasmeshError(
-            "layout_map", "Expected a Keras `LayoutMap`.",
+            kinds.LAYOUT_MAP, "Expected a Keras `LayoutMap`.",
             received=layout_map)
     keys = rule_keys(layout_map)
     for key in keys:

@@ -24,6 +24,7 @@ from .placement import (Placement, entry_axes, mesh_sizes, variable_shape,
                         ways)
 from .resolve import RuleResolver
 from .text import listing, plural
+from . import kinds
 
 ERROR = "error"
 WARNING = "warning"
@@ -43,7 +44,12 @@ def problem(kind: str, severity: str, path: str | None, rule: str | None,
             bullets, as for `KerasmeshError`.
         short: a few words for the plan's `problem` column.
         facts: values R or the fixer needs (dimension, sizes).
+
+    Raises:
+        kinds.UnknownKind: when `kind` is not a registered kind of
+            `severity`.
     """
+    kinds.check(kind, severity)
     return {"kind": kind, "severity": severity, "path": path, "rule": rule,
             "message": message, "bullets": [list(b) for b in bullets],
             "short": short, "facts": facts or {}}
@@ -68,7 +74,7 @@ def _too_long(path: str, shape: Sequence[int], axes: list,
     """The error for a layout with more entries than the variable's rank."""
     rank = len(shape)
     return problem(
-        "layout_rank", ERROR, path, rule,
+        kinds.LAYOUT_RANK, ERROR, path, rule,
         f'{_who(rule)} gives variable "{path}" a layout longer than '
         f"its rank.",
         [("x", f"Layout {format_axes(axes)} has "
@@ -89,7 +95,7 @@ def _padded(path: str, shape: Sequence[int], axes: list,
     what = (f"splits {', '.join(_dim(d) for d in split)}" if split
             else "splits nothing")
     return padded, problem(
-        "layout_rank", WARNING, path, rule,
+        kinds.LAYOUT_RANK, WARNING, path, rule,
         f'{_who(rule)} gives variable "{path}" a layout shorter than '
         f"its rank.",
         [("x", f"Layout {format_axes(axes)} has "
@@ -107,7 +113,7 @@ def _indivisible(path: str, rule: str | None, d: int, size: int,
     """The error for dimension `d` that its mesh axes can't divide."""
     split = ways(names, sizes)
     return problem(
-        "layout_divisibility", ERROR, path, rule,
+        kinds.LAYOUT_DIVISIBILITY, ERROR, path, rule,
         f'{_who(rule)} can\'t split variable "{path}" evenly.',
         [("x", f"{_dim(d).capitalize()} has size {size}, which "
                f"mesh axis {_axis_sizes(names, sizes)} can't "
@@ -127,7 +133,7 @@ def _axis_problems(path: str, rule: str | None, shown: str,
     out = []
     if unknown:
         out.append(problem(
-            "layout_axes", ERROR, path, rule,
+            kinds.LAYOUT_AXES, ERROR, path, rule,
             f'{_who(rule)} splits variable "{path}" over an axis the mesh '
             "doesn't have.",
             [("x", f"Unknown axis {listing(unknown)}; the mesh's axes are "
@@ -136,7 +142,7 @@ def _axis_problems(path: str, rule: str | None, shown: str,
             f"unknown axis {listing(unknown)}"))
     if repeated:
         out.append(problem(
-            "layout_axes", ERROR, path, rule,
+            kinds.LAYOUT_AXES, ERROR, path, rule,
             f'{_who(rule)} splits variable "{path}" over a mesh axis twice.',
             [("x", f"Axis {listing(repeated)} appears more than once in "
                    f"{shown}; JAX fails when the variable is created."),
@@ -257,7 +263,7 @@ class Placer:
 def _ambiguous(path: str, keys: list[str], what: str) -> dict:
     """The error for a path that several rules match."""
     return problem(
-        "layout_ambiguous", ERROR, path, keys[0],
+        kinds.LAYOUT_AMBIGUOUS, ERROR, path, keys[0],
         f'{what.capitalize()} "{path}" must match at most one layout '
         "rule.",
         [("x", f"It matches rules {listing(keys)}; Keras fails when "

@@ -13,6 +13,7 @@ from .checks import is_whole
 from .devices import device_type_of, list_devices
 from .errors import KerasmeshError, VALUE, received
 from .text import noun, plural
+from . import kinds
 
 TIMES = "\u00d7"
 MAX_LISTED_SHAPES = 12
@@ -116,7 +117,7 @@ def _size(value: Any, position: int) -> int | None:
         return None
     if not is_whole(value, 1):
         raise KerasmeshError(
-            "mesh_shape",
+            kinds.MESH_SHAPE,
             "`shape` must hold positive whole numbers (NA or -1 to infer "
             "one size).",
             [received(value, f"Dimension {position} is {VALUE}.")])
@@ -137,7 +138,7 @@ def resolve_devices(devices: Any) -> list[str]:
         if not (float(devices).is_integer() and
                 1 <= devices <= len(available)):
             raise KerasmeshError(
-                "devices",
+                kinds.DEVICES,
                 "`devices` as a count must be a whole number from 1 to the "
                 "number of devices.",
                 [received(devices, f"Received {VALUE}; {len(available)} "
@@ -148,14 +149,14 @@ def resolve_devices(devices: Any) -> list[str]:
     if not isinstance(devices, (list, tuple)) or not devices or \
             not all(isinstance(d, str) for d in devices):
         raise KerasmeshError(
-            "devices",
+            kinds.DEVICES,
             "`devices` must be device names or a single count.",
             received=devices)
     names = [d.lower() for d in devices]
     types = sorted({device_type_of(d) for d in names})
     if len(types) > 1:
         raise KerasmeshError(
-            "devices", "`devices` must all be of one type.",
+            kinds.DEVICES, "`devices` must all be of one type.",
             x=f"Received types {', '.join(types)}.")
     try:
         available = list_devices(types[0])
@@ -166,7 +167,7 @@ def resolve_devices(devices: Any) -> list[str]:
         shown = ", ".join(available[:8]) + (", ..." if len(available) > 8
                                              else "")
         raise KerasmeshError(
-            "devices", "`devices` must name existing devices.",
+            kinds.DEVICES, "`devices` must name existing devices.",
             x=f"Unknown {noun(len(unknown), 'device')}: "
               f"{', '.join(unknown)}.",
             i=f"Available: {shown or 'none of that type'}.")
@@ -174,7 +175,7 @@ def resolve_devices(devices: Any) -> list[str]:
                       key=names.index)
     if repeated:
         raise KerasmeshError(
-            "devices", "`devices` must not repeat a device.",
+            kinds.DEVICES, "`devices` must not repeat a device.",
             x=f"Repeated: {', '.join(repeated)}.")
     return names
 
@@ -183,7 +184,7 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
     """Non-empty, unique strings, one per mesh dimension."""
     if axis_names is None:
         raise KerasmeshError(
-            "axis_names", "`axis_names` must be given when `shape` has no "
+            kinds.AXIS_NAMES, "`axis_names` must be given when `shape` has no "
             "names.", i='Name the sizes, as in c(data = 2, model = 4), '
                         'or pass `axis_names`.')
     if isinstance(axis_names, str):
@@ -191,7 +192,7 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
     if not isinstance(axis_names, (list, tuple)) or len(axis_names) != rank:
         got = len(axis_names) if isinstance(axis_names, (list, tuple)) else 1
         raise KerasmeshError(
-            "axis_names",
+            kinds.AXIS_NAMES,
             f"`axis_names` must have one name per dimension of `shape` "
             f"({rank}).",
             x=f"Received {plural(got, 'name')}.")
@@ -200,13 +201,13 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
     if bad:
         value = axis_names[bad[0] - 1]
         raise KerasmeshError(
-            "axis_names", "`axis_names` must be non-empty strings.",
+            kinds.AXIS_NAMES, "`axis_names` must be non-empty strings.",
             [(("x", f"Name {bad[0]} is empty.") if value in ("", None)
               else received(value, f"Name {bad[0]} is {VALUE}."))])
     repeated = sorted({a for a in axis_names if axis_names.count(a) > 1})
     if repeated:
         raise KerasmeshError(
-            "axis_names", "`axis_names` must be unique.",
+            kinds.AXIS_NAMES, "`axis_names` must be unique.",
             x=f"Repeated: {', '.join(repeated)}.")
     return list(axis_names)
 
@@ -218,14 +219,14 @@ def resolve_shape(shape: Any, n_devices: int, device_type: str
         shape = [shape]
     if not isinstance(shape, (list, tuple)) or not shape:
         raise KerasmeshError(
-            "mesh_shape", "`shape` must be a non-empty vector of sizes.",
+            kinds.MESH_SHAPE, "`shape` must be a non-empty vector of sizes.",
             received=shape)
     sizes = [_size(s, i + 1) for i, s in enumerate(shape)]
     unknown = [i for i, s in enumerate(sizes) if s is None]
     rank = len(sizes)
     if len(unknown) > 1:
         raise KerasmeshError(
-            "mesh_shape", "`shape` can't infer more than one size.",
+            kinds.MESH_SHAPE, "`shape` can't infer more than one size.",
             x=f"Dimensions {', '.join(str(i + 1) for i in unknown)} "
               "are NA or -1.",
             i=describe_factorizations(n_devices, rank))
@@ -233,7 +234,7 @@ def resolve_shape(shape: Any, n_devices: int, device_type: str
     if unknown:
         if n_devices % known:
             raise KerasmeshError(
-                "mesh_shape",
+                kinds.MESH_SHAPE,
                 "`shape` must divide the number of devices to infer a size.",
                 x=f"The known sizes multiply to {known}, which does not "
                   f"divide {n_devices} {device_type} devices.",
@@ -241,7 +242,7 @@ def resolve_shape(shape: Any, n_devices: int, device_type: str
         sizes[unknown[0]] = n_devices // known
     elif known != n_devices:
         raise KerasmeshError(
-            "mesh_shape",
+            kinds.MESH_SHAPE,
             "`shape` must multiply to the number of devices.",
             x=f"Shape {format_shape(sizes)} needs {known} devices; "
               f"the mesh has {n_devices} {device_type} "
@@ -310,7 +311,7 @@ def describe_mesh(mesh: Any, strict: bool = True) -> dict | None:
         if not strict:
             return None
         raise KerasmeshError(
-            "device_mesh", "Expected a Keras `DeviceMesh`.",
+            kinds.DEVICE_MESH, "Expected a Keras `DeviceMesh`.",
             received=mesh)
     devices = [device_name(d) for d in mesh.devices.flatten().tolist()]
     return {

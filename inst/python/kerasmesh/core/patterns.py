@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - Python 3.10 and older
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from .errors import KerasmeshError
+from . import kinds
 
 MAX_UNBOUNDED = 4
 _REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT)
@@ -64,7 +65,7 @@ def check_safe(key: str) -> str:
     reason = unsafe_reason(key)
     if reason is not None:
         raise KerasmeshError(
-            "layout_key",
+            kinds.LAYOUT_KEY,
             f"Layout key \"{key}\" could make matching hang.",
             x=f"Matching it against a long variable path can take "
               f"exponential time: {reason}.",

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..core.errors import KerasmeshError
+from ..core import kinds
 
 
 class DeadlinePassed(BaseException):
@@ -160,7 +161,7 @@ def compile_within(lowered: Any, clock: Deadline, timeout: float) -> Any:
 def timeout_error(timeout: float, what: str) -> KerasmeshError:
     """The `timeout` error of `layout_cost()`, saying what ran."""
     return KerasmeshError(
-        "timeout",
+        kinds.TIMEOUT,
         f"Costing the training step took longer than {timeout:g} s.",
         x=what,
         i="Raise `timeout`, or cost a smaller model or batch.")

@@ -35,6 +35,7 @@ from ..core.layout_problems import WARNING
 from ..core.mesh import describe_mesh
 from ..core.placement import mesh_sizes
 from .step import StepSpecs, lower_step, shard_bytes, step_specs
+from ..core import kinds
 
 # --------------------------------------------------------------------------
 # Arguments
@@ -43,7 +44,7 @@ from .step import StepSpecs, lower_step, shard_bytes, step_specs
 def _check_timeout(timeout: Any) -> float:
     if not is_positive(timeout):
         raise KerasmeshError(
-            "argument", "`timeout` must be a positive number of seconds.",
+            kinds.ARGUMENT, "`timeout` must be a positive number of seconds.",
             received=timeout)
     return float(timeout)
 
@@ -65,7 +66,7 @@ def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
         return (keras.distribution.LayoutMap(mesh),
                 distribution.batch_dim_name, "data_parallel")
     raise KerasmeshError(
-        "distribution",
+        kinds.DISTRIBUTION,
         "`distribution` must be a data-parallel or model-parallel "
         "distribution.",
         received=distribution)
@@ -73,7 +74,7 @@ def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
 
 def _compile_error(e: Exception) -> KerasmeshError:
     return KerasmeshError(
-        "compile", "XLA can't compile the training step for this layout.",
+        kinds.COMPILE, "XLA can't compile the training step for this layout.",
         x=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
 
 
@@ -122,7 +123,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     """
     require_backend(("jax",), "Costing a layout")
     if check_batch_size(batch_size) is None:
-        raise KerasmeshError("argument", "`batch_size` must be a positive "
+        raise KerasmeshError(kinds.ARGUMENT, "`batch_size` must be a positive "
                              "whole number.", received=batch_size)
     batch_size, timeout = int(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))

@@ -19,6 +19,7 @@ from ..core.mesh import format_shape
 from ..core.placement import Placement, mesh_sizes, sharding_placement
 from ..plan.placements import ModelPlacement, optimizer_placements
 from ..plan.slots import optimizer_variables
+from ..core import kinds
 
 STAND_IN_LOSS = "stand-in: the mean of the outputs"
 
@@ -49,7 +50,7 @@ def input_specs(model: Any, batch_size: int, input_shapes: dict | None
         inputs = inputs[0]
     if inputs is None or not tree.flatten(inputs):
         raise KerasmeshError(
-            "model", "`model` must have known inputs.",
+            kinds.MODEL, "`model` must have known inputs.",
             x=f'Model "{model.name}" has no `inputs`.',
             i="Build it from `Input()` layers (a functional or "
               "Sequential model).")
@@ -60,7 +61,7 @@ def input_specs(model: Any, batch_size: int, input_shapes: dict | None
     unknown = [n for n in given if n not in names]
     if unknown:
         raise KerasmeshError(
-            "input_shapes", "`input_shapes` must name the model's inputs.",
+            kinds.INPUT_SHAPES, "`input_shapes` must name the model's inputs.",
             x=f'Unknown input "{unknown[0]}".',
             i="The inputs are " +
          ", ".join(f'"{n}"' for n in names) + ".")
@@ -73,7 +74,7 @@ def input_specs(model: Any, batch_size: int, input_shapes: dict | None
             dims = [int(s) for s in shape]
         if any(d is None for d in dims):
             raise KerasmeshError(
-                "input_shapes",
+                kinds.INPUT_SHAPES,
                 f'Input "{name}" has dimensions of unknown size.',
                 x=f"Its shape is {format_shape(tensor.shape)}; the "
                   "step needs every dimension but the batch.",
@@ -104,7 +105,7 @@ def _one_loss(loss: Any) -> Any:
         return keras.losses.get(loss)
     except (ValueError, TypeError) as e:
         raise KerasmeshError(
-            "loss", "`loss` must be a Keras loss or the name of one.",
+            kinds.LOSS, "`loss` must be a Keras loss or the name of one.",
             [received(loss, f"Received {VALUE}: {str(e).splitlines()[0]}")],
             i='For example "mse" or "categorical_crossentropy".') from e
 
@@ -126,14 +127,14 @@ def loss_functions(loss: Any, model: Any, n_outputs: int
         missing = [n for n in names if n not in loss]
         if len(names) != n_outputs or missing:
             raise KerasmeshError(
-                "loss", "`loss` must give a loss for each output.",
+                kinds.LOSS, "`loss` must give a loss for each output.",
                 x=f"Outputs without a loss: "
                   f"{', '.join(missing) or 'unknown names'}.")
         loss = [loss[n] for n in names]
     if isinstance(loss, (list, tuple)):
         if len(loss) != n_outputs:
             raise KerasmeshError(
-                "loss", "`loss` must give one loss per output.",
+                kinds.LOSS, "`loss` must give one loss per output.",
                 x=f"{len(loss)} losses for {n_outputs} outputs.")
         return [_one_loss(x) for x in loss], \
             ", ".join(_loss_name(x) for x in loss)
@@ -274,7 +275,7 @@ def _output_specs(model: Any, structure: Any, inputs: list,
         shown = "; ".join(f'"{f.name}" {format_shape(f.shape)}'
                           for f in inputs)
         raise KerasmeshError(
-            "input_shapes", "The model can't run on inputs of these shapes.",
+            kinds.INPUT_SHAPES, "The model can't run on inputs of these shapes.",
             x=f"Inputs {shown}: {str(e).splitlines()[0][:300]}",
             i="Check `input_shapes` and `batch_size`.") from e
     return tree.flatten(out)
@@ -304,7 +305,7 @@ def _target_specs(loss: Any, model: Any, preds: list
             [jax.ShapeDtypeStruct(tuple(s), d) for s, d in targets], preds)
     except Exception as e:  # noqa: BLE001 - loss and outputs disagree
         raise KerasmeshError(
-            "loss", f"Loss {loss_text} does not fit the model's outputs.",
+            kinds.LOSS, f"Loss {loss_text} does not fit the model's outputs.",
             x="Outputs of shape " + ", ".join(
            format_shape(p.shape) for p in preds) + ": " +
               str(e).splitlines()[0][:300],

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..core.errors import KerasmeshError
+from ..core import kinds
 
 ENV_ADDRESSES = "KERAS_DISTRIBUTION_JOB_ADDRESSES"
 ENV_NUM_PROCESSES = "KERAS_DISTRIBUTION_NUM_PROCESSES"
@@ -30,18 +31,18 @@ def parse_address(address: Any, source: str = "`coordinator_address`"
     """
     if not isinstance(address, str):
         raise KerasmeshError(
-            "distributed_argument", f"{source} must be a string \"host:port\".",
+            kinds.DISTRIBUTED_ARGUMENT, f"{source} must be a string \"host:port\".",
             received=address)
     if len(address) > MAX_ADDRESS_CHARS:
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             f"{source} must be at most {MAX_ADDRESS_CHARS:,} characters.",
             x=f"It has {len(address):,}, starting \"{address[:20]}\".")
     match = _ADDRESS.match(address.strip())
     port = int(match.group("port")) if match else 0
     if match is None or not 1 <= port <= 65535:
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             f"{source} must be \"host:port\" with a port from 1 to 65535.",
             received=address,
             i="The coordinator is process 0, e.g. \"10.0.0.1:1234\" or "

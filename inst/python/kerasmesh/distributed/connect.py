@@ -17,6 +17,7 @@ from . import handshake
 from ..core.errors import KerasmeshError
 from .addresses import (ENV_ADDRESSES, ENV_NUM_PROCESSES, ENV_PROCESS_ID,
                         parse_address)
+from ..core import kinds
 
 # Seconds the coordination client waits beyond `initialization_timeout`
 # before it gives up (measured on jaxlib 0.10.2: timeout + 5 s). JAX gets
@@ -222,7 +223,7 @@ def _timeout_error(args: dict, timeout: int, elapsed: float,
         if count > len(missing):
             ids += f" (and {count - len(missing):,} more)"
         return KerasmeshError(
-            "distributed_timeout",
+            kinds.DISTRIBUTED_TIMEOUT,
             f"Not all {n} processes connected to {_where(args)} within the "
             f"timeout of {timeout} s.",
             x=f"This process waited {elapsed:.0f} s as the coordinator "
@@ -231,7 +232,7 @@ def _timeout_error(args: dict, timeout: int, elapsed: float,
             i="Start every process with the same coordinator address "
               "and its own process id, or raise `timeout`.")
     return KerasmeshError(
-        "distributed_timeout",
+        kinds.DISTRIBUTED_TIMEOUT,
         f"Can't reach {_where(args)} within the timeout of {timeout} s.",
         x=f"Process {pid} of {n} tried for {elapsed:.0f} s.",
         i="Is process 0 running, and its host and port reachable from "
@@ -254,7 +255,7 @@ def _connect_error(error: Exception, reported: list[str], args: dict,
     if isinstance(error, ValueError) and ("should be defined" in str(error)
                                           or "must be defined" in str(error)):
         return KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             "`coordinator_address`, `num_processes` and `process_id` must "
             "be given: no launcher's variables were found.",
             x=str(error),
@@ -267,7 +268,7 @@ def _connect_error(error: Exception, reported: list[str], args: dict,
         detail = "the JAX coordination service reported an error (its log " \
                  "says which)"
     return KerasmeshError(
-        "distributed_connect",
+        kinds.DISTRIBUTED_CONNECT,
         f"Can't connect to {_where(args)}.",
         x=f"{type(error).__name__}: {detail}" if detail
           else type(error).__name__,

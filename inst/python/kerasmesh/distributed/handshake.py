@@ -21,6 +21,7 @@ import socket
 import time
 
 from ..core.errors import KerasmeshError
+from ..core import kinds
 
 # Seconds process 0 keeps answering latecomers after it found a problem.
 LINGER_S = 2.0
@@ -73,7 +74,7 @@ def port_in_use_error(port: int, host: str | None, error: OSError
                       ) -> KerasmeshError:
     where = f"{host}:{port}" if host else f"port {port}"
     return KerasmeshError(
-        "distributed_connect",
+        kinds.DISTRIBUTED_CONNECT,
         f"Can't start the coordinator: port {port} is in use.",
         x=f"Binding {where} failed: {error.strerror or error}.",
         i="Choose a free port in `coordinator_address` (or the "
@@ -177,20 +178,20 @@ def _check(hello: dict | None, waiting: dict, num_processes: int
            ) -> KerasmeshError | None:
     if hello is None:
         return KerasmeshError(
-            "distributed_connect",
+            kinds.DISTRIBUTED_CONNECT,
             "A process that is not kerasmesh's connected to the coordinator.",
             i="Start every process with `distributed_initialize()`.")
     pid, n = hello.get("process_id"), hello.get("num_processes")
     if n != num_processes:
         return KerasmeshError(
-            "distributed_connect",
+            kinds.DISTRIBUTED_CONNECT,
             "The processes disagree on the number of processes.",
             x=f"Process 0 counts {num_processes}; process {pid} "
               f"counts {n}.",
             i="Start every process with the same `num_processes`.")
     if pid == 0 or pid in waiting:
         return KerasmeshError(
-            "distributed_connect",
+            kinds.DISTRIBUTED_CONNECT,
             f"Two processes claim process id {pid}.",
             x="Process 0 runs the coordinator and another process "
               "says it is process 0." if pid == 0 else
@@ -277,21 +278,21 @@ def check_in(host: str, port: int, process_id: int, num_processes: int,
             verdict = None
         if not isinstance(verdict, dict):
             raise KerasmeshError(
-                "distributed_connect",
+                kinds.DISTRIBUTED_CONNECT,
                 f"The coordinator at {host}:{port} does not answer as "
                 "kerasmesh's.",
                 i="Is another program using the port, or a run "
                   "already started there?")
         if verdict.get("ok"):
             return
-        raise KerasmeshError("distributed_connect",
+        raise KerasmeshError(kinds.DISTRIBUTED_CONNECT,
                              str(verdict.get("error")),
                              [tuple(b) for b in verdict.get("bullets", [])])
 
 
 def _no_handshake(host: str, port: int, process_id: int) -> KerasmeshError:
     return KerasmeshError(
-        "distributed_connect",
+        kinds.DISTRIBUTED_CONNECT,
         f"The coordinator at {host}:{port} answers, but not as kerasmesh's.",
         x="A run may have started there without this process (is "
           f"another process using process id {process_id}?), or "

@@ -31,6 +31,7 @@ from ..core.errors import KerasmeshError
 from .addresses import (ENV_ADDRESSES, ENV_NUM_PROCESSES, ENV_PROCESS_ID,
                         parse_address)
 from .connect import connect
+from ..core import kinds
 
 
 _INTEGER = re.compile(r"^\s*[+-]?[0-9]+\s*$")
@@ -63,7 +64,7 @@ def coordinator_from(addresses: Any, num_processes: int | None,
     if len(parts) > 1 and num_processes is not None and \
             len(parts) != num_processes:
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             f"{source} must list one address per process.",
             x=f"It lists {len(parts)} addresses for {num_processes} "
               "processes.",
@@ -83,12 +84,12 @@ def _whole(value: Any, arg: str, from_env: str | None, minimum: int) -> int:
         "a whole number (0 or more)"
     if not is_whole(value, minimum):
         raise KerasmeshError(
-            "distributed_argument", f"{source} must be {rule}.",
+            kinds.DISTRIBUTED_ARGUMENT, f"{source} must be {rule}.",
             received=value)
     if value > maximum:
         shown = f"{int(value):,}" if value < 1e24 else f"{value:.3g}"
         raise KerasmeshError(
-            "distributed_argument", f"{source} must be at most {maximum:,}.",
+            kinds.DISTRIBUTED_ARGUMENT, f"{source} must be at most {maximum:,}.",
             x=f"Received {shown}.",
             i=f"kerasmesh runs at most {MAX_PROCESSES:,} processes.")
     return int(value)
@@ -105,7 +106,7 @@ def _checked_counts(n: Any, pid: Any, n_env: str | None,
         pid = _whole(pid, "process_id", pid_env, 0)
         if n is not None and pid >= n:
             raise KerasmeshError(
-                "distributed_argument",
+                kinds.DISTRIBUTED_ARGUMENT,
                 f"{_source('process_id', pid_env)} must be "
                 f"from 0 to {n - 1}, one less than the number of processes.",
                 x=f"Received {pid} with {n} processes.",
@@ -189,7 +190,7 @@ def _given_together(address: Any, n: Any, pid: Any) -> list[str]:
                 "num_processes": ENV_NUM_PROCESSES,
                 "process_id": ENV_PROCESS_ID}
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             "`coordinator_address`, `num_processes` and `process_id` must "
             "be given together.",
             x="Missing: " + ", ".join(
@@ -228,7 +229,7 @@ def check_timeout(timeout: Any) -> int:
     """Seconds to wait for every process, a positive number (rounded up)."""
     if not is_positive(timeout):
         raise KerasmeshError(
-            "distributed_argument", "`timeout` must be a positive number of "
+            kinds.DISTRIBUTED_ARGUMENT, "`timeout` must be a positive number of "
             "seconds.", received=timeout)
     return max(1, math.ceil(timeout))
 
@@ -323,14 +324,14 @@ def _already_joined(args: dict) -> bool:
         if all(w is None for w in wanted) or current == wanted:
             return True
         raise KerasmeshError(
-            "distributed_started",
+            kinds.DISTRIBUTED_STARTED,
             "This process already joined a distributed run.",
             x=f"It is process {current[2]} of {current[1]} with the "
               f"coordinator at {current[0]}.",
             i="Restart R to join another run.")
     if jax_backend_started():
         raise KerasmeshError(
-            "distributed_started",
+            kinds.DISTRIBUTED_STARTED,
             "Can't initialize the distributed runtime: JAX has already "
             "started.",
             x="JAX created its devices before joining the run (by "

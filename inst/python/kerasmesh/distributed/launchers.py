@@ -35,6 +35,7 @@ import zlib
 from collections.abc import Mapping
 
 from ..core.errors import KerasmeshError
+from ..core import kinds
 
 SLURM_REQUIRED = ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS",
                   "SLURM_PROCID", "SLURM_LOCALID")
@@ -132,7 +133,7 @@ def detect(environ: Mapping[str, str]) -> dict | None:
         names = [f"`{v}`" for name in found
                  for v in LAUNCHERS[name][0] if v in environ]
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             f"Variables of {len(found)} launchers are set: "
             f"{' and '.join(found)}.",
             x="Found " + ", ".join(names) + ".",
@@ -143,7 +144,7 @@ def detect(environ: Mapping[str, str]) -> dict | None:
     missing = [v for v in required if v not in environ]
     if missing:
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             f"The {name} variables are incomplete.",
             x="Missing: " + ", ".join(f"`{v}`" for v in missing) + ".",
             i=_hint(name))
@@ -154,7 +155,7 @@ def detect(environ: Mapping[str, str]) -> dict | None:
         address = environ["JAX_COORDINATOR_ADDRESS"]
     if pid >= n:
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             f"`{pid_var}` must be below `{n_var}` ({name}).",
             x=f"`{pid_var}` is {pid} and `{n_var}` is {n}.",
             i=f"Process ids run from 0 to {n - 1}.")
@@ -193,7 +194,7 @@ def check_lengths(environ: Mapping[str, str], names) -> None:
         value = environ.get(var)
         if isinstance(value, str) and len(value) > MAX_VARIABLE_CHARS:
             raise KerasmeshError(
-                "distributed_argument",
+                kinds.DISTRIBUTED_ARGUMENT,
                 f"`{var}` must be at most {MAX_VARIABLE_CHARS:,} "
                 "characters long.",
                 x=f"It has {len(value):,} characters, starting "
@@ -214,7 +215,7 @@ def _count(environ: Mapping[str, str], var: str, minimum: int = 1,
         shown = environ[var] if len(environ[var]) <= 40 else \
             f"{environ[var][:20]}...\" ({len(environ[var]):,} characters"
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             f"`{var}` must be {rule} of at most {maximum:,}.",
             x=f"It is \"{shown}\"" + (")." if len(environ[var]) > 40
                                        else "."))
@@ -247,7 +248,7 @@ def _ompi_coordinator(environ: Mapping[str, str]) -> str:
     job = uri.split(".", maxsplit=1)[0]
     if match is None or len(job) > MAX_DIGITS or not _WHOLE.match(job):
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             "`OMPI_MCA_orte_hnp_uri` must name the launcher's address.",
             x=f"It is \"{uri}\".")
     host = match.group(1) or f"[{match.group(2)}]"
@@ -260,7 +261,7 @@ def _ompi5_coordinator(environ: Mapping[str, str]) -> str:
     match = _PMIX_URI.match(uri)
     if match is None:
         raise KerasmeshError(
-            "distributed_argument",
+            kinds.DISTRIBUTED_ARGUMENT,
             "`PMIX_SERVER_URI2` must name the PMIx server's address.",
             x=f"It is \"{uri}\".")
     if "JAX_COORDINATOR_ADDRESS" in environ:   # it replaces ours
@@ -272,7 +273,7 @@ def _ompi5_coordinator(environ: Mapping[str, str]) -> str:
         named = _PRTE_NAMESPACE.match(namespace)
         if named is None:
             raise KerasmeshError(
-                "distributed_argument",
+                kinds.DISTRIBUTED_ARGUMENT,
                 "`PMIX_NAMESPACE` must name the launcher's host "
                 "(\"prterun-<host>-<pid>@<job>\").",
                 x=f"It is \"{namespace}\".",

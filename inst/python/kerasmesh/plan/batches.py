@@ -8,6 +8,7 @@ from ..core.checks import is_whole
 from ..core.errors import KerasmeshError
 from ..core.layout_problems import ERROR, problem
 from ..core.text import listing
+from ..core import kinds
 
 MAX_WHOLE = 2**31 - 1
 
@@ -19,7 +20,7 @@ def batch_problems(batch_dim_name: str, batch_size: int | None,
     batch of `samples`) that the batch axis can't split evenly."""
     if batch_dim_name not in sizes:
         return [problem(
-            "layout_axes", ERROR, None, None,
+            kinds.LAYOUT_AXES, ERROR, None, None,
             f'Batch axis "{batch_dim_name}" is not an axis of the mesh.',
             [("x", f"The mesh's axes are {listing(list(sizes))}; Keras "
                    "fails when it splits the first batch."),
@@ -33,7 +34,7 @@ def batch_problems(batch_dim_name: str, batch_size: int | None,
         return []
     if batch_size % ways == 0:
         return [problem(
-            "batch_size", ERROR, None, None,
+            kinds.BATCH_SIZE, ERROR, None, None,
             f"The last batch can't be split evenly over batch axis "
             f'"{batch_dim_name}" ({ways}).',
             [("x", f"{samples} samples in batches of {batch_size} leave a "
@@ -46,7 +47,7 @@ def batch_problems(batch_dim_name: str, batch_size: int | None,
     lower = (batch_size // ways) * ways
     options = [str(n) for n in (lower, lower + ways) if n > 0]
     return [problem(
-        "batch_size", ERROR, None, None,
+        kinds.BATCH_SIZE, ERROR, None, None,
         f'Batch size {batch_size} can\'t be split evenly over batch axis '
         f'"{batch_dim_name}" ({ways}).',
         [("x", f"{batch_size} is not a multiple of {ways}; JAX fails when "
@@ -68,11 +69,11 @@ def check_batch_size(batch_size: Any) -> int | None:
         return None
     if not is_whole(batch_size, 1):
         raise KerasmeshError(
-            "argument", "`batch_size` must be a positive whole number.",
+            kinds.ARGUMENT, "`batch_size` must be a positive whole number.",
             received=batch_size)
     if batch_size > MAX_WHOLE:
         # R's integers (and reticulate 1.28's conversion) stop there.
         raise KerasmeshError(
-            "argument", f"`batch_size` must be at most {MAX_WHOLE:,}.",
+            kinds.ARGUMENT, f"`batch_size` must be at most {MAX_WHOLE:,}.",
             x=f"Received {int(batch_size):,}.")
     return int(batch_size)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core.paths import compact_paths
 from ..core.layout_problems import problem
+from ..core import kinds
 
 # A key written for outputs: it ends in "output" (or "output$" / "output)").
 _OUTPUT_KEY = re.compile(r"output[\)\$]*\Z")
@@ -121,7 +122,7 @@ def unmatched_output_problem(key: str, outputs: list[dict]) -> dict:
     """A warning for a rule written for outputs that matches no layer."""
     example = next((o["path"] for o in outputs[1:]), outputs[0]["path"])
     return problem(
-        "unmatched_output_rule", "warning", None, key,
+        kinds.UNMATCHED_OUTPUT_RULE, "warning", None, key,
         f'Rule "{key}" matches no variable and no layer output.',
         [("x", "Keras looks layer outputs up as \"<layer path>/output\": "
                "this rule relays out nothing."),

@@ -31,6 +31,7 @@ from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
 from ..core.resolve import RuleResolver
 from ..core.scopes import compile_outside_stateless_scope, shape_only
 from .placements import ModelPlacement, place_model
+from ..core import kinds
 
 MAX_HINTED = 20
 COLUMNS = ("path", "shape", "dtype", "trainable", "rule", "axes",
@@ -64,12 +65,12 @@ def as_model(model: Any) -> Any:
             model = model()
     if not _is_layer(model):
         raise KerasmeshError(
-            "model",
+            kinds.MODEL,
             "`model` must be a Keras model or a function that returns one.",
             received=model)
     if not model.built:
         raise KerasmeshError(
-            "model", "`model` must be built: it has no variables yet.",
+            kinds.MODEL, "`model` must be built: it has no variables yet.",
             x=f"Model \"{model.name}\" has not been built.",
             i="Start it with an `Input()` of known shape, or call its "
               "`build()` method with an input shape.")
@@ -90,13 +91,13 @@ def layout_source(layout: Any, batch_dim_name: str | None = None
         layout = layout._layout_map
     if not isinstance(layout, LayoutMap):
         raise KerasmeshError(
-            "layout_map",
+            kinds.LAYOUT_MAP,
             "`layout` must be a layout map or a model-parallel "
             "distribution.",
             received=layout)
     if layout.device_mesh is None:
         raise KerasmeshError(
-            "layout_map", "`layout` must have a device mesh.",
+            kinds.LAYOUT_MAP, "`layout` must have a device mesh.",
             x="Its `device_mesh` is NULL.")
     if batch_dim_name is None:
         batch_dim_name = layout.device_mesh.axis_names[0]
@@ -117,7 +118,7 @@ def _unmatched_problem(key: str, paths: list[str], claimed: list[str],
                 f"({listing(claimed)}) have exact keys of their own, which "
                 "win.")
         return problem(
-            "unmatched_rule", WARNING, None, key,
+            kinds.UNMATCHED_RULE, WARNING, None, key,
             f'Rule "{key}" is never used.',
             [("x", what), ("i", "Remove the rule, or the exact keys.")],
             "never used")
@@ -145,7 +146,7 @@ def _unmatched_problem(key: str, paths: list[str], claimed: list[str],
         hints.append(f"Variable paths look like \"{paths[0]}\"; see the "
                      "plan's `path` column.")
     bullets += [("i", h) for h in hints]
-    return problem("unmatched_rule", WARNING, None, key,
+    return problem(kinds.UNMATCHED_RULE, WARNING, None, key,
                     f'Rule "{key}" matches no variable.', bullets,
                     "matches nothing")
 

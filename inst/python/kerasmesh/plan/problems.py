@@ -22,9 +22,10 @@ from ..core.layout_problems import place, problem
 from ..core.placement import ways
 from ..core.text import plural
 from ..core.resolve import RuleResolver
+from ..core import kinds
 
 DEFAULT_SHARE = 0.05
-FIXABLE = ("layout_divisibility", "replicated")
+FIXABLE = (kinds.LAYOUT_DIVISIBILITY, kinds.REPLICATED)
 
 
 # --------------------------------------------------------------------------
@@ -58,7 +59,7 @@ def replicated_problems(columns: dict, share: float, n_devices: int
             continue
         pct = 100 * device / total
         out.append(problem(
-            "replicated", "warning", path, None,
+            kinds.REPLICATED, "warning", path, None,
             f'Variable "{path}" matches no rule and stays replicated on '
             f"every device.",
             [("x", f"It is {pct:.0f}% of what each device holds "
@@ -119,7 +120,7 @@ def _finish(g: dict) -> dict:
     shown = "; ".join(listing[:3]) + (
         f"; and {len(listing) - 3} more" if len(listing) > 3 else "")
     n = plural(len(paths), "variable")
-    if g["kind"] == "layout_divisibility":
+    if g["kind"] == kinds.LAYOUT_DIVISIBILITY:
         sizes = sorted({f["size"] for f in facts})
         dims = sorted({f["dimension"] for f in facts})
         g["message"] = f"{who} can't split {n} evenly."
@@ -128,7 +129,7 @@ def _finish(g: dict) -> dict:
                   f"{'/'.join(map(str, sizes))}, which mesh axis "
                   f'"{fact["axis"]}" ({fact["axis_size"]}) can\'t divide; '
                   "JAX fails when the variables are created."]]
-    elif g["kind"] == "replicated":
+    elif g["kind"] == kinds.REPLICATED:
         g["message"] = (f"{n} match no rule and stay replicated on every "
                         "device.")
         g["bullets"] = [["x", f"{shown}: each more than its share of what "
@@ -233,7 +234,7 @@ def suggest_fix(group: dict, rules: dict[str, list], columns: dict,
     shapes = {p: [int(s) for s in sh]
               for p, sh in zip(columns["path"], columns["shape"])}
     candidates: list[dict] = []
-    if group["kind"] == "replicated":
+    if group["kind"] == kinds.REPLICATED:
         for all_numbers in (True, False):
             add = [[paths_regex(_members(pattern, group["paths"]),
                                 all_numbers),

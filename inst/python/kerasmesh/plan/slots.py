@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.errors import KerasmeshError, VALUE, received
 from ..core.scopes import no_distribution, shape_only
+from ..core import kinds
 
 
 def _optimizer_from(optimizer: Any, model: Any) -> Any:
@@ -23,7 +24,7 @@ def _optimizer_from(optimizer: Any, model: Any) -> Any:
         return keras.optimizers.get(optimizer)
     except (ValueError, TypeError) as e:
         raise KerasmeshError(
-            "optimizer",
+            kinds.OPTIMIZER,
             "`optimizer` must be a Keras optimizer or the name of one.",
             [received(optimizer,
                       f"Received {VALUE}: {str(e).splitlines()[0]}")],

@@ -23,6 +23,7 @@ from ..core.placement import Placement, mesh_sizes, sharding_placement
 from ..plan.planner import first_error
 from .sharding import (blocks_of, describe_backend_mesh, placement_facts,
                        variables_by_source)
+from ..core import kinds
 
 
 def _check_shape(shape: Any) -> tuple[int, ...]:
@@ -31,13 +32,13 @@ def _check_shape(shape: Any) -> tuple[int, ...]:
         shape = [shape]
     if not isinstance(shape, (list, tuple)):
         raise KerasmeshError(
-            "shape", "`shape` must be a vector of whole numbers.",
+            kinds.SHAPE, "`shape` must be a vector of whole numbers.",
             received=shape)
     out = []
     for i, s in enumerate(shape):
         if not is_whole(s):
             raise KerasmeshError(
-                "shape", "`shape` must be a vector of whole numbers.",
+                kinds.SHAPE, "`shape` must be a vector of whole numbers.",
                 [received(s, f"Dimension {i + 1} is {VALUE}.")])
         out.append(int(s))
     return tuple(out)
@@ -52,7 +53,7 @@ def _backend_mesh(mesh: Any) -> Any:
     if hasattr(mesh, "devices") and hasattr(mesh, "axis_names"):
         return mesh
     raise KerasmeshError(
-        "device_mesh", "`mesh` must be a device mesh.",
+        kinds.DEVICE_MESH, "`mesh` must be a device mesh.",
         received=mesh)
 
 
@@ -126,7 +127,7 @@ def _find_variable(model: Any, path: str) -> Any:
     close = [p for p in paths if p.endswith("/" + path)] or \
         difflib.get_close_matches(path, paths, n=3)
     raise KerasmeshError(
-        "variable_path", f'No variable has path "{path}".',
+        kinds.VARIABLE_PATH, f'No variable has path "{path}".',
         [("x", f"{len(suffix)} variables end with \"/{path}\".")
          if suffix else ("x", f"The model has {len(paths)} variables.")] +
         ([("i", f"Did you mean {', '.join(quoted(close))}?")] if close

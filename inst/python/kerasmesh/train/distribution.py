@@ -10,6 +10,7 @@ from ..core.errors import KerasmeshError, quoted
 from ..core.layout import describe_layout_map
 from ..core.mesh import describe_mesh, resolve_devices
 from . import checked, guard
+from ..core import kinds
 
 
 def _mesh_data_parallel_class():
@@ -50,7 +51,7 @@ def data_parallel(mesh: Any = None, devices: Any = None,
 
     if mesh is not None and devices is not None:
         raise KerasmeshError(
-            "distribution_argument",
+            kinds.DISTRIBUTION_ARGUMENT,
             "`mesh` and `devices` can't both be given.",
             i="Keras would silently ignore `devices`; pass one of "
               "them.")
@@ -87,7 +88,7 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
         batch_dim_name = axes[0]
     if not isinstance(batch_dim_name, str) or batch_dim_name not in axes:
         raise KerasmeshError(
-            "batch_dim_name", "`batch_dim_name` must be an axis of the mesh.",
+            kinds.BATCH_DIM_NAME, "`batch_dim_name` must be an axis of the mesh.",
             received=batch_dim_name,
             i=f"The mesh's axes are {', '.join(quoted(axes))}.")
     dist = checked.checked_model_parallel(layout_map, batch_dim_name,

@@ -18,21 +18,26 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from ..core.errors import KerasmeshError
+from ..core.errors import KerasmeshError, KerasmeshWarning, warn
 from ..core.layout_problems import WARNING
 from ..plan.planner import first_error, plan_layout
+from ..core import kinds
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
                    "test_on_batch", "predict_on_batch")
 TRAINING_METHODS = ("fit", "evaluate", "predict")
 DEFAULT_BATCH_SIZE = 32
 
-class KerasmeshLayoutWarning(UserWarning):
-    """A layout that would silently replicate or mis-shard variables."""
+class KerasmeshLayoutWarning(KerasmeshWarning):
+    """A layout that would silently replicate or mis-shard variables.
+
+    The guard warns with `errors.warn()`, as the rest of the shim does, so
+    R signals `kerasmesh_warning_<kind>`: through the envelope when the
+    shim was called from R, through R's registered handler when R called
+    `fit()` itself (see `errors._ROUTE`)."""
 
 
 # Whether the guard checks the layout before training (R sets it from the
@@ -169,7 +174,7 @@ def check_placement(model: Any, dist: Any = None) -> None:
     else:
         what = f"{subject} created before the distribution was set."
     raise KerasmeshError(
-        "model_placement",
+        kinds.MODEL_PLACEMENT,
         "The model's variables must live on the distribution's mesh.",
         x=what,
         i="Create the model after `set_distribution()`, or inside "
@@ -254,8 +259,8 @@ def check_before_training(model: Any, name: str = "fit", args: tuple = (),
         plan = plan_layout(model, dist, batch_size=batch_size,
                            optimizer=None, samples=samples)
     except Exception as e:  # noqa: BLE001 - a failed check must not stop
-        warnings.warn(f"kerasmesh could not check the layout: {e}",
-                      KerasmeshLayoutWarning, stacklevel=3)
+        warn(kinds.LAYOUT_CHECK, f"kerasmesh could not check the layout: {e}",
+             category=KerasmeshLayoutWarning)
         seen[key] = True
         return
     error = first_error(plan["problems"])
@@ -269,9 +274,9 @@ def check_before_training(model: Any, name: str = "fit", args: tuple = (),
 
 
 def warn_problems(problems: Iterable[dict]) -> None:
-    """Python warnings for the problems that would silently mis-shard."""
+    """A warning of its own kind for each problem that would silently
+    mis-shard (`kerasmesh_warning_<kind>` in R)."""
     for p in problems:
         if p["severity"] == WARNING:
-            text = p["message"] + "".join(f"\n{n} {t}"
-                                          for n, t in p["bullets"])
-            warnings.warn(text, KerasmeshLayoutWarning, stacklevel=3)
+            warn(p["kind"], p["message"], p["bullets"],
+                 category=KerasmeshLayoutWarning)
