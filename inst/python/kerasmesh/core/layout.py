@@ -109,9 +109,7 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
     new = _copy(layout_map)
     for key, axes in zip(keys, layouts):
         if axes is None:
-            check_key(key)
-            if key in rule_keys(new):
-                del new[key]
+            _drop_rule(new, key)
         else:
             _add_rule(new, key, axes)
     return describe_layout_map(new)
@@ -119,11 +117,16 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
 
 def remove_rule(layout_map: Any, key: Any) -> dict:
     """A copy of `layout_map` without `key` (no error if it is absent)."""
-    check_key(key)
     new = _copy(layout_map)
-    if key in rule_keys(new):
-        del new[key]
+    _drop_rule(new, key)
     return describe_layout_map(new)
+
+
+def _drop_rule(layout_map: Any, key: Any) -> None:
+    """Remove `key` from `layout_map` in place, if it is there."""
+    check_key(key)
+    if key in rule_keys(layout_map):
+        del layout_map[key]
 
 
 def lookup(layout_map: Any, path: Any) -> dict:
