@@ -96,6 +96,9 @@
 #' \item{`kerasmesh_error_layout_rank`}{A layout is longer than the
 #'   variable's rank.}
 #' \item{`kerasmesh_error_loss`}{A loss does not fit the model's outputs.}
+#' \item{`kerasmesh_error_memory_budget`}{No layout [search_layout()]
+#'   costed fits the memory budget (the message gives the smallest memory
+#'   reached and its rules).}
 #' \item{`kerasmesh_error_mesh_shape`}{A mesh shape does not fit the device
 #'   count.}
 #' \item{`kerasmesh_error_model`}{A value is not a (built) Keras model.}
@@ -105,6 +108,9 @@
 #' \item{`kerasmesh_error_optimizer`}{A value is not a Keras optimizer or
 #'   the name of one.}
 #' \item{`kerasmesh_error_python`}{Any other Python error.}
+#' \item{`kerasmesh_error_search_fixed`}{Rules pinned with
+#'   [search_layout()]'s `fixed` can't place a variable or pin only some
+#'   blocks of a class.}
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole
 #'   numbers.}
 #' \item{`kerasmesh_error_timeout`}{A step or a launch took longer than its

@@ -366,5 +366,17 @@ def _report(compiled: Any, planned: dict, kind: str, batch_dim: str,
                    "dtype": [f.dtype for f in inputs]},
         "loss": loss_text,
         "compile_seconds": float(seconds),
+        "flops": _flops(compiled),
         "versions": versions(),
     }
+
+
+def _flops(compiled: Any) -> float:
+    """XLA's count of floating-point operations per device per step."""
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception:  # noqa: BLE001 - a backend without cost analysis
+        return 0.0
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else {}
+    return float((analysis or {}).get("flops", 0.0))

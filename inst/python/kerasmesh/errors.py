@@ -71,6 +71,7 @@ ERROR_KINDS: dict[str, str] = {
     "layout_rank": "A layout has more axes than the variable has "
                    "dimensions.",
     "loss": "The model has no usable loss for costing a training step.",
+    "memory_budget": "No layout a search costed fits the memory budget.",
     "mesh_shape": "The mesh shape doesn't fit the devices.",
     "model": "A Keras model is needed and something else was given.",
     "model_placement": "A model was built outside the distribution that "
@@ -78,6 +79,8 @@ ERROR_KINDS: dict[str, str] = {
     "no_keras": "Python, Keras or JAX can't be found.",
     "optimizer": "The optimizer is not a Keras optimizer, or unbuilt.",
     "python": "Any other Python error (the message is Python's).",
+    "search_fixed": "Rules pinned for a layout search clash or can't "
+                    "place a variable.",
     "shape": "A shape is not a vector of positive whole numbers.",
     "timeout": "Costing a training step took longer than the timeout.",
     "variable_path": "No variable has the path asked for.",
