@@ -20,7 +20,9 @@ def mesh():
 
 def mlp():
     inputs = keras.Input((32,))
-    hidden = keras.layers.Dense(64, name="dense")(inputs)
+    # A hidden width of 6 that only the "data" axis (2) divides: 5
+    # placements per kernel, 25 layouts with the biases pinned.
+    hidden = keras.layers.Dense(6, name="dense")(inputs)
     outputs = keras.layers.Dense(16, name="dense_1")(hidden)
     return keras.Model(inputs, outputs, name="mlp")
 
@@ -28,6 +30,13 @@ def mlp():
 def biases_pinned(mesh):
     fixed = keras.distribution.LayoutMap(mesh)
     fixed[".*bias"] = (None,)
+    return fixed
+
+
+def one_kernel_free(mesh):
+    """Biases and the second kernel pinned: 5 layouts."""
+    fixed = biases_pinned(mesh)
+    fixed["dense_1/kernel"] = (None, None)
     return fixed
 
 
@@ -43,7 +52,7 @@ def exhaustive(mesh):
 
 def test_a_small_space_is_costed_exhaustively(exhaustive):
     assert exhaustive["method"] == "exhaustive"
-    assert len(exhaustive["candidates"]) == exhaustive["space_size"] == 49
+    assert len(exhaustive["candidates"]) == exhaustive["space_size"] == 25
     best = min(c["traffic"] for c in exhaustive["candidates"])
     assert verified(exhaustive)[1] == best
 
@@ -52,19 +61,19 @@ def test_the_walk_finds_the_exhaustive_optimum(mesh, exhaustive):
     walked = search.search_layout(mlp, mesh, 16, "sgd", "mse",
                                   fixed=biases_pinned(mesh), exhaustive=0)
     assert walked["method"] == "walk"
-    assert len(walked["candidates"]) < 49
+    assert len(walked["candidates"]) < 25
     assert verified(walked)[1] == verified(exhaustive)[1]
 
 
-def test_no_false_fits_under_a_budget_the_best_layout_breaks(
-        mesh, exhaustive):
-    best_memory, _ = verified(exhaustive)
-    budget = best_memory - 1
+def test_no_false_fits_under_a_budget_the_best_layout_breaks(mesh):
+    free = search.search_layout(mlp, mesh, 16, "sgd", "mse",
+                                fixed=one_kernel_free(mesh))
+    budget = verified(free)[0] - 1
     r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                             fixed=biases_pinned(mesh), memory=budget)
+                             fixed=one_kernel_free(mesh), memory=budget)
     memory, traffic = verified(r)
     assert memory <= budget
-    fitting = [c["traffic"] for c in exhaustive["candidates"]
+    fitting = [c["traffic"] for c in free["candidates"]
                if c["memory"] <= budget]
     assert traffic == min(fitting)
     # What the result reports is what XLA says of its rules.
@@ -79,7 +88,7 @@ def test_no_false_fits_under_a_budget_the_best_layout_breaks(
 def test_a_budget_nothing_fits_names_the_smallest_memory(mesh):
     with pytest.raises(KerasmeshError) as e:
         search.search_layout(mlp, mesh, 16, "sgd", "mse", memory=100,
-                             fixed=biases_pinned(mesh))
+                             fixed=one_kernel_free(mesh))
     assert e.value.kind == "memory_budget"
     assert "smallest memory" in str(e.value) and "rules" in str(e.value)
 
@@ -104,7 +113,7 @@ def test_bad_objectives_and_budgets_are_classed_errors(mesh):
 
 def test_the_time_objective_weighs_slow_axes(mesh):
     r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                             fixed=biases_pinned(mesh), objective="time",
+                             fixed=one_kernel_free(mesh), objective="time",
                              bandwidth={"data": 1e12, "model": 1e3},
                              flop_rate=1e12)
     by_axes = search.figures(r["cost"])["by_axes"]
@@ -132,21 +141,21 @@ def test_reduced_depths_extrapolate_linearly_to_the_full_model(mesh):
     r = search.search_layout(
         tiny_llama, mesh, 8, "sgd", None,
         {"token_ids": [16], "padding_mask": [16]}, blocks=4,
-        fixed=_only_mlp_output_free(mesh))
+        fixed=_only_a_norm_free(mesh))
     assert r["depths"] == [1, 2] and r["blocks"] == 4
-    assert r["method"] == "exhaustive" and r["space_size"] == 7
+    assert r["method"] == "exhaustive" and r["space_size"] == 3
     predicted, actual = r["predicted"], search.figures(r["cost"])
     assert actual["traffic"] == pytest.approx(predicted["traffic"], rel=0.01)
     assert actual["memory"] == pytest.approx(predicted["memory"], rel=0.05)
 
 
-def _only_mlp_output_free(mesh):
-    """Every class pinned unsplit but the MLP's output kernels."""
+def _only_a_norm_free(mesh):
+    """Every class pinned unsplit but the blocks' last norm (3 layouts)."""
     fixed = keras.distribution.LayoutMap(mesh)
     fixed["token_embedding/(reverse_)?embeddings"] = (None, None)
-    fixed[".*(norm|layernorm/scale)"] = (None,)
+    fixed[".*(sequence_output|self_attention)_layernorm/scale"] = (None,)
     fixed[".*self_attention/.*kernel"] = (None, None, None)
-    fixed[".*(gate|intermediate)_dense/kernel"] = (None, None)
+    fixed[".*feedforward_.*_dense/kernel"] = (None, None)
     return fixed
 
 
