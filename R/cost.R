@@ -235,14 +235,13 @@ cost_layouts <- function(model, layouts, batch_size, started, call,
               elapsed_seconds() - started, call = call)
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
-  n <- length(layouts)
   costs <- Map(function(result, name, i) {
     withCallingHandlers(
       signal_from_python(result, call),
       kerasmesh_error = function(e) {
         kinds <- grep("^kerasmesh_error_", class(e), value = TRUE)
         kerasmesh_abort(
-          "Can't cost layout {.val {name}} ({i} of {n}).",
+          "Can't cost layout {.val {name}} ({i} of {length(layouts)}).",
           kind = sub("^kerasmesh_error_", "", kinds), parent = e,
           layout = name, call = call
         )

@@ -4,7 +4,8 @@ small_search <- function(batch_size = 16, ...) {
   mesh <- device_mesh(c(data = 2, model = 4))
   build <- function() {
     keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L, name = "dense")), name = "net")
+                          keras$layers$Dense(64L, name = "dense")),
+                     name = "net")
   }
   search_layout(build, mesh, batch_size = batch_size, loss = "mse",
                 fixed = layout_map(mesh, "net/dense/bias" = NA), ...)
@@ -28,7 +29,8 @@ test_that("search_layout() finds the least traffic, verified, as R code", {
   keras <- reticulate::import("keras")
   again <- layout_cost(function() {
     keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L, name = "dense")), name = "net")
+                          keras$layers$Dense(64L, name = "dense")),
+                     name = "net")
   }, model_parallel(lm), batch_size = 16, loss = "mse")
   expect_equal(sum(again$collectives$bytes), traffic)
   s <- summary(found)
@@ -58,7 +60,8 @@ test_that("search_layout() rejects bad budgets naming what it received", {
 test_that("search_layout() rejects other bad input with classed errors", {
   skip_if_no_keras()
   mesh <- device_mesh(c(data = 2, model = 4))
-  expect_error(search_layout("model", mesh, 16), class = "kerasmesh_error_model")
+  expect_error(search_layout("model", mesh, 16),
+               class = "kerasmesh_error_model")
   expect_error(search_layout(function() NULL, mesh, 16, blocks = 4),
                class = "kerasmesh_error_model")
   expect_error(search_layout(function() NULL, mesh, 16, objective = "speed"),
@@ -70,7 +73,8 @@ test_that("search_layout() rejects other bad input with classed errors", {
   keras <- reticulate::import("keras")
   build <- function() {
     keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L, name = "dense")), name = "net")
+                          keras$layers$Dense(64L, name = "dense")),
+                     name = "net")
   }
   expect_error(search_layout(build, mesh, 16, loss = "mse",
                              fixed = layout_map(mesh, "no/such" = "model")),
