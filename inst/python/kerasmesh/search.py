@@ -294,6 +294,20 @@ def _models(model: Any, blocks: int | None, timeout: float,
             for d in depths}
 
 
+def _starts(space: SearchSpace, start: Any, batch_dim: str
+            ) -> tuple[list[tuple], tuple | None]:
+    """Data parallel, `start`'s choice (also returned), tensor parallel."""
+    starts = [tuple([0] * len(space.classes))]
+    start_choice = None
+    if start is not None:
+        start_choice = space.start_choice(_layout_of(start))
+        starts.append(start_choice)
+    model_axis = [a for a in space.sizes if a != batch_dim]
+    if model_axis:
+        starts.append(tensor_parallel(space, starts[0], model_axis[-1]))
+    return starts, start_choice
+
+
 def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
                   loss: Any = None, input_shapes: dict | None = None,
                   memory: float | None = None, start: Any = None,
@@ -320,7 +334,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
         Others as for `cost.layout_cost()`.
 
     Returns:
-        Plain values: see `_result()`.
+        Plain values: see `search_result.result()`.
 
     Raises:
         KerasmeshError: kinds `memory_budget` (nothing fits: the smallest
@@ -341,14 +355,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     ends = began + (timeout if full is None else 0.75 * timeout)
     search = Search(models, full, space, step, memory, objective, bandwidth,
                     flop_rate, ends, progress)
-    starts = [tuple([0] * len(space.classes))]
-    start_choice = None
-    if start is not None:
-        start_choice = space.start_choice(_layout_of(start))
-        starts.append(start_choice)
-    model_axis = [a for a in space.sizes if a != step["batch_dim"]]
-    if model_axis:
-        starts.append(tensor_parallel(space, starts[0], model_axis[-1]))
+    starts, start_choice = _starts(space, start, step["batch_dim"])
     if space.size() <= exhaustive:
         search.method = "exhaustive"
         exhaust(search)
