@@ -134,6 +134,9 @@
 #'   one axis; its first is used.}
 #' \item{`kerasmesh_warning_replicated`}{A large variable matches no rule
 #'   and stays replicated.}
+#' \item{`kerasmesh_warning_search_extrapolation`}{[search_layout()]'s
+#'   figures extrapolated from 1 and 2 blocks differ from the full model's
+#'   compile by more than 5\% (per-block cost is not linear).}
 #' \item{`kerasmesh_warning_rows_dropped`}{Rows of the last batch that
 #'   don't split evenly over the processes are not fed.}
 #' \item{`kerasmesh_warning_unmatched_output_rule`}{A rule matches no

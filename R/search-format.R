@@ -59,8 +59,10 @@ format.kerasmesh_layout_search <- function(x, ...) {
     sprintf("  data parallel  %s", figure(x$data_parallel)),
     if (!is.null(x$start)) sprintf("  start          %s", figure(x$start)),
     if (length(x$blocks)) {
-      sprintf("  (data parallel and start extrapolated from %s blocks)",
-              paste(unlist(x$depths), collapse = " and "))
+      c(sprintf("  (data parallel and start extrapolated from %s blocks)",
+                paste(unlist(x$depths), collapse = " and ")),
+        sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
+                100 * x$linearity$memory, 100 * x$linearity$traffic))
     },
     "",
     search_code(as.list(x$layout_map))

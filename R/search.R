@@ -19,11 +19,15 @@
 #' @section How candidates are costed:
 #' Every candidate is compiled by XLA (shape-only, as [layout_cost()]
 #' does). A space of at most 64 layouts is costed exhaustively. Larger ones
-#' are walked from data parallel and `start`: at each step the best of the
-#' *tied* moves (every dimension of one size, in every class, onto one
-#' axis or unsplit: all heads, all MLP columns or the vocabulary at once),
-#' or else the first single-class move that improves, until none improves
-#' or the time is up. With `blocks`, `model` builds any depth; candidates
+#' are walked from the best of data parallel, `start` and a tensor-parallel
+#' start (every dimension size but the residual width, the size most
+#' classes share, on the last non-batch axis): each step takes the first
+#' move that improves, among *tied* moves (every dimension of one size, in
+#' every class, onto one axis or unsplit: all heads, all MLP columns or the
+#' vocabulary at once) and single-class moves, until none improves or the
+#' time is up. While the layout fits, moves that split less are tried
+#' first, the smallest first; while it does not, those that split more,
+#' the largest first. With `blocks`, `model` builds any depth; candidates
 #' are compiled at 1 and 2 blocks and every figure is extrapolated
 #' linearly to `blocks` (`f(L) = f(1) + (L - 1) (f(2) - f(1))`), and the
 #' best ones are compiled at full depth. Only XLA's figure for the full

@@ -147,6 +147,20 @@ def test_reduced_depths_extrapolate_linearly_to_the_full_model(mesh):
     predicted, actual = r["predicted"], search.figures(r["cost"])
     assert actual["traffic"] == pytest.approx(predicted["traffic"], rel=0.01)
     assert actual["memory"] == pytest.approx(predicted["memory"], rel=0.05)
+    assert max(r["linearity"].values()) <= 0.05
+
+
+def test_a_figure_off_the_line_is_a_warning():
+    from kerasmesh.errors import KerasmeshWarning
+    from kerasmesh.search_result import linearity
+
+    full = {"xla": {"total": 100.0},
+            "collectives": {"axes": ["data"], "bytes": [10.0]}}
+    assert linearity(None, full) is None
+    assert linearity({"memory": 101.0, "traffic": 10.0}, full)["memory"] \
+        == pytest.approx(0.01)
+    with pytest.warns(KerasmeshWarning, match="not linear"):
+        linearity({"memory": 150.0, "traffic": 10.0}, full)
 
 
 def _only_a_norm_free(mesh):

@@ -98,6 +98,8 @@ WARNING_KINDS: dict[str, str] = {
     "mesh_rank": "data_parallel() got a mesh of several axes; it splits "
                  "the batch over the first only.",
     "replicated": "A large variable matches no rule and stays replicated.",
+    "search_extrapolation": "A search's figures extrapolated from reduced "
+                            "depths differ from the full model's.",
     "rows_dropped": "Rows of the last batch don't split evenly over the "
                     "processes and are not fed.",
     "unmatched_output_rule": "An output rule matches no layer output.",

@@ -9,11 +9,12 @@ variables). Each is costed by XLA itself, through `cost.layout_cost()`:
   collective's bytes, FLOPs) extrapolated linearly to the full depth:
   `f(L) = f(1) + (L - 1) * (f(2) - f(1))`.
 
-The walk starts from data parallel and from `start`, and moves by
-*tied* moves (every dimension of one size, in every class, onto one axis or
-unsplit: heads, MLP columns or the vocabulary at once) and by moves of one
-class, taking the best tied move and the first class move that improve,
-until none does or the time is up. A space of at most `exhaustive`
+The walk starts from the best of data parallel, `start` and a
+tensor-parallel start (`tensor_parallel()`), and takes the first move that
+improves (in the order `_ordered()` gives) among *tied* moves (every
+dimension of one size, in every class, onto one axis or unsplit: heads, MLP
+columns or the vocabulary at once) and moves of one class, until none does
+or the time is up. A space of at most `exhaustive`
 layouts is enumerated instead. The best candidates are then compiled at
 full depth (the verification): only XLA's figure for the full model
 decides whether a layout fits `memory`.
@@ -204,6 +205,34 @@ def tensor_parallel(space: SearchSpace, choice: tuple, axis: str) -> tuple:
     return choice
 
 
+def split_bytes(space: SearchSpace, choice: tuple) -> float:
+    """Bytes of weights that a choice takes off each device."""
+    total = 0.0
+    for c, axes in zip(space.classes, space.axes(choice)):
+        ways = 1
+        for a in axes:
+            ways *= space.sizes.get(a, 1) if a is not None else 1
+        total += c.bytes * (1 - 1 / ways)
+    return total
+
+
+def _ordered(search: Search, fits: bool, current: tuple,
+             moves: list[tuple]) -> list[tuple]:
+    """Moves to try first. While the current layout fits: those that
+    split less, the smallest change first (they cost memory and usually
+    save traffic); otherwise those that split more, the largest saving
+    first. Among equals, tied moves before class moves."""
+    now = split_bytes(search.space, current)
+
+    def key(c: tuple) -> tuple:
+        delta = split_bytes(search.space, c) - now
+        if fits:
+            return (delta >= 0, abs(delta))
+        return (delta <= 0, -delta)
+
+    return sorted(moves, key=key)
+
+
 def walk(search: Search, starts: list[tuple]) -> None:
     """Hill-climb from the best start: the first improving tied move, else
     the first improving class move, until none improves or time is up."""
@@ -212,8 +241,9 @@ def walk(search: Search, starts: list[tuple]) -> None:
         return
     while not search.out_of_time:
         best = None
-        moves = tied_moves(search.space, current) + \
-            class_moves(search.space, current)
+        moves = _ordered(search, key[0] == 0, current,
+                         tied_moves(search.space, current) +
+                         class_moves(search.space, current))
         for c in moves:
             k = search.score(search.evaluate(c))
             if k < key:

@@ -11,11 +11,13 @@ import time
 from typing import Any
 
 from .compare import build_model
-from .errors import KerasmeshError
+from .errors import KerasmeshError, warn
 
 RUNNERS_UP = 2
 # Candidates compiled at full depth before giving up on the budget.
 MAX_VERIFIED = 6
+# How far an extrapolated figure may be off before the result says so.
+LINEAR_WITHIN = 0.05
 
 
 def figures(r: dict) -> dict:
@@ -146,6 +148,26 @@ def _classes(search: Any, winner: tuple) -> list[dict]:
     return out
 
 
+def linearity(predicted: dict | None, full: dict) -> dict | None:
+    """How far the extrapolated figures were off the full compile's
+    (relative errors), warning past `LINEAR_WITHIN`; None when the search
+    compiled the full model itself."""
+    if predicted is None:
+        return None
+    actual = figures(full)
+    off = {k: abs(predicted[k] - actual[k]) / max(actual[k], 1.0)
+           for k in ("memory", "traffic")}
+    if max(off.values()) > LINEAR_WITHIN:
+        warn("search_extrapolation",
+             "Per-block cost is not linear in the number of blocks.",
+             [("x", f"Extrapolated from 1 and 2 blocks, memory was off by "
+                    f"{100 * off['memory']:.1f}% and traffic by "
+                    f"{100 * off['traffic']:.1f}% of the full model's."),
+              ("i", "The result's cost is the full model's own; other "
+                    "candidates were ranked by the extrapolation.")])
+    return off
+
+
 def result(search: Any, verify: Verifier, data_parallel: tuple,
            start: tuple | None, began: float) -> dict:
     """The search as plain values for R."""
@@ -158,6 +180,8 @@ def result(search: Any, verify: Verifier, data_parallel: tuple,
                   search.space.rules(winner)],
         "cost": full,
         "predicted": search.seen.get(winner),
+        "linearity": linearity(search.seen.get(winner)
+                               if search.depth is not None else None, full),
         "runners_up": [_choice_facts(search, c, verify(c)) for c in runners],
         "data_parallel": search.seen.get(data_parallel),
         "start": search.seen.get(start) if start is not None else None,
