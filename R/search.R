@@ -91,10 +91,11 @@
 #'   keras$Sequential(list(
 #'     keras$Input(shape = list(32L)),
 #'     keras$layers$Dense(64L, name = "dense")
-#'   ))
+#'   ), name = "net")
 #' }
+#' # The bias pinned unsplit: 7 layouts of the kernel, all costed.
 #' found <- search_layout(build, mesh, batch_size = 16, loss = "mse",
-#'                        fixed = layout_map(mesh, "dense/bias" = NA))
+#'                        fixed = layout_map(mesh, "net/dense/bias" = NA))
 #' found
 #' summary(found)
 #' as_layout_map(found)
