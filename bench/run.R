@@ -4,7 +4,8 @@
 #
 # `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
 # the named benchmarks (throughput, startup, layout_resolution, book_plan,
-# book_cost, hub_70b) and replaces only their rows in bench/results.csv.
+# book_cost, hub_70b, search_8b, search_exhaustive) and replaces only their
+# rows in bench/results.csv.
 # book_cost compares with the Keras baseline that allocates the book's model
 # (15 GiB), run once for book_plan; run without book_plan it skips that
 # baseline unless KERASMESH_BENCH_BASELINE=true.
