@@ -136,7 +136,7 @@
 #'   and stays replicated.}
 #' \item{`kerasmesh_warning_search_extrapolation`}{[search_layout()]'s
 #'   figures extrapolated from 1 and 2 blocks differ from the full model's
-#'   compile by more than 5\% (per-block cost is not linear).}
+#'   compile by more than 5 percent (per-block cost is not linear).}
 #' \item{`kerasmesh_warning_rows_dropped`}{Rows of the last batch that
 #'   don't split evenly over the processes are not fed.}
 #' \item{`kerasmesh_warning_unmatched_output_rule`}{A rule matches no
