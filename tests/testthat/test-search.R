@@ -118,3 +118,21 @@ test_that("an interrupted search leaves the session usable", {
   })
   expect_equal(unname(ok), c(2, 4))
 })
+
+test_that("search_layout() says which layouts it costed, and weighs time", {
+  skip_if_no_keras()
+  said <- character()
+  found <- withCallingHandlers(within_seconds(
+    small_search(verbose = TRUE, memory = Inf, objective = "time",
+                 bandwidth = c(data = 1e12, model = 1e3), flop_rate = 1e12),
+    120), message = function(m) {
+      said <<- c(said, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+  expect_length(grep("Layout [1-7]: .* per device", said), 7)
+  expect_null(found$budget)
+  # The slow "model" axis carries nothing in the fastest layout.
+  expect_false("model" %in% found$cost$collectives$axes)
+  expect_error(small_search(objective = "time"),
+               class = "kerasmesh_error_argument")
+})

@@ -175,9 +175,7 @@ def result(search: Any, verify: Verifier, data_parallel: tuple,
     full = verify(winner)
     return {
         "rules": [[k, list(a)] for k, a in
-                  [(k, search.space.fixed[k].axes)
-                   for k in search.space.fixed_keys] +
-                  search.space.rules(winner)],
+                  search.space.fixed_rules() + search.space.rules(winner)],
         "cost": full,
         "predicted": search.seen.get(winner),
         "linearity": linearity(search.seen.get(winner)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import KerasmeshError
-from .layout import rule_keys
+from .layout import _copy as copy_layout_map
+from .layout import describe_layout_map, rule_keys
 from .paths import paths_regex
 from .placement import (ERROR, mesh_sizes, place, resolve_placement,
                         variable_shape)
@@ -174,6 +175,14 @@ class SearchSpace:
         return tuple(c.options.index(tuple(a)) if tuple(a) in c.options
                      else 0 for c, a in zip(self.classes, placements))
 
+    def fixed_rules(self) -> list[tuple[str, list]]:
+        """The pinned rules as `(key, axes)`, as `layout.py` describes
+        them."""
+        if self.fixed is None:
+            return []
+        desc = describe_layout_map(self.fixed)
+        return list(zip(desc["keys"], desc["axes"]))
+
     def rules(self, choice: tuple) -> list[tuple[str, list]]:
         """The fewest `(key, axes)` rules that give `choice`: free classes
         with the same placement share one key where one regular expression
@@ -202,9 +211,8 @@ class SearchSpace:
         """A Keras LayoutMap: the fixed rules, then the choice's."""
         import keras
 
-        lm = keras.distribution.LayoutMap(self.mesh)
-        for key in self.fixed_keys:
-            lm[key] = tuple(self.fixed[key].axes)
+        lm = keras.distribution.LayoutMap(self.mesh) if self.fixed is None \
+            else copy_layout_map(self.fixed)
         for key, axes in self.rules(choice):
             lm[key] = tuple(axes)
         return lm
