@@ -124,16 +124,13 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
   check_plan_model(model, arg = "model", call = call)
   distribution <- cost_distribution_arg(distribution, call = call)
   batch_size <- check_count(batch_size, call = call)
-  optimizer <- plan_optimizer_arg(optimizer, call = call)
-  loss <- cost_loss_arg(loss, call = call)
-  input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
-  timeout <- check_seconds(timeout, call = call)
-  wait_for_compiles_at_exit()
-  shim(call) # Python starts (on the first call) inside the time.
+  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  timeout <- step$timeout
   cost_of <- function(model) {
     shim_call(
-      "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
-      input_shapes, timeout, elapsed_seconds() - started, call = call
+      "cost.layout_cost", model, distribution, batch_size, step$optimizer,
+      step$loss, step$input_shapes, timeout, elapsed_seconds() - started,
+      call = call
     )
   }
   new_layout_cost(with_plan_model(model, cost_of, deadline = started + timeout,
@@ -215,23 +212,19 @@ compare_layouts <- function(model, layouts, batch_size, ...,
   new_layout_comparison(costs, limit)
 }
 
-# Every layout of compare_layouts() (and of a search) in one shim call: the
-# model is built once and the compiles run in one Python loop. An error
-# costing one layout names it (its kerasmesh classes kept, with the
-# original as the parent).
+# Every layout of compare_layouts() in one shim call: the model is built
+# once and the compiles run in one Python loop (the loop search_layout()'s
+# shim reuses). An error costing one layout names it (its kerasmesh classes
+# kept, with the original as the parent).
 cost_layouts <- function(model, layouts, batch_size, started, call,
                          optimizer = NULL, loss = NULL, input_shapes = NULL,
                          timeout = 300, ...) {
   check_dots_none(call = call)
-  optimizer <- plan_optimizer_arg(optimizer, call = call)
-  loss <- cost_loss_arg(loss, call = call)
-  input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
-  timeout <- check_seconds(timeout, call = call)
-  wait_for_compiles_at_exit()
-  shim(call) # Python starts (on the first call) inside the time.
+  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  timeout <- step$timeout
   results <- with_plan_model(model, function(m) {
     shim_call("compare.layout_costs", m, unname(layouts), batch_size,
-              optimizer, loss, input_shapes, timeout,
+              step$optimizer, step$loss, step$input_shapes, timeout,
               elapsed_seconds() - started, call = call)
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
@@ -250,6 +243,20 @@ cost_layouts <- function(model, layouts, batch_size, started, call,
     new_layout_cost(result$value)
   }, results, names(layouts)[seq_along(results)], seq_along(results))
   stats::setNames(costs, names(layouts))
+}
+
+# The step's arguments of layout_cost(), compare_layouts(), search_layout(),
+# checked; then Python starts (on the first call), inside the caller's time.
+cost_step_args <- function(optimizer, loss, input_shapes, timeout, call) {
+  step <- list(
+    optimizer = plan_optimizer_arg(optimizer, call = call),
+    loss = cost_loss_arg(loss, call = call),
+    input_shapes = cost_input_shapes_arg(input_shapes, call = call),
+    timeout = check_seconds(timeout, call = call)
+  )
+  wait_for_compiles_at_exit()
+  shim(call)
+  step
 }
 
 # Seconds since some fixed point, for deadlines.

@@ -115,15 +115,11 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   objective <- rlang::arg_match(objective)
   memory <- search_memory_arg(memory, call = call)
   blocks <- search_blocks_arg(blocks, model, call = call)
-  optimizer <- plan_optimizer_arg(optimizer, call = call)
-  loss <- cost_loss_arg(loss, call = call)
-  input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
-  timeout <- check_seconds(timeout)
   start <- search_layout_arg(start, call = call)
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
   if (!is.null(bandwidth)) bandwidth <- as.list(bandwidth)
-  wait_for_compiles_at_exit()
-  shim(call)
+  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  timeout <- step$timeout
   if (identical(memory, "device")) {
     memory <- shim_call("search.device_memory", call = call)
   }
@@ -131,8 +127,8 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   desc <- with_plan_model(model, function(m) {
     shim_call(
       "search.search_layout", m, .subset2(mesh, "py"), batch_size,
-      optimizer, loss, input_shapes, memory, start, fixed, objective,
-      bandwidth, flop_rate, blocks, batch_dim_name, timeout,
+      step$optimizer, step$loss, step$input_shapes, memory, start, fixed,
+      objective, bandwidth, flop_rate, blocks, batch_dim_name, timeout,
       elapsed_seconds() - started, progress = bar, call = call
     )
   }, deadline = started + timeout, timeout = timeout, arg = "model",
