@@ -20,13 +20,14 @@ with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
     return(f(model))
   }
   failed <- NULL
-  builder <- function() {
+  # `...`: a builder of one argument (search_layout()'s number of blocks).
+  builder <- function(...) {
     if (!is.null(deadline)) {
       setTimeLimit(elapsed = max(deadline - elapsed_seconds(), 0.1),
                    transient = TRUE)
       on.exit(setTimeLimit(elapsed = Inf), add = TRUE)
     }
-    withCallingHandlers(model(), error = function(e) {
+    withCallingHandlers(model(...), error = function(e) {
       # No time limit while the error is handled (R's own is cleared when
       # it fires; the shim's stopping Python leaves R's set).
       setTimeLimit(elapsed = Inf)

@@ -124,17 +124,13 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
   check_plan_model(model, arg = "model", call = call)
   distribution <- cost_distribution_arg(distribution, call = call)
   batch_size <- check_whole(batch_size, call = call)
-  optimizer <- plan_optimizer_arg(optimizer, call = call)
-  loss <- cost_loss_arg(loss, call = call)
-  input_shapes <- cost_input_shapes_arg(input_shapes, call = call)
-  timeout <- check_number(timeout, "a positive number of seconds", min = 0,
-                          exclusive_min = TRUE, call = call)
-  wait_for_compiles_at_exit()
-  shim(call) # Python starts (on the first call) inside the time.
+  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  timeout <- step$timeout
   cost_of <- function(model) {
     shim_call(
-      "cost.layout_cost", model, distribution, batch_size, optimizer, loss,
-      input_shapes, timeout, elapsed_seconds() - started, call = call
+      "cost.layout_cost", model, distribution, batch_size, step$optimizer,
+      step$loss, step$input_shapes, timeout, elapsed_seconds() - started,
+      call = call
     )
   }
   new_layout_cost(with_plan_model(model, cost_of, deadline = started + timeout,
@@ -208,34 +204,60 @@ compare_layouts <- function(model, layouts, batch_size, ...,
   batch_size <- check_whole(batch_size)
   started <- elapsed_seconds()
   for (name in names(layouts)) {
-    cost_distribution_arg(layouts[[name]], arg = paste0("layouts$", name),
-                          call = call)
+    layouts[[name]] <- cost_distribution_arg(
+      layouts[[name]], arg = paste0("layouts$", name), call = call
+    )
   }
-  costs <- Map(function(d, name, i) {
-    cost_one_layout(model, d, batch_size, name, i, length(layouts),
-                    started, call, ...)
-  }, layouts, names(layouts), seq_along(layouts))
+  costs <- cost_layouts(model, layouts, batch_size, started, call, ...)
   new_layout_comparison(costs, limit)
 }
 
-# One layout of compare_layouts(), its errors naming the layout (their
-# kerasmesh classes kept, with the original as the parent).
-cost_one_layout <- function(model, d, batch_size, name, i, n, started, call,
-                            optimizer = NULL, loss = NULL,
-                            input_shapes = NULL, timeout = 300, ...) {
+# Every layout of compare_layouts() in one shim call: the model is built
+# once and the compiles run in one Python loop (the loop search_layout()'s
+# shim reuses). An error costing one layout names it (its kerasmesh classes
+# kept, with the original as the parent).
+cost_layouts <- function(model, layouts, batch_size, started, call,
+                         optimizer = NULL, loss = NULL, input_shapes = NULL,
+                         timeout = 300, ...) {
   check_dots_none(call = call)
-  withCallingHandlers(
-    cost_layout(model, d, batch_size, optimizer, loss, input_shapes,
-                timeout = timeout, started = started, call = call),
-    kerasmesh_error = function(e) {
-      classes <- grep("^kerasmesh_error_", class(e), value = TRUE)
-      kerasmesh_abort(
-        "Can't cost layout {.val {name}} ({i} of {n}).",
-        kind = sub("^kerasmesh_error_", "", classes), parent = e,
-        layout = name, call = call
-      )
-    }
+  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  timeout <- step$timeout
+  results <- with_plan_model(model, function(m) {
+    shim_call("compare.layout_costs", m, unname(layouts), batch_size,
+              step$optimizer, step$loss, step$input_shapes, timeout,
+              elapsed_seconds() - started, call = call)
+  }, deadline = started + timeout, timeout = timeout, arg = "model",
+  call = call)
+  costs <- Map(function(result, name, i) {
+    withCallingHandlers(
+      signal_from_python(result, call),
+      kerasmesh_error = function(e) {
+        classes <- grep("^kerasmesh_error_", class(e), value = TRUE)
+        kerasmesh_abort(
+          "Can't cost layout {.val {name}} ({i} of {length(layouts)}).",
+          kind = sub("^kerasmesh_error_", "", classes), parent = e,
+          layout = name, call = call
+        )
+      }
+    )
+    new_layout_cost(result$value)
+  }, results, names(layouts)[seq_along(results)], seq_along(results))
+  stats::setNames(costs, names(layouts))
+}
+
+# The step's arguments of layout_cost(), compare_layouts(), search_layout(),
+# checked; then Python starts (on the first call), inside the caller's time.
+cost_step_args <- function(optimizer, loss, input_shapes, timeout, call) {
+  step <- list(
+    optimizer = plan_optimizer_arg(optimizer, call = call),
+    loss = cost_loss_arg(loss, call = call),
+    input_shapes = cost_input_shapes_arg(input_shapes, call = call),
+    timeout = check_number(timeout, "a positive number of seconds",
+                           min = 0, exclusive_min = TRUE, call = call)
   )
+  wait_for_compiles_at_exit()
+  shim(call)
+  step
 }
 
 # Seconds since some fixed point, for deadlines.

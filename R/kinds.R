@@ -90,6 +90,9 @@
 #'   rank.}
 #' \item{`kerasmesh_error_loss`}{The loss is not a Keras loss, or does not fit
 #'   the model's outputs.}
+#' \item{`kerasmesh_error_memory_budget`}{No layout [search_layout()] costed
+#'   fits the memory budget (the message gives the smallest memory reached and
+#'   its rules).}
 #' \item{`kerasmesh_error_mesh_shape`}{A mesh shape does not fit the device
 #'   count.}
 #' \item{`kerasmesh_error_model`}{A value is not a (built) Keras model.}
@@ -99,6 +102,8 @@
 #' \item{`kerasmesh_error_optimizer`}{A value is not a Keras optimizer or the
 #'   name of one.}
 #' \item{`kerasmesh_error_python`}{Any other Python error.}
+#' \item{`kerasmesh_error_search_fixed`}{Rules pinned with [search_layout()]'s
+#'   `fixed` can't place a variable or pin only some blocks of a class.}
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole numbers.}
 #' \item{`kerasmesh_error_timeout`}{Costing a training step took longer than its
 #'   timeout.}
@@ -124,6 +129,9 @@
 #'   stays replicated.}
 #' \item{`kerasmesh_warning_rows_dropped`}{Rows of the last batch that don't
 #'   split evenly over the processes are not fed.}
+#' \item{`kerasmesh_warning_search_extrapolation`}{[search_layout()]'s figures
+#'   extrapolated from 1 and 2 blocks differ from the full model's compile by
+#'   more than 5 percent (per-block cost is not linear).}
 #' \item{`kerasmesh_warning_unmatched_output_rule`}{A rule matches no variable
 #'   and no layer output.}
 #' \item{`kerasmesh_warning_unmatched_rule`}{A layout rule is never used.}
@@ -145,13 +153,13 @@ kind_names <- list(
     "input_shapes", "install_download", "install_envname", "install_python",
     "launch", "launch_worker", "layout_ambiguous", "layout_axes",
     "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
-    "layout_plan", "layout_rank", "loss", "mesh_shape", "model",
-    "model_placement", "no_keras", "optimizer", "python", "shape", "timeout",
-    "variable_path"),
+    "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_shape",
+    "model", "model_placement", "no_keras", "optimizer", "python",
+    "search_fixed", "shape", "timeout", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "layout_check", "layout_plan",
     "layout_rank", "mesh_rank", "replicated", "rows_dropped",
-    "unmatched_output_rule", "unmatched_rule")
+    "search_extrapolation", "unmatched_output_rule", "unmatched_rule")
 )
 
 # `kinds$mesh_shape` is "mesh_shape"; an unknown name is an error, not NULL.

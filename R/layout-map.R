@@ -254,7 +254,8 @@ new_layout_map <- function(desc) {
 #' that [layout_fix()] suggests. The rules are copied on the first change;
 #' the Keras object is not modified.
 #'
-#' @param x A Keras `LayoutMap`, or a [layout_map()] (returned as is).
+#' @param x A Keras `LayoutMap`, a [layout_map()] (returned as is), or a
+#'   [search_layout()] result (its layout map).
 #' @param arg,call For error messages.
 #' @return A `kerasmesh_layout_map`.
 #' @export
@@ -271,6 +272,9 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
   if (inherits(x, "kerasmesh_layout_map")) {
     return(x)
+  }
+  if (inherits(x, "kerasmesh_layout_search")) {
+    return(.subset2(x, "layout_map"))
   }
   # The shim decides whether a Python object is a Keras LayoutMap.
   if (inherits(x, "python.builtin.object")) {

@@ -4,7 +4,8 @@
 #
 # `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
 # the named benchmarks (throughput, startup, layout_resolution, book_plan,
-# book_cost, hub_70b) and replaces only their rows in bench/results.csv.
+# book_cost, hub_70b, search_8b, search_8b_32, search_exhaustive) and
+# replaces only their rows in bench/results.csv.
 # book_cost compares with the Keras baseline that allocates the book's model
 # (15 GiB), run once for book_plan; run without book_plan it skips that
 # baseline unless KERASMESH_BENCH_BASELINE=true.
@@ -33,7 +34,7 @@ run <- function(command, args, timeout = 600) {
 }
 
 benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
-                "book_cost", "hub_70b")
+                "book_cost", "hub_70b", "search_8b", "search_8b_32", "search_exhaustive")
 only <- commandArgs(trailingOnly = TRUE)
 unknown <- setdiff(only, benchmarks)
 if (length(unknown)) {
@@ -170,6 +171,60 @@ add_row("hub_70b_plan_memory", "peak RSS", "GiB", "lower",
         vapply(plan, function(v) v[["peak_rss_gib"]], 1),
         vapply(keras_build, function(v) v[["peak_rss_gib"]], 1),
         "R process with layout_plan() vs Python process building abstractly")
+}
+
+# 7. search_layout() on the Llama-3-8B-shaped backbone cut to 2 blocks, 2 x 4
+# mesh: the found map against keras-hub's own map and a hand-written
+# tensor-parallel map, costed in the same run (one search: it takes minutes).
+if (wanted("search_8b")) {
+  v <- run(rscript, c("search_8b.R", "2", "120"), timeout = 900)$values
+  add_row("search_8b_time", "search, 2 blocks", "s", "lower",
+          v[["seconds"]], NA_real_,
+          "Llama-3-8B-shaped, 2x4 mesh, timeout 120 s; goal <= 120 s")
+  add_row("search_8b_memory", "peak RSS", "GiB", "lower",
+          v[["peak_rss_gib"]], NA_real_, "R process; goal < 2 GiB")
+  add_row("search_8b_vs_hub_traffic", "found / keras-hub map", "GB",
+          "lower", v[["found_traffic_gb"]], v[["hub_traffic_gb"]],
+          "verified traffic per device per step")
+  add_row("search_8b_vs_hub_memory", "found / keras-hub map", "GB", "lower",
+          v[["found_memory_gb"]], v[["hub_memory_gb"]],
+          "verified memory per device (XLA)")
+  add_row("search_8b_vs_tp_traffic", "found / tensor-parallel map", "GB",
+          "lower", v[["found_traffic_gb"]], v[["tp_traffic_gb"]],
+          "budget: the tensor-parallel map's memory")
+  add_row("search_8b_vs_tp_memory", "found / tensor-parallel map", "GB",
+          "lower", v[["found_memory_gb"]], v[["tp_memory_gb"]],
+          "verified memory per device (XLA)")
+}
+
+# 7b. The same at 32 blocks: candidates compiled at 1 and 2 blocks and
+# extrapolated, the best ones compiled at 32 (about 8 minutes).
+if (wanted("search_8b_32")) {
+  v <- run(rscript, c("search_8b.R", "32", "420"), timeout = 1200)$values
+  add_row("search_8b_32_time", "search, 32 blocks", "s", "lower",
+          v[["seconds"]], NA_real_,
+          "Llama-3-8B-shaped, 2x4 mesh, timeout 420 s; goal <= 120 s")
+  add_row("search_8b_32_memory", "peak RSS", "GiB", "lower",
+          v[["peak_rss_gib"]], NA_real_, "R process; goal < 2 GiB")
+  add_row("search_8b_32_vs_hub_traffic", "found / keras-hub map", "GB",
+          "lower", v[["found_traffic_gb"]], v[["hub_traffic_gb"]],
+          "verified at 32 blocks")
+  add_row("search_8b_32_vs_tp_traffic", "found / tensor-parallel map", "GB",
+          "lower", v[["found_traffic_gb"]], v[["tp_traffic_gb"]],
+          "budget: the tensor-parallel map's memory")
+  add_row("search_8b_32_vs_tp_memory", "found / tensor-parallel map", "GB",
+          "lower", v[["found_memory_gb"]], v[["tp_memory_gb"]],
+          "verified at 32 blocks")
+}
+
+# 8. The walk against the exhaustive optimum where exhaustive is feasible.
+if (wanted("search_exhaustive")) {
+  v <- run(python, "search_exhaustive.py")$values
+  add_row("search_exhaustive", "walk / exhaustive traffic", "B", "lower",
+          v[["walk_traffic"]], v[["exhaustive_traffic"]],
+          sprintf("Dense 32-6-16, 2x4, biases pinned: %d vs %d layouts costed",
+                  as.integer(v[["walk_costed"]]),
+                  as.integer(v[["exhaustive_costed"]])))
 }
 
 table <- do.call(rbind, results)

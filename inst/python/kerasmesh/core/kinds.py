@@ -250,6 +250,10 @@ LOSS = _kind(
     "loss",
     error="The loss is not a Keras loss, or does not fit the model's "
           "outputs.")
+MEMORY_BUDGET = _kind(
+    "memory_budget",
+    error="No layout [search_layout()] costed fits the memory budget (the "
+          "message gives the smallest memory reached and its rules).")
 MESH_RANK = _kind(
     "mesh_rank",
     warning="A data-parallel mesh has more than one axis; its first is "
@@ -280,6 +284,15 @@ ROWS_DROPPED = _kind(
     "rows_dropped",
     warning="Rows of the last batch that don't split evenly over the "
             "processes are not fed.")
+SEARCH_EXTRAPOLATION = _kind(
+    "search_extrapolation",
+    warning="[search_layout()]'s figures extrapolated from 1 and 2 blocks "
+            "differ from the full model's compile by more than 5 percent "
+            "(per-block cost is not linear).")
+SEARCH_FIXED = _kind(
+    "search_fixed",
+    error="Rules pinned with [search_layout()]'s `fixed` can't place a "
+          "variable or pin only some blocks of a class.")
 SHAPE = _kind(
     "shape",
     error="A shape is not a vector of whole numbers.")

@@ -68,7 +68,8 @@ def _add_rule(layout_map: Any, key: Any, axes: Any) -> None:
                                  key)
 
 
-def _copy(layout_map: Any) -> Any:
+def copy_layout_map(layout_map: Any) -> Any:
+    """A new Keras LayoutMap with the same mesh and rules."""
     import keras
 
     new = keras.distribution.LayoutMap(layout_map.device_mesh)
@@ -80,7 +81,7 @@ def _copy(layout_map: Any) -> Any:
 
 def set_rule(layout_map: Any, key: Any, axes: Any) -> dict:
     """A copy of `layout_map` with one more rule; the input is unchanged."""
-    new = _copy(layout_map)
+    new = copy_layout_map(layout_map)
     _add_rule(new, key, axes)
     return describe_layout_map(new)
 
@@ -106,7 +107,7 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
             kinds.LAYOUT_AXES,
             f"Assigning {len(keys)} keys needs {len(keys)} layouts.",
             x=f"Received {len(layouts)}.")
-    new = _copy(layout_map)
+    new = copy_layout_map(layout_map)
     for key, axes in zip(keys, layouts):
         if axes is None:
             _drop_rule(new, key)
@@ -117,7 +118,7 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
 
 def remove_rule(layout_map: Any, key: Any) -> dict:
     """A copy of `layout_map` without `key` (no error if it is absent)."""
-    new = _copy(layout_map)
+    new = copy_layout_map(layout_map)
     _drop_rule(new, key)
     return describe_layout_map(new)
 

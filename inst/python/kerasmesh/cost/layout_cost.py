@@ -244,5 +244,17 @@ def _report(step: CompiledStep) -> dict:
                    "dtype": [f.dtype for f in inputs]},
         "loss": specs.loss_text,
         "compile_seconds": float(step.seconds),
+        "flops": _flops(step.compiled),
         "versions": versions(),
     }
+
+
+def _flops(compiled: Any) -> float:
+    """XLA's count of floating-point operations per device per step."""
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception:  # noqa: BLE001 - a backend without cost analysis
+        return 0.0
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else {}
+    return float((analysis or {}).get("flops", 0.0))

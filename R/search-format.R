@@ -1,0 +1,117 @@
+# The result of search_layout(): printing, summary, plot.
+
+new_layout_search <- function(desc, mesh) {
+  rules <- lapply(desc$rules, function(r) axes_from_python(r[[2]]))
+  names(rules) <- vapply(desc$rules, function(r) r[[1]], "")
+  lm <- build_layout_map(mesh, rules)
+  candidates <- desc$candidates
+  desc$candidates <- data.frame(
+    memory = vapply(candidates, function(c) c$memory, 1),
+    traffic = vapply(candidates, function(c) c$traffic, 1),
+    value = vapply(candidates, function(c) c$value, 1),
+    rules = vapply(candidates, function(c) as.integer(c$rules), 1L),
+    seconds = vapply(candidates, function(c) c$seconds, 1)
+  )
+  desc$cost <- new_layout_cost(desc$cost)
+  structure(c(list(layout_map = lm, mesh = mesh), desc),
+            class = "kerasmesh_layout_search")
+}
+
+# layout_map(mesh, "key" = c(NA, "model"), ...) as R code.
+search_code <- function(rules) {
+  if (length(rules) == 0) {
+    return("layout_map(mesh) # data parallel: no rule splits a variable")
+  }
+  lines <- vapply(seq_along(rules), function(i) {
+    axes <- rules[[i]]
+    value <- if (length(axes) == 1) {
+      if (is.na(axes)) "NA" else encodeString(axes, quote = '"')
+    } else {
+      paste0("c(", paste(ifelse(is.na(axes), "NA",
+                                encodeString(axes, quote = '"')),
+                         collapse = ", "), ")")
+    }
+    sprintf("  %s = %s%s", encodeString(names(rules)[i], quote = '"'),
+            value, if (i < length(rules)) "," else "")
+  }, "")
+  c("layout_map(", "  mesh,", lines, ")")
+}
+
+#' @export
+format.kerasmesh_layout_search <- function(x, ...) {
+  figure <- function(f) {
+    if (is.null(f)) "-" else sprintf("%s, %s", format_bytes(f$memory),
+                                     format_bytes(f$traffic))
+  }
+  found <- list(memory = x$cost$xla[["total"]],
+                traffic = sum(x$cost$collectives$bytes))
+  budget <- if (is.null(x$budget)) "none" else format_bytes(x$budget)
+  c(
+    sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
+            x$objective, nrow(x$candidates), format(x$space_size),
+            x$method),
+    sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
+            x$seconds, as.integer(x$compiles), budget),
+    if (!is.null(x$stopped)) "The time ran out: the best layout by then.",
+    "",
+    "Per device (memory, traffic per step):",
+    sprintf("  found          %s (verified by XLA)", figure(found)),
+    sprintf("  data parallel  %s", figure(x$data_parallel)),
+    if (!is.null(x$start)) sprintf("  start          %s", figure(x$start)),
+    if (length(x$blocks)) {
+      c(sprintf("  (data parallel and start extrapolated from %s blocks)",
+                paste(unlist(x$depths), collapse = " and ")),
+        sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
+                100 * x$linearity$memory, 100 * x$linearity$traffic))
+    },
+    "",
+    search_code(as.list(x$layout_map))
+  )
+}
+
+#' @export
+print.kerasmesh_layout_search <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+summary.kerasmesh_layout_search <- function(object, ...) {
+  rows <- lapply(object$classes, function(cl) {
+    alt <- cl$alternatives
+    best <- if (length(alt)) {
+      which.min(vapply(alt, function(a) a$traffic, 1))
+    }
+    data.frame(
+      class = cl$template, variables = as.integer(cl$count),
+      axes = format_axes(axes_from_python(cl$axes)),
+      fixed = isTRUE(cl$fixed), alternatives = length(alt),
+      best_alternative = if (is.null(best)) NA_character_ else
+        format_axes(axes_from_python(alt[[best]]$axes)),
+      alternative_memory = if (is.null(best)) NA_real_ else
+        alt[[best]]$memory,
+      alternative_traffic = if (is.null(best)) NA_real_ else
+        alt[[best]]$traffic,
+      stringsAsFactors = FALSE
+    )
+  })
+  do.call(rbind, rows)
+}
+
+#' @export
+plot.kerasmesh_layout_search <- function(x, ...) {
+  cand <- x$candidates
+  found <- c(x$cost$xla[["total"]], sum(x$cost$collectives$bytes))
+  gb <- 1e9
+  graphics::plot(cand$memory / gb, cand$traffic / gb, pch = 1,
+                 col = "grey40", xlab = "memory per device (GB)",
+                 ylab = "traffic per device per step (GB)",
+                 main = "Layouts costed",
+                 xlim = range(c(cand$memory, found[1], x$budget)) / gb,
+                 ylim = range(c(cand$traffic, found[2])) / gb, ...)
+  if (!is.null(x$budget)) {
+    graphics::abline(v = x$budget / gb, lty = 2)
+  }
+  graphics::points(found[1] / gb, found[2] / gb, pch = 19, col = "red")
+  invisible(x)
+}

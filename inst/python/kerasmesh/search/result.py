@@ -1,0 +1,201 @@
+"""The end of a search: full-depth compiles decide, plain values out.
+
+A candidate fits `memory` only when XLA's figure for the full model says
+so (`Verifier`): the search's own figures, extrapolated from reduced
+models, rank candidates but never decide a fit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..core.errors import KerasmeshError, warn
+from ..cost import layout_cost as cost
+from ..cost.compare import build_model
+from ..core import kinds
+
+RUNNERS_UP = 2
+# Candidates compiled at full depth before giving up on the budget.
+MAX_VERIFIED = 6
+# How far an extrapolated figure may be off before the result says so.
+LINEAR_WITHIN = 0.05
+
+
+def figures(r: dict) -> dict:
+    """The figures a candidate is judged by, from one `layout_cost()`."""
+    by_axes: dict[str, float] = {}
+    for axes, b in zip(r["collectives"]["axes"], r["collectives"]["bytes"]):
+        by_axes[axes] = by_axes.get(axes, 0.0) + b
+    return {"memory": r["xla"]["total"], "traffic": sum(by_axes.values()),
+            "by_axes": by_axes, "flops": r.get("flops", 0.0)}
+
+
+class Verifier:
+    """Full-depth costs of choices: the search's own when it compiled
+    the full model, else one compile each of the model at `full` blocks."""
+
+    def __init__(self, search: Any, model: Any, full: int | None,
+                 deadline: float):
+        self.search, self.model, self.full = search, model, full
+        self.deadline = deadline
+        self.built = None
+        self.costs: dict[tuple, dict | None] = {}
+
+    def __call__(self, choice: tuple) -> dict | None:
+        if self.full is None:
+            return self.search.costs.get(choice)
+        if choice not in self.costs:
+            self.costs[choice] = self._compile(choice)
+        return self.costs[choice]
+
+    def _compile(self, choice: tuple) -> dict | None:
+        from keras.distribution import ModelParallel
+
+        s = self.search
+        if self.built is None:
+            self.built = build_model(lambda: self.model(self.full),
+                                     self.deadline - time.monotonic())
+        d = ModelParallel(layout_map=s.space.layout_map(choice),
+                          batch_dim_name=s.step["batch_dim"])
+        try:
+            return cost.layout_cost(
+                self.built, d, s.step["batch_size"], s.step["optimizer"],
+                s.step["loss"], s.step["input_shapes"],
+                max(self.deadline - time.monotonic(), 0.01))
+        except KerasmeshError as e:
+            if e.kind != kinds.COMPILE:
+                raise
+            return None
+
+
+def _ranked(search: Any) -> list[tuple]:
+    return sorted((c for c, f in search.seen.items() if f is not None),
+                  key=lambda c: search.score(search.seen[c]))
+
+
+def pick(search: Any, verify: Verifier) -> tuple[tuple, list[tuple]]:
+    """The best candidate that fits by its full-depth cost, and up to
+    `RUNNERS_UP` more verified ones.
+
+    Raises:
+        KerasmeshError: kind `memory_budget` when none of the candidates
+            compiled at full depth fits.
+    """
+    chosen: list[tuple] = []
+    tried = 0
+    for c in _ranked(search):
+        if len(chosen) > RUNNERS_UP or (tried >= MAX_VERIFIED and chosen):
+            break
+        if tried >= MAX_VERIFIED and search.depth is not None:
+            break
+        try:
+            r = verify(c)
+        except KerasmeshError as e:
+            # Out of time for the runners-up: the winner stands.
+            if e.kind != kinds.TIMEOUT or not chosen:
+                raise
+            break
+        tried += search.depth is not None
+        if r is not None and search.score(figures(r))[0] == 0:
+            chosen.append(c)
+    if not chosen:
+        _nothing_fits(search, verify)
+    chosen.sort(key=lambda c: search.score(figures(verify(c))))
+    return chosen[0], chosen[1:]
+
+
+def _nothing_fits(search: Any, verify: Verifier) -> None:
+    costed = [(c, figures(r)) for c in search.seen
+              if (r := (verify.costs.get(c) if search.depth is not None
+                        else search.costs.get(c))) is not None]
+    c, f = min(costed, key=lambda cf: cf[1]["memory"])
+    rules = "; ".join(f'"{k}" = ({", ".join(str(a) for a in axes)})'
+                      for k, axes in search.space.rules(c)) or \
+        "none (data parallel)"
+    raise KerasmeshError(
+        kinds.MEMORY_BUDGET, "No layout the search costed fits `memory`.",
+        x=f"The budget is {search.budget:.6g} bytes per device; the "
+          f"smallest memory XLA reported is {f['memory']:.6g} bytes, "
+          f"with rules {rules}.",
+        i="Raise `memory`, use more devices, a smaller batch, or an "
+          "optimizer with fewer slots.")
+
+
+def _choice_facts(search: Any, c: tuple, full: dict | None) -> dict:
+    predicted = search.seen.get(c)
+    return {"rules": [[k, list(a)] for k, a in search.space.rules(c)],
+            "predicted": predicted,
+            "verified": figures(full) if full is not None else None}
+
+
+def _classes(search: Any, winner: tuple) -> list[dict]:
+    """Per class: its placement in the winner, and what each other
+    placement costed (the winner with this class changed)."""
+    space, out = search.space, []
+    for i, c in enumerate(space.classes):
+        alternatives = []
+        for k, axes in enumerate(c.options):
+            alt = winner[:i] + (k,) + winner[i + 1:]
+            f = search.seen.get(alt)
+            if k != winner[i] and f is not None:
+                alternatives.append({"axes": list(axes), **f})
+        out.append({"template": c.template, "count": len(c.paths),
+                    "shape": c.shape, "dtype": c.dtype, "bytes": c.bytes,
+                    "axes": list(space.axes(winner)[i]),
+                    "fixed": c.fixed is not None,
+                    "alternatives": alternatives})
+    return out
+
+
+def linearity(predicted: dict | None, full: dict) -> dict | None:
+    """How far the extrapolated figures were off the full compile's
+    (relative errors), warning past `LINEAR_WITHIN`; None when the search
+    compiled the full model itself."""
+    if predicted is None:
+        return None
+    actual = figures(full)
+    off = {k: abs(predicted[k] - actual[k]) / max(actual[k], 1.0)
+           for k in ("memory", "traffic")}
+    if max(off.values()) > LINEAR_WITHIN:
+        warn(kinds.SEARCH_EXTRAPOLATION,
+             "Per-block cost is not linear in the number of blocks.",
+             [("x", f"Extrapolated from 1 and 2 blocks, memory was off by "
+                    f"{100 * off['memory']:.1f}% and traffic by "
+                    f"{100 * off['traffic']:.1f}% of the full model's."),
+              ("i", "The result's cost is the full model's own; other "
+                    "candidates were ranked by the extrapolation.")])
+    return off
+
+
+def result(search: Any, verify: Verifier, data_parallel: tuple,
+           start: tuple | None, began: float) -> dict:
+    """The search as plain values for R."""
+    winner, runners = pick(search, verify)
+    full = verify(winner)
+    return {
+        "rules": [[k, list(a)] for k, a in
+                  search.space.fixed_rules() + search.space.rules(winner)],
+        "cost": full,
+        "predicted": search.seen.get(winner),
+        "linearity": linearity(search.seen.get(winner)
+                               if search.depth is not None else None, full),
+        "runners_up": [_choice_facts(search, c, verify(c)) for c in runners],
+        "data_parallel": search.seen.get(data_parallel),
+        "start": search.seen.get(start) if start is not None else None,
+        "classes": _classes(search, winner),
+        "candidates": [{"memory": f["memory"], "traffic": f["traffic"],
+                        "value": search.value(f), "seconds": e["seconds"],
+                        "rules": len(search.space.rules(e["choice"]))}
+                       for e in search.log if (f := e["figures"])],
+        "compiles": len(search.log) * len(search.models) +
+        len(verify.costs),
+        "space_size": search.space.size(),
+        "method": search.method,
+        "depths": [d for d in search.models if d is not None],
+        "blocks": search.depth,
+        "stopped": "timeout" if search.out_of_time else None,
+        "budget": search.budget,
+        "objective": search.objective,
+        "seconds": time.monotonic() - began,
+    }

@@ -1,0 +1,226 @@
+"""The layouts `search_layout()` chooses among.
+
+Variables are grouped into classes the way the planner lists them: one
+class per path with its block numbers abstracted (every block's query
+kernel is one class), so a choice for a class is one layout rule. Each
+dimension of a class is either unsplit or on one mesh axis (Keras 3.15
+allows one axis per dimension), each axis at most once, and only where
+the axis divides the dimension: `core.layout_problems.locate()` decides
+that, as it does for the planner. Rules the user pins (`fixed`) are
+looked up with the planner's `Placer`; no code here reads layout axes or
+matches rules of its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.arrays import itemsize
+from ..core.errors import KerasmeshError
+from ..core.layout import copy_layout_map, describe_layout_map, rule_keys
+from ..core.layout_problems import ERROR, Placer, locate
+from ..core.paths import paths_regex
+from ..core.placement import (Placement, mesh_sizes, model_variables,
+                              variable_shape)
+from ..core.resolve import RuleResolver
+from ..core import kinds
+
+_NUMBER = re.compile(r"\d+")
+Axes = tuple  # one entry per dimension: None or a mesh axis name
+
+
+@dataclass
+class VariableClass:
+    """Variables that differ only in block numbers, with one shape."""
+
+    template: str
+    paths: list[str]
+    shape: list[int]
+    dtype: str
+    bytes: float
+    options: list[Axes] = field(default_factory=list)
+    fixed: Axes | None = None
+
+    @property
+    def key(self) -> str:
+        return paths_regex(self.paths)
+
+
+def _placeable(path: str, shape: list[int], axes: Axes,
+               sizes: dict[str, int]) -> bool:
+    """Whether the planner would place `axes` on `shape` without error."""
+    placed = locate(path, shape, list(axes), None, sizes)
+    return not any(p["severity"] == ERROR for p in placed.problems)
+
+
+def class_options(path: str, shape: list[int],
+                  sizes: dict[str, int]) -> list[Axes]:
+    """Every placement of one shape: each dimension unsplit or on one
+    mesh axis, no axis twice, each split even. Unsplit comes first."""
+    choices = [None] + list(sizes)
+    out = []
+    for axes in itertools.product(choices, repeat=len(shape)):
+        named = [a for a in axes if a is not None]
+        if len(named) != len(set(named)):
+            continue
+        if _placeable(path, shape, axes, sizes):
+            out.append(tuple(axes))
+    return out
+
+
+def variable_classes(model: Any, sizes: dict[str, int]) -> list[VariableClass]:
+    """The model's variables as classes, largest first (scalars left out)."""
+    groups: dict[tuple, VariableClass] = {}
+    for v in model_variables(model):
+        shape = variable_shape(v)
+        if not shape:
+            continue
+        key = (_NUMBER.sub("#", v.path), tuple(shape), str(v.dtype))
+        c = groups.get(key)
+        if c is None:
+            c = groups[key] = VariableClass(key[0], [], shape, str(v.dtype),
+                                            0.0)
+        c.paths.append(v.path)
+        c.bytes += float(Placement.replicated(shape, sizes,
+                                              itemsize(v.dtype)).bytes)
+    classes = sorted(groups.values(), key=lambda c: -c.bytes)
+    for c in classes:
+        c.options = class_options(c.paths[0], c.shape, sizes)
+    return classes
+
+
+class SearchSpace:
+    """Classes of a model on a mesh, the user's pinned rules, and how a
+    choice (one option index per class) becomes a layout map.
+
+    Args:
+        model: a built Keras model (shape-only).
+        mesh: a Keras DeviceMesh.
+        fixed: a LayoutMap of rules the search never changes, or None.
+
+    Raises:
+        KerasmeshError: kind `search_fixed` when pinned rules clash or
+            can't place a variable.
+    """
+
+    def __init__(self, model: Any, mesh: Any, fixed: Any = None):
+        self.mesh = mesh
+        self.sizes = mesh_sizes(mesh)
+        self.classes = variable_classes(model, self.sizes)
+        self.paths = [p for c in self.classes for p in c.paths]
+        self.fixed = fixed
+        self.fixed_keys = rule_keys(fixed) if fixed is not None else []
+        if fixed is not None:
+            self._pin(fixed)
+
+    def _pin(self, fixed: Any) -> None:
+        placer = Placer(fixed)
+        for c in self.classes:
+            placed = [placer.place(p, c.shape) for p in c.paths]
+            errors = [q for pl in placed for q in pl.problems
+                      if q["severity"] == ERROR]
+            if errors:
+                raise KerasmeshError(
+                    kinds.SEARCH_FIXED, "`fixed` rules can't place variable "
+                    f'"{errors[0]["path"]}".',
+                    x=errors[0]["message"],
+                    i="Pin rules that match each variable once and split "
+                      "it evenly.")
+            rules = {pl.rule for pl in placed}
+            if rules == {None}:
+                continue
+            axes = {tuple(pl.axes) for pl in placed}
+            if len(axes) > 1 or None in rules:
+                raise KerasmeshError(
+                    kinds.SEARCH_FIXED, f'`fixed` rules pin only some variables '
+                    f'of "{c.template}".',
+                    x=f"Rules {sorted(r for r in rules if r)} place "
+                      f"{len(c.paths)} variables that differ only in "
+                      "block numbers differently.",
+                    i="Pin all blocks' variables alike, or none.")
+            c.fixed = axes.pop()
+        used = {placer.resolver.resolve(p)[0] for p in self.paths}
+        unused = [k for i, k in enumerate(self.fixed_keys) if i not in used]
+        if unused:
+            raise KerasmeshError(
+                kinds.SEARCH_FIXED, f'`fixed` rule "{unused[0]}" matches no '
+                "variable.",
+                x=f"The model's variables are such as \"{self.paths[0]}\".",
+                i="Keys match whole variable paths: start them with \".*\" "
+                  "or give the whole path.")
+
+    @property
+    def free(self) -> list[int]:
+        """Indices of the classes the search may change."""
+        return [i for i, c in enumerate(self.classes) if c.fixed is None]
+
+    def size(self) -> int:
+        """How many layouts the space holds."""
+        return math.prod(len(self.classes[i].options) for i in self.free)
+
+    def axes(self, choice: tuple) -> list[Axes]:
+        """Each class's placement under `choice` (fixed ones as pinned)."""
+        return [c.fixed if c.fixed is not None else c.options[k]
+                for c, k in zip(self.classes, choice)]
+
+    def choice_of(self, placements: list[Axes]) -> tuple:
+        """The choice that gives these placements (unknown ones unsplit)."""
+        return tuple(c.options.index(tuple(a)) if tuple(a) in c.options
+                     else 0 for c, a in zip(self.classes, placements))
+
+    def fixed_rules(self) -> list[tuple[str, list]]:
+        """The pinned rules as `(key, axes)`, as `layout.py` describes
+        them."""
+        if self.fixed is None:
+            return []
+        desc = describe_layout_map(self.fixed)
+        return list(zip(desc["keys"], desc["axes"]))
+
+    def rules(self, choice: tuple) -> list[tuple[str, list]]:
+        """The fewest `(key, axes)` rules that give `choice`: free classes
+        with the same placement share one key where one regular expression
+        matches exactly their variables; unsplit classes get none."""
+        by_axes: dict[Axes, list[int]] = {}
+        for i in self.free:
+            a = self.classes[i].options[choice[i]]
+            if any(e is not None for e in a):
+                by_axes.setdefault(a, []).append(i)
+        out = []
+        for a, members in by_axes.items():
+            paths = [p for i in members for p in self.classes[i].paths]
+            key = paths_regex(paths)
+            if self._matches_only(key, paths):
+                out.append((key, list(a)))
+            else:
+                out += [(self.classes[i].key, list(a)) for i in members]
+        return out
+
+    def _matches_only(self, key: str, paths: list[str]) -> bool:
+        resolver = RuleResolver([key])
+        hits = {p for p in self.paths if resolver.resolve(p)[0] is not None}
+        return hits == set(paths)
+
+    def layout_map(self, choice: tuple) -> Any:
+        """A Keras LayoutMap: the fixed rules, then the choice's."""
+        import keras
+
+        lm = keras.distribution.LayoutMap(self.mesh) if self.fixed is None \
+            else copy_layout_map(self.fixed)
+        for key, axes in self.rules(choice):
+            lm[key] = tuple(axes)
+        return lm
+
+    def start_choice(self, layout_map: Any) -> tuple:
+        """The choice nearest a layout map: each class placed as the
+        planner places its first variable under it."""
+        placer = Placer(layout_map)
+        placements = []
+        for c in self.classes:
+            placed = placer.place(c.paths[0], c.shape)
+            ok = not any(p["severity"] == ERROR for p in placed.problems)
+            placements.append(placed.axes if ok else [None] * len(c.shape))
+        return self.choice_of(placements)

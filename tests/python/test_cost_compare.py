@@ -1,0 +1,75 @@
+"""Several layouts of one model costed in one loop, the model built once."""
+
+import keras
+import pytest
+
+from kerasmesh.cost import compare
+from kerasmesh.cost import layout_cost as cost
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return keras.distribution.DeviceMesh(
+        (2, 4), ("data", "model"), keras.distribution.list_devices())
+
+
+def mlp():
+    inputs = keras.Input((32,))
+    hidden = keras.layers.Dense(64, activation="relu", name="dense")(inputs)
+    outputs = keras.layers.Dense(16, name="dense_1")(hidden)
+    return keras.Model(inputs, outputs, name="mlp")
+
+
+def layouts(mesh):
+    lm = keras.distribution.LayoutMap(mesh)
+    lm[".*dense.*kernel"] = (None, "model")
+    return [keras.distribution.DataParallel(
+                devices=keras.distribution.list_devices()),
+            keras.distribution.ModelParallel(layout_map=lm,
+                                             batch_dim_name="data")]
+
+
+def test_the_loop_builds_once_and_gives_what_each_cost_alone_gives(mesh):
+    calls = []
+
+    def build():
+        calls.append(1)
+        return mlp()
+
+    out = compare.layout_costs(build, layouts(mesh), 16, "adam", "mse")
+    assert len(calls) == 1
+    assert [r["ok"] for r in out] == [True, True]
+    for r, d in zip(out, layouts(mesh)):
+        alone = cost.layout_cost(mlp, d, 16, "adam", "mse")
+        assert r["value"]["memory"] == alone["memory"]
+        assert r["value"]["collectives"] == alone["collectives"]
+
+
+def test_the_loop_stops_at_the_first_layout_that_fails(mesh):
+    d = layouts(mesh)
+    out = compare.layout_costs(mlp, [d[0], d[1], d[0]], 15, "adam", "mse")
+    # 15 rows can't split over the 8 devices of data parallel.
+    assert [r["ok"] for r in out] == [False]
+    assert out[0]["kind"] == "batch_size"
+
+
+def test_a_builder_that_fails_is_one_failed_envelope(mesh):
+    def broken():
+        raise RuntimeError("no model today")
+
+    out = compare.layout_costs(broken, layouts(mesh), 16)
+    assert len(out) == 1 and not out[0]["ok"]
+    assert "no model today" in out[0]["message"]
+
+
+def test_building_past_the_timeout_is_a_timeout_error(mesh):
+    import time
+
+    def slow():
+        time.sleep(5)
+        return mlp()
+
+    start = time.monotonic()
+    out = compare.layout_costs(slow, layouts(mesh), 16, timeout=0.5)
+    assert time.monotonic() - start < 3
+    assert out[0]["kind"] == "timeout"

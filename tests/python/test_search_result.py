@@ -1,0 +1,61 @@
+"""The end of a search: figures, the pick, and a budget nothing fits."""
+
+import pytest
+
+from kerasmesh.search import result as search_result
+from kerasmesh.core.errors import KerasmeshError
+
+
+def fake_cost(memory, traffic_by_axes):
+    axes = list(traffic_by_axes)
+    return {"xla": {"total": memory},
+            "collectives": {"axes": axes,
+                            "bytes": [traffic_by_axes[a] for a in axes]},
+            "flops": 10.0}
+
+
+def test_figures_sum_traffic_by_axes():
+    f = search_result.figures(fake_cost(100.0, {"data": 3.0, "model": 4.0}))
+    assert f == {"memory": 100.0, "traffic": 7.0,
+                 "by_axes": {"data": 3.0, "model": 4.0}, "flops": 10.0}
+
+
+class FakeSpace:
+    def rules(self, choice):
+        return [("dense/kernel", [None, "model"])] if choice[0] else []
+
+
+class FakeSearch:
+    """Two costed choices at full depth, under a budget of 50 bytes."""
+
+    def __init__(self, budget):
+        self.budget, self.depth, self.space = budget, None, FakeSpace()
+        self.costs = {(0,): fake_cost(80.0, {"data": 1.0}),
+                      (1,): fake_cost(60.0, {"model": 5.0})}
+        self.seen = {c: search_result.figures(r)
+                     for c, r in self.costs.items()}
+
+    def score(self, f):
+        if self.budget is None or f["memory"] <= self.budget:
+            return (0, f["traffic"], f["memory"])
+        return (1, f["memory"], f["traffic"])
+
+
+def test_the_pick_is_the_least_traffic_that_fits():
+    s = FakeSearch(budget=None)
+    verify = search_result.Verifier(s, None, None, 0.0)
+    winner, runners = search_result.pick(s, verify)
+    assert winner == (0,) and runners == [(1,)]
+    s = FakeSearch(budget=70.0)
+    winner, runners = search_result.pick(
+        s, search_result.Verifier(s, None, None, 0.0))
+    assert winner == (1,) and runners == []
+
+
+def test_a_budget_nothing_fits_names_the_smallest_memory_and_its_rules():
+    s = FakeSearch(budget=50.0)
+    with pytest.raises(KerasmeshError) as e:
+        search_result.pick(s, search_result.Verifier(s, None, None, 0.0))
+    assert e.value.kind == "memory_budget"
+    assert "60 bytes" in str(e.value)
+    assert '"dense/kernel" = (None, model)' in str(e.value)

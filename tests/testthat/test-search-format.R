@@ -1,0 +1,43 @@
+test_that("a found layout is printed as R code for layout_map()", {
+  code <- search_code(list(
+    "dense/kernel" = c(NA, "model"), ".*bias" = NA,
+    "emb" = c("model", "batch")
+  ))
+  expect_equal(code, c(
+    "layout_map(", "  mesh,",
+    '  "dense/kernel" = c(NA, "model"),',
+    '  ".*bias" = NA,',
+    '  "emb" = c("model", "batch")',
+    ")"
+  ))
+  # It parses, keys and axes as given.
+  expect_true(is.call(parse(text = paste(code, collapse = "\n"))[[1]]))
+  expect_match(search_code(list()), "data parallel")
+})
+
+test_that("a search prints its costs beside data parallel's and plots them", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  mesh <- device_mesh(c(data = 2, model = 4))
+  build <- function() {
+    keras$Sequential(list(keras$Input(shape = list(32L)),
+                          keras$layers$Dense(64L, name = "dense")),
+                     name = "net")
+  }
+  found <- within_seconds(search_layout(
+    build, mesh, batch_size = 16, loss = "mse", memory = "1MB",
+    fixed = layout_map(mesh, "net/dense/bias" = NA)
+  ), 120)
+  text <- format(found)
+  expect_match(text[1], "7 layouts costed of 7 \\(exhaustive\\)")
+  expect_true(any(grepl("^  found .*verified by XLA", text)))
+  expect_true(any(grepl("^  data parallel ", text)))
+  expect_true(any(grepl("budget 1 MB", text)))
+  expect_output(print(found), "layout_map\\(")
+  path <- tempfile(fileext = ".png")
+  grDevices::png(path)
+  on.exit(unlink(path), add = TRUE)
+  expect_identical(plot(found), found)
+  grDevices::dev.off()
+  expect_gt(file.size(path), 0)
+})

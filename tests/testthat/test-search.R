@@ -1,0 +1,138 @@
+# A search over one Dense kernel (7 layouts; the bias pinned): seconds.
+small_search <- function(batch_size = 16, ...) {
+  keras <- reticulate::import("keras")
+  mesh <- device_mesh(c(data = 2, model = 4))
+  build <- function() {
+    keras$Sequential(list(keras$Input(shape = list(32L)),
+                          keras$layers$Dense(64L, name = "dense")),
+                     name = "net")
+  }
+  search_layout(build, mesh, batch_size = batch_size, loss = "mse",
+                fixed = layout_map(mesh, "net/dense/bias" = NA), ...)
+}
+
+test_that("search_layout() finds the least traffic, verified, as R code", {
+  skip_if_no_keras()
+  found <- within_seconds(small_search(), 120)
+  expect_s3_class(found, "kerasmesh_layout_search")
+  expect_equal(found$method, "exhaustive")
+  expect_equal(nrow(found$candidates), 7)
+  traffic <- sum(found$cost$collectives$bytes)
+  expect_equal(traffic, min(found$candidates$traffic))
+  text <- format(found)
+  expect_true(any(grepl("verified by XLA", text)))
+  code <- text[which(text == "layout_map("):length(text)]
+  # The printed code pastes into layout_map() and costs the same.
+  mesh <- found$mesh
+  lm <- eval(parse(text = paste(code, collapse = "\n")))
+  expect_equal(as.list(lm), as.list(as_layout_map(found)))
+  keras <- reticulate::import("keras")
+  again <- layout_cost(function() {
+    keras$Sequential(list(keras$Input(shape = list(32L)),
+                          keras$layers$Dense(64L, name = "dense")),
+                     name = "net")
+  }, model_parallel(lm), batch_size = 16, loss = "mse")
+  expect_equal(sum(again$collectives$bytes), traffic)
+  s <- summary(found)
+  expect_equal(nrow(s), 2)
+  expect_equal(s$alternatives[s$class == "net/dense/kernel"], 6)
+})
+
+test_that("search_layout() never reports a fit XLA does not confirm", {
+  skip_if_no_keras()
+  found <- within_seconds(small_search(memory = 9000), 120)
+  expect_lte(found$cost$xla[["total"]], 9000)
+  expect_error(within_seconds(small_search(memory = "1kB"), 120),
+               class = "kerasmesh_error_memory_budget")
+})
+
+test_that("search_layout() rejects bad budgets naming what it received", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  for (bad in list(0, -1, NA, "lots", "12 parsecs", c(1, 2))) {
+    err <- expect_error(search_layout(function() NULL, mesh, 16,
+                                      memory = bad),
+                        class = "kerasmesh_error")
+    expect_match(conditionMessage(err), "memory")
+  }
+})
+
+test_that("search_layout() rejects other bad input with classed errors", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  expect_error(search_layout("model", mesh, 16),
+               class = "kerasmesh_error_model")
+  expect_error(search_layout(function() NULL, mesh, 16, blocks = 4),
+               class = "kerasmesh_error_model")
+  expect_error(search_layout(function() NULL, mesh, 16, objective = "speed"),
+               class = "rlang_error")
+  expect_error(small_search(batch_size = 15),
+               class = "kerasmesh_error_batch_size")
+  expect_error(search_layout(function() stop("no model today"), mesh, 16),
+               "no model today")
+  keras <- reticulate::import("keras")
+  build <- function() {
+    keras$Sequential(list(keras$Input(shape = list(32L)),
+                          keras$layers$Dense(64L, name = "dense")),
+                     name = "net")
+  }
+  expect_error(search_layout(build, mesh, 16, loss = "mse",
+                             fixed = layout_map(mesh, "no/such" = "model")),
+               class = "kerasmesh_error_search_fixed")
+  expect_error(search_layout(build, mesh, 16, start = 3),
+               class = "kerasmesh_error_layout_map")
+  # A builder that never returns stops at the timeout; the session goes on.
+  err <- expect_error(within_seconds(
+    search_layout(function() repeat Sys.sleep(0.05), mesh, 16, timeout = 1),
+    30), class = "kerasmesh_error_timeout")
+  expect_equal(1 + 1, 2)
+})
+
+test_that("an interrupted search leaves the session usable", {
+  skip_if_no_keras()
+  skip_if_not_installed("callr")
+  rs <- callr::r_session$new()
+  on.exit(rs$close(), add = TRUE)
+  rs$run(function() {
+    library(kerasmesh)
+    simulate_devices(8)
+    invisible(reticulate::import("keras"))
+  })
+  rs$call(function() {
+    keras <- reticulate::import("keras")
+    mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
+    kerasmesh::search_layout(function() {
+      keras$Sequential(list(keras$Input(shape = list(32L)),
+                            keras$layers$Dense(64L), keras$layers$Dense(8L)))
+    }, mesh, batch_size = 16, loss = "mse")
+  })
+  Sys.sleep(3)
+  rs$interrupt()
+  rs$poll_process(30000)
+  out <- rs$read()
+  # The search was stopped, not finished.
+  expect_false(inherits(out$result, "kerasmesh_layout_search"))
+  ok <- rs$run(function() {
+    mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
+    kerasmesh::mesh_shape(mesh)
+  })
+  expect_equal(unname(ok), c(2, 4))
+})
+
+test_that("search_layout() says which layouts it costed, and weighs time", {
+  skip_if_no_keras()
+  said <- character()
+  found <- withCallingHandlers(within_seconds(
+    small_search(verbose = TRUE, memory = Inf, objective = "time",
+                 bandwidth = c(data = 1e12, model = 1e3), flop_rate = 1e12),
+    120), message = function(m) {
+      said <<- c(said, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+  expect_length(grep("Layout [1-7]: .* per device", said), 7)
+  expect_null(found$budget)
+  # The slow "model" axis carries nothing in the fastest layout.
+  expect_false("model" %in% found$cost$collectives$axes)
+  expect_error(small_search(objective = "time"),
+               class = "kerasmesh_error_argument")
+})
