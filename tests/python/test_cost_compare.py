@@ -7,12 +7,6 @@ from kerasmesh.cost import compare
 from kerasmesh.cost import layout_cost as cost
 
 
-@pytest.fixture(scope="module")
-def mesh():
-    return keras.distribution.DeviceMesh(
-        (2, 4), ("data", "model"), keras.distribution.list_devices())
-
-
 def mlp():
     inputs = keras.Input((32,))
     hidden = keras.layers.Dense(64, activation="relu", name="dense")(inputs)

@@ -13,12 +13,6 @@ from kerasmesh.core.errors import KerasmeshError
 keras_hub = pytest.importorskip("keras_hub")
 
 
-@pytest.fixture(scope="module")
-def mesh():
-    return keras.distribution.DeviceMesh(
-        (2, 4), ("data", "model"), keras.distribution.list_devices())
-
-
 def mlp():
     inputs = keras.Input((32,))
     # A hidden width of 6 that only the "data" axis (2) divides: 5

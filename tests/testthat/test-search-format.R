@@ -17,17 +17,7 @@ test_that("a found layout is printed as R code for layout_map()", {
 
 test_that("a search prints its costs beside data parallel's and plots them", {
   skip_if_no_keras()
-  keras <- reticulate::import("keras")
-  mesh <- device_mesh(c(data = 2, model = 4))
-  build <- function() {
-    keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L, name = "dense")),
-                     name = "net")
-  }
-  found <- within_seconds(search_layout(
-    build, mesh, batch_size = 16, loss = "mse", memory = "1MB",
-    fixed = layout_map(mesh, "net/dense/bias" = NA)
-  ), 120)
+  found <- within_seconds(small_search(memory = "1MB"), 120)
   text <- format(found)
   expect_match(text[1], "7 layouts costed of 7 \\(exhaustive\\)")
   expect_true(any(grepl("^  found .*verified by XLA", text)))

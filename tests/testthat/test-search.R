@@ -1,16 +1,3 @@
-# A search over one Dense kernel (7 layouts; the bias pinned): seconds.
-small_search <- function(batch_size = 16, ...) {
-  keras <- reticulate::import("keras")
-  mesh <- device_mesh(c(data = 2, model = 4))
-  build <- function() {
-    keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L, name = "dense")),
-                     name = "net")
-  }
-  search_layout(build, mesh, batch_size = batch_size, loss = "mse",
-                fixed = layout_map(mesh, "net/dense/bias" = NA), ...)
-}
-
 test_that("search_layout() finds the least traffic, verified, as R code", {
   skip_if_no_keras()
   found <- within_seconds(small_search(), 120)
@@ -26,12 +13,8 @@ test_that("search_layout() finds the least traffic, verified, as R code", {
   mesh <- found$mesh
   lm <- eval(parse(text = paste(code, collapse = "\n")))
   expect_equal(as.list(lm), as.list(as_layout_map(found)))
-  keras <- reticulate::import("keras")
-  again <- layout_cost(function() {
-    keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L, name = "dense")),
-                     name = "net")
-  }, model_parallel(lm), batch_size = 16, loss = "mse")
+  again <- layout_cost(search_net, model_parallel(lm), batch_size = 16,
+                       loss = "mse")
   expect_equal(sum(again$collectives$bytes), traffic)
   s <- summary(found)
   expect_equal(nrow(s), 2)
@@ -70,22 +53,17 @@ test_that("search_layout() rejects other bad input with classed errors", {
                class = "kerasmesh_error_batch_size")
   expect_error(search_layout(function() stop("no model today"), mesh, 16),
                "no model today")
-  keras <- reticulate::import("keras")
-  build <- function() {
-    keras$Sequential(list(keras$Input(shape = list(32L)),
-                          keras$layers$Dense(64L, name = "dense")),
-                     name = "net")
-  }
-  expect_error(search_layout(build, mesh, 16, loss = "mse",
+  expect_error(search_layout(search_net, mesh, 16, loss = "mse",
                              fixed = layout_map(mesh, "no/such" = "model")),
                class = "kerasmesh_error_search_fixed")
-  expect_error(search_layout(build, mesh, 16, start = 3),
+  expect_error(search_layout(search_net, mesh, 16, start = 3),
                class = "kerasmesh_error_layout_map")
   # A builder that never returns stops at the timeout; the session goes on.
   err <- expect_error(within_seconds(
     search_layout(function() repeat Sys.sleep(0.05), mesh, 16, timeout = 1),
     30), class = "kerasmesh_error_timeout")
-  expect_equal(1 + 1, 2)
+  expect_equal(mesh_shape(device_mesh(c(data = 2, model = 4))),
+               c(data = 2, model = 4))
 })
 
 test_that("an interrupted search leaves the session usable", {
