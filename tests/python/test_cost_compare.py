@@ -1,7 +1,6 @@
 """Several layouts of one model costed in one loop, the model built once."""
 
 import keras
-import pytest
 
 from kerasmesh.cost import compare
 from kerasmesh.cost import layout_cost as cost
