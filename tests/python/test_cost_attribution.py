@@ -41,20 +41,20 @@ def test_name_stacks_unwrap_to_the_layer_scopes():
 def test_scopes_match_layers_by_path_and_never_guess():
     layers = {("sequential",), ("sequential", "dense"), ("mha",),
               ("mha", "query")}
-    match = attribution.match_layer
-    assert match(["sequential", "dense"], layers) == ("sequential", "dense")
+    match = attribution.Layers(layers).match
+    assert match(["sequential", "dense"]) == ("sequential", "dense")
     # The model's name missing before the layer, or extra before it.
-    assert match(["dense"], layers) == ("sequential", "dense")
-    assert match(["outer", "mha", "query"], layers) == ("mha", "query")
+    assert match(["dense"]) == ("sequential", "dense")
+    assert match(["outer", "mha", "query"]) == ("mha", "query")
     # A sublayer without variables: the layer around it.
-    assert match(["mha", "softmax"], layers) == ("mha",)
-    assert match(["mha", "query", "abc,cde->abde"], layers) == \
+    assert match(["mha", "softmax"]) == ("mha",)
+    assert match(["mha", "query", "abc,cde->abde"]) == \
         ("mha", "query")
-    assert match([], layers) is None
-    assert match(["loss"], layers) is None
+    assert match([]) is None
+    assert match(["loss"]) is None
     # Two layers named "dense" in different places: ambiguous, not guessed.
     two = {("a",), ("a", "dense"), ("b",), ("b", "dense")}
-    assert match(["dense"], two) is None
+    assert attribution.Layers(two).match(["dense"]) is None
 
 
 def test_bytes_go_to_the_variable_of_their_size_and_the_rest_is_counted():

@@ -48,32 +48,46 @@ def scope_path(name: str) -> list[str]:
     return _components("/".join(hlo._split_top(name, "/")[:-1]))
 
 
-def _ends_with(longer: tuple, shorter: tuple) -> bool:
-    return len(longer) >= len(shorter) and longer[-len(shorter):] == shorter
+class Layers:
+    """The model's layer paths (tuples), indexed by their endings."""
+
+    def __init__(self, paths: set):
+        self.paths = paths
+        self.ending: dict[tuple, list] = {}
+        for p in paths:
+            for j in range(1, len(p) + 1):
+                self.ending.setdefault(p[-j:], []).append(p)
+        self.seen: dict[tuple, tuple | None] = {}
+
+    def match(self, scope: Sequence[str]) -> tuple | None:
+        """The layer (a path tuple) a scope path runs in, or None.
+
+        The longest leading part of `scope` that names one layer wins: a
+        layer's path equal to it, else the one layer whose path ends with
+        it (the model's name before it), else the one it ends with.
+        Several layers equally good: None (ambiguous, not guessed).
+        """
+        key = tuple(scope)
+        if key not in self.seen:
+            self.seen[key] = self._match(key)
+        return self.seen[key]
+
+    def _match(self, scope: tuple) -> tuple | None:
+        for k in range(len(scope), 0, -1):
+            part = scope[:k]
+            if part in self.paths:
+                return part
+            for found in (self.ending.get(part, []),
+                          [part[-j:] for j in range(1, k)
+                           if part[-j:] in self.paths]):
+                if len(found) == 1:
+                    return found[0]
+                if found:
+                    return None
+        return None
 
 
-def match_layer(scope: Sequence[str], layers: set) -> tuple | None:
-    """The layer (a path tuple) a scope path runs in, or None.
-
-    The longest leading part of `scope` that names one layer wins: a
-    layer's path equal to it, else the one layer whose path ends with it
-    (the model's name before it), else the one it ends with. Several
-    layers equally good: None (ambiguous, not guessed).
-    """
-    for k in range(len(scope), 0, -1):
-        part = tuple(scope[:k])
-        if part in layers:
-            return part
-        for found in ([lay for lay in layers if _ends_with(lay, part)],
-                      [lay for lay in layers if _ends_with(part, lay)]):
-            if len(found) == 1:
-                return found[0]
-            if found:
-                return None
-    return None
-
-
-def _owners(variables: dict) -> tuple[dict, set]:
+def _owners(variables: dict) -> tuple[dict, Layers]:
     """{layer path tuple: [(variable path, element counts)]}, and every
     layer path (owners and the layers around them)."""
     owners: dict[tuple, list] = {}
@@ -84,7 +98,7 @@ def _owners(variables: dict) -> tuple[dict, set]:
                   math.prod(int(d) for d in shape))
         owners.setdefault(parts[:-1], []).append((path, counts))
     layers = {o[:k] for o in owners for k in range(1, len(o) + 1)}
-    return owners, layers
+    return owners, Layers(layers)
 
 
 def _variable_of(owned: list, elements: int, group: int) -> str | None:
@@ -122,7 +136,7 @@ def attribute(ops: Sequence[dict], variables: dict) -> dict:
         group = len(op["groups"][0]) if op["groups"] else 1
         total += op["bytes"]
         for shape, size, name in zip(op["shapes"], sizes, op["names"]):
-            layer = match_layer(scope_path(name), layers)
+            layer = layers.match(scope_path(name))
             if layer is None:
                 continue
             size *= scale

@@ -213,16 +213,19 @@ def op_names(attrs: str, n: int) -> list[str]:
     XLA's metadata gives one `op_name` per instruction; a collective that
     XLA combined from several writes theirs as `prefix/(a:b:...)`, one
     name per operand in order. When the names are as many as the arrays,
-    each array gets `prefix/` and its own; otherwise every array gets the
-    whole name. No metadata: empty names.
+    each array gets `prefix/` and its own; when they are not, none (which
+    is whose is unknown). One name: every array gets it. No metadata:
+    empty names.
     """
     m = _OP_NAME.search(attrs)
     name = m.group("name") if m else ""
     *outer, last = _split_top(name, "/")
-    if n > 1 and last.startswith("(") and last.endswith(")"):
+    if last.startswith("(") and last.endswith(")"):
         parts = _split_top(last[1:-1], ":")
         if len(parts) == n:
             return ["/".join(outer + [p]) for p in parts]
+        if len(parts) > 1:
+            return [""] * n
     return [name] * n
 
 
