@@ -27,7 +27,7 @@ _WRAPPED = re.compile(r"^[\w.\-]*\((?P<inner>.*)\)$")
 
 def _components(text: str) -> list[str]:
     out: list[str] = []
-    for part in hlo._split_top(text, "/"):
+    for part in hlo.split_top(text, "/"):
         if _FUNCTION.match(part):
             continue
         m = _WRAPPED.match(part)
@@ -45,7 +45,7 @@ def scope_path(name: str) -> list[str]:
     (`jit(step)`) are dropped: `jit(step)/transpose(jvp(a/b))/c/dot_general`
     gives `["a", "b", "c"]`.
     """
-    return _components("/".join(hlo._split_top(name, "/")[:-1]))
+    return _components("/".join(hlo.split_top(name, "/")[:-1]))
 
 
 class Layers:

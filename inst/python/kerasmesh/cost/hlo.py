@@ -196,7 +196,7 @@ def parse_collectives(text: str, mesh_shape: Sequence[int],
     return out
 
 
-def _split_top(text: str, sep: str) -> list[str]:
+def split_top(text: str, sep: str) -> list[str]:
     """`text` split at each `sep` outside parentheses."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
@@ -219,9 +219,9 @@ def op_names(attrs: str, n: int) -> list[str]:
     """
     m = _OP_NAME.search(attrs)
     name = m.group("name") if m else ""
-    *outer, last = _split_top(name, "/")
+    *outer, last = split_top(name, "/")
     if last.startswith("(") and last.endswith(")"):
-        parts = _split_top(last[1:-1], ":")
+        parts = split_top(last[1:-1], ":")
         if len(parts) == n:
             return ["/".join(outer + [p]) for p in parts]
         if len(parts) > 1:
