@@ -29,6 +29,7 @@ new_layout_cost <- function(desc) {
       collectives = collectives,
       traffic = traffic_by_axis(collectives),
       ops = ops_df,
+      attribution = new_cost_attribution(desc$attribution),
       plan = summary,
       mesh = new_device_mesh(desc$mesh),
       distribution = desc$distribution,

@@ -80,6 +80,7 @@
 #'     reduce-scatter, of the array it reduces);
 #'   * `traffic`: bytes per device per step by mesh axis;
 #'   * `ops`: every collective: `kind`, `axes`, `shapes`, `bytes`, `groups`;
+#'   * `attribution`: traffic per variable ([summary.kerasmesh_layout_cost()]);
 #'   * `plan`: the planner's totals (see [layout_plan()]); `mesh`;
 #'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;
 #'     `compile_seconds`; `versions` (Keras, JAX, jaxlib, XLA backend);

@@ -64,9 +64,22 @@ format.kerasmesh_layout_search <- function(x, ...) {
         sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
                 100 * x$linearity$memory, 100 * x$linearity$traffic))
     },
+    format_top_traffic(x$cost),
     "",
     search_code(as.list(x$layout_map))
   )
+}
+
+# The found layout's variables with the most traffic, when the verified
+# cost could attribute any (see summary.kerasmesh_layout_cost()).
+format_top_traffic <- function(cost, n = 3) {
+  top <- utils::head(summary(cost, by = "variable"), n)
+  if (nrow(top) == 0) {
+    return(character())
+  }
+  c("", "Most traffic by variable (per device per step):",
+    sprintf("  %s  %s (%.0f%%)", format(top$variable), format_bytes(top$bytes),
+            100 * top$share))
 }
 
 #' @export

@@ -46,3 +46,35 @@ def test_collective_lines_parse_with_bytes_per_kind():
     summary = hlo.summarise_collectives(ops)
     assert summary["count"] == [1, 1, 1, 1]
     assert summary["bytes"][0] == max(o["bytes"] for o in ops)
+
+
+def test_each_array_of_a_collective_gets_its_own_name_stack():
+    # XLA writes a combined collective's names as prefix/(a:b:...).
+    combined = (
+        ' channel_id=3, replica_groups={}, metadata={op_name="jit(step)/'
+        '(jvp()/reduce_sum:transpose(jvp(dense))/dot_general:'
+        'transpose(jvp(dense))/reduce_sum)" stack_frame_id=39}')
+    assert hlo.op_names(combined, 3) == [
+        "jit(step)/jvp()/reduce_sum",
+        "jit(step)/transpose(jvp(dense))/dot_general",
+        "jit(step)/transpose(jvp(dense))/reduce_sum"]
+    # Names that are not as many as the arrays: whose is which is unknown.
+    assert hlo.op_names(combined, 2) == ["", ""]
+    one = ' dimensions={1}, metadata={op_name="jit(step)/jvp(dense_1)/' \
+        'dot_general" stack_frame_id=19}'
+    assert hlo.op_names(one, 1) == ["jit(step)/jvp(dense_1)/dot_general"]
+    assert hlo.op_names(one, 2) == ["jit(step)/jvp(dense_1)/dot_general"] * 2
+    assert hlo.op_names(", dimensions={0}, use_global_device_ids=true",
+                        2) == ["", ""]
+
+
+def test_parsed_collectives_carry_one_name_per_result_array():
+    line = ("  %all-reduce.8 = (f32[], f32[16,32]{1,0}) all-reduce(%a, %b), "
+            "channel_id=3, replica_groups=[2,4]<=[8], to_apply=%add, "
+            'metadata={op_name="jit(step)/(jvp()/reduce_sum:transpose('
+            'jvp(dense))/dot_general)" stack_frame_id=39}')
+    op, = hlo.parse_collectives(line, [2, 4], ["data", "model"])
+    assert op["names"] == ["jit(step)/jvp()/reduce_sum",
+                           "jit(step)/transpose(jvp(dense))/dot_general"]
+    assert hlo.element_bytes([16, 32], "f32") + \
+        hlo.element_bytes([], "f32") == op["bytes"]

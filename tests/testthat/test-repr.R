@@ -18,6 +18,7 @@ repr_fixtures <- function() {
     empty_fix = layout_fix(fixture_plan("plan-no-parameters")),
     sharding = fixture_sharding(), picture = fixture_picture(),
     cost = fixture_cost(), comparison = fixture_comparison("16GB"),
+    cost_traffic = summary(fixture_cost(), by = "layer"),
     checkpoint_info = fixture_checkpoint_info(), launch = launch
   )
 }

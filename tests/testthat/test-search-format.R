@@ -23,6 +23,12 @@ test_that("a search prints its costs beside data parallel's and plots them", {
   expect_true(any(grepl("^  found .*verified by XLA", text)))
   expect_true(any(grepl("^  data parallel ", text)))
   expect_true(any(grepl("budget 1 MB", text)))
+  # The verified cost's traffic, by variable.
+  top <- summary(found$cost, by = "variable")
+  expect_gt(nrow(top), 0)
+  at <- grep("^Most traffic by variable", text)
+  expect_length(at, 1)
+  expect_match(text[at + 1], top$variable[1], fixed = TRUE)
   expect_output(print(found), "layout_map\\(")
   path <- tempfile(fileext = ".png")
   grDevices::png(path)

@@ -48,10 +48,20 @@ _SUB_AXIS = re.compile(r"'([^']+)'\s*:\s*\(([0-9]+)\)([0-9]+)")
 _QUOTED = re.compile(r"'([^']+)'")
 _PAIRS = re.compile(r"source_target_pairs=\{(?P<body>(?:\{[0-9,\s]*\},?)*)\}")
 _GROUP = re.compile(r"\{([0-9,\s]*)\}")
+_OP_NAME = re.compile(r'metadata=\{[^}]*?\bop_name="(?P<name>(?:[^"\\]|\\.)*)"')
 
 _BYTES = {"pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2,
           "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4,
           "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+
+
+def element_bytes(dims: Sequence[int], dtype: str) -> float:
+    """Bytes of one array of shape `dims` and HLO type `dtype`."""
+    size = _BYTES.get(dtype)
+    if size is None:
+        bits = re.search(r"([0-9]+)", dtype)
+        size = max(1, int(bits.group(1)) // 8) if bits else 4
+    return float(math.prod(dims) * size)
 
 
 def array_bytes(text: str) -> tuple[float, list[list[int]], list[str]]:
@@ -60,11 +70,7 @@ def array_bytes(text: str) -> tuple[float, list[list[int]], list[str]]:
     for m in _ARRAY.finditer(text):
         dtype = m.group("dtype")
         dims = [int(d) for d in m.group("dims").split(",") if d]
-        size = _BYTES.get(dtype)
-        if size is None:
-            bits = re.search(r"([0-9]+)", dtype)
-            size = max(1, int(bits.group(1)) // 8) if bits else 4
-        total += math.prod(dims) * size
+        total += element_bytes(dims, dtype)
         shapes.append(dims)
         dtypes.append(dtype)
     return total, shapes, dtypes
@@ -185,8 +191,42 @@ def parse_collectives(text: str, mesh_shape: Sequence[int],
             "bytes": float(result),
             "groups": groups,
             "axes": group_axes(groups, mesh_shape, axis_names),
+            "names": op_names(m.group("attrs"), len(shapes)),
         })
     return out
+
+
+def split_top(text: str, sep: str) -> list[str]:
+    """`text` split at each `sep` outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+def op_names(attrs: str, n: int) -> list[str]:
+    """The name stack of each of a collective's `n` result arrays.
+
+    XLA's metadata gives one `op_name` per instruction; a collective that
+    XLA combined from several writes theirs as `prefix/(a:b:...)`, one
+    name per operand in order. When the names are as many as the arrays,
+    each array gets `prefix/` and its own; when they are not, none (which
+    is whose is unknown). One name: every array gets it. No metadata:
+    empty names.
+    """
+    m = _OP_NAME.search(attrs)
+    name = m.group("name") if m else ""
+    *outer, last = split_top(name, "/")
+    if last.startswith("(") and last.endswith(")"):
+        parts = split_top(last[1:-1], ":")
+        if len(parts) == n:
+            return ["/".join(outer + [p]) for p in parts]
+        if len(parts) > 1:
+            return [""] * n
+    return [name] * n
 
 
 def summarise_collectives(ops: Sequence[dict]) -> dict:

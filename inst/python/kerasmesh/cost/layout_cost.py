@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import hlo
+from . import attribution, hlo
 from ..plan import planner as plan
 from ..core.backend import require_backend
 from ..plan.batches import check_batch_size
@@ -113,8 +113,10 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
         (XLA's own figures), `collectives` (columns by kind and axes),
-        `ops` (each collective), `plan` (the planner's summary), `mesh`,
-        `compile_seconds`, `versions` and facts about the step.
+        `ops` (each collective), `attribution` (collective bytes by
+        variable and layer: `attribution.attribute()`), `plan` (the
+        planner's summary), `mesh`, `compile_seconds`, `versions` and
+        facts about the step.
 
     Raises:
         KerasmeshError: the planner's error for a layout or batch size that
@@ -232,6 +234,7 @@ def _report(step: CompiledStep) -> dict:
         "xla": xla,
         "collectives": hlo.summarise_collectives(ops),
         "ops": ops,
+        "attribution": attribution.attribute(ops, planned["variables"]),
         "plan": summary,
         "warnings": [p["message"] for p in planned["problems"]
                      if p["severity"] == WARNING],
