@@ -18,7 +18,7 @@ repr_classes <- c(
   "kerasmesh_layout_plan_summary", "kerasmesh_layout_fix",
   "kerasmesh_sharding", "kerasmesh_sharding_picture",
   "kerasmesh_layout_cost", "kerasmesh_layout_comparison",
-  "kerasmesh_cost_traffic",
+  "kerasmesh_cost_traffic", "kerasmesh_layout_search",
   "kerasmesh_checkpoint_info", "kerasmesh_launch"
 )
 

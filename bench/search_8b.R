@@ -10,7 +10,11 @@
 # tensor-parallel map's memory as its budget and TIMEOUT seconds (default
 # 120).
 #
-#   Rscript bench/search_8b.R [BLOCKS] [TIMEOUT]
+#   Rscript bench/search_8b.R [BLOCKS] [TIMEOUT] [SIZE]
+#
+# SIZE "70b" makes it the Llama-3-70B-sized backbone of bench/hub_70b_*
+# (hidden 8192, 64 query / 8 key-value heads, intermediate 28672) on a 4 x 8
+# mesh of 32 simulated devices, batch 32 x 2048 tokens.
 #
 # Prints "name value" lines: the search's time and the R process's peak
 # RSS, and the found, keras-hub and tensor-parallel maps' verified memory
@@ -20,17 +24,26 @@ source(file.path(dirname(sub("^--file=", "", grep(
   "^--file=", commandArgs(), value = TRUE
 ))), "common.R"))
 
-args <- as.numeric(commandArgs(trailingOnly = TRUE))
-blocks <- if (length(args) >= 1) args[[1]] else 2
-timeout <- if (length(args) >= 2) args[[2]] else 120
-simulate_devices(8)
-mesh <- device_mesh(c(batch = 2, model = 4))
+args <- commandArgs(trailingOnly = TRUE)
+blocks <- if (length(args) >= 1) as.numeric(args[[1]]) else 2
+timeout <- if (length(args) >= 2) as.numeric(args[[2]]) else 120
+size <- if (length(args) >= 3) args[[3]] else "8b"
+config <- switch(size,
+  "8b" = list(devices = 8, mesh = c(batch = 2, model = 4), heads = 32L,
+              hidden = 4096L, intermediate = 14336L, batch = 8),
+  "70b" = list(devices = 32, mesh = c(batch = 4, model = 8), heads = 64L,
+               hidden = 8192L, intermediate = 28672L, batch = 32),
+  stop("SIZE must be 8b or 70b")
+)
+simulate_devices(config$devices)
+mesh <- device_mesh(config$mesh)
 hub <- reticulate::import("keras_hub")
 build <- function(n) {
   hub$models$Llama3Backbone(
     vocabulary_size = 128256L, num_layers = as.integer(n),
-    num_query_heads = 32L, num_key_value_heads = 8L, hidden_dim = 4096L,
-    intermediate_dim = 14336L, dtype = "bfloat16"
+    num_query_heads = config$heads, num_key_value_heads = 8L,
+    hidden_dim = config$hidden, intermediate_dim = config$intermediate,
+    dtype = "bfloat16"
   )
 }
 full <- function() build(blocks)
@@ -47,7 +60,8 @@ tp <- layout_map(
 cmp <- compare_layouts(
   full, list(keras_hub = model_parallel(as_layout_map(hub_map), "batch"),
              tensor_parallel = model_parallel(tp, "batch")),
-  batch_size = 8, optimizer = "sgd", input_shapes = shapes, timeout = 600
+  batch_size = config$batch, optimizer = "sgd", input_shapes = shapes,
+  timeout = 1200
 )
 print(cmp)
 xla_total <- function(cost) cost$xla[["total"]]
@@ -56,7 +70,8 @@ budget <- xla_total(costs$tensor_parallel)
 
 start <- Sys.time()
 found <- search_layout(
-  if (blocks > 2) build else full, mesh, batch_size = 8, optimizer = "sgd",
+  if (blocks > 2) build else full, mesh, batch_size = config$batch,
+  optimizer = "sgd",
   input_shapes = shapes, memory = budget, start = hub_map,
   blocks = if (blocks > 2) blocks, timeout = timeout
 )

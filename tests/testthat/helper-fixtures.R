@@ -30,6 +30,24 @@ fixture_cost <- function(name = "cost-model-parallel") {
   kerasmesh:::new_layout_cost(fixture(name))
 }
 
+# A search_layout() result as it is built, from the saved descriptions of
+# the book's layout map and a model-parallel cost (no Python).
+fixture_search <- function() {
+  structure(
+    list(
+      layout_map = fixture_layout_map(), mesh = fixture_mesh(),
+      candidates = data.frame(memory = c(3e9, 2e9), traffic = c(6e9, 1.5e9),
+                              value = c(6e9, 1.5e9), rules = c(0L, 2L),
+                              seconds = c(1.2, 2.5)),
+      cost = fixture_cost(), data_parallel = list(memory = 3e9,
+                                                  traffic = 6e9),
+      objective = "traffic", method = "exhaustive", space_size = 2,
+      compiles = 2, seconds = 3.7, budget = 8e9
+    ),
+    class = "kerasmesh_layout_search"
+  )
+}
+
 # compare_layouts() of data and model parallelism, as it builds its result.
 fixture_comparison <- function(device_memory = NULL) {
   kerasmesh:::new_layout_comparison(

@@ -19,7 +19,8 @@ repr_fixtures <- function() {
     sharding = fixture_sharding(), picture = fixture_picture(),
     cost = fixture_cost(), comparison = fixture_comparison("16GB"),
     cost_traffic = summary(fixture_cost(), by = "layer"),
-    checkpoint_info = fixture_checkpoint_info(), launch = launch
+    checkpoint_info = fixture_checkpoint_info(), launch = launch,
+    search = fixture_search()
   )
 }
 

@@ -37,3 +37,13 @@ test_that("a search prints its costs beside data parallel's and plots them", {
   grDevices::dev.off()
   expect_gt(file.size(path), 0)
 })
+
+test_that("a search prints the found layout as code, beside data parallel", {
+  expect_snapshot(print(fixture_search()))
+})
+
+test_that("a search's picture: candidates, the budget line, the chosen point", {
+  skip_if_not_installed("vdiffr")
+  vdiffr::expect_doppelganger("search candidates",
+                              function() plot(fixture_search()))
+})
