@@ -34,7 +34,8 @@ run <- function(command, args, timeout = 600) {
 }
 
 benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
-                "book_cost", "hub_70b", "search_8b", "search_8b_32", "search_exhaustive")
+                "book_cost", "hub_70b", "search_8b", "search_8b_32", "search_70b",
+                "search_exhaustive")
 only <- commandArgs(trailingOnly = TRUE)
 unknown <- setdiff(only, benchmarks)
 if (length(unknown)) {
@@ -215,6 +216,26 @@ if (wanted("search_8b_32")) {
   add_row("search_8b_32_vs_tp_memory", "found / tensor-parallel map", "GB",
           "lower", v[["found_memory_gb"]], v[["tp_memory_gb"]],
           "verified at 32 blocks")
+}
+
+# 7c. The Llama-3-70B-sized backbone (hidden 8192, 64/8 heads, intermediate
+# 28672) cut to 2 blocks, on a 4 x 8 mesh of 32 simulated devices.
+if (wanted("search_70b")) {
+  v <- run(rscript, c("search_8b.R", "2", "300", "70b"), timeout = 1500)$values
+  add_row("search_70b_time", "search, 2 blocks", "s", "lower",
+          v[["seconds"]], NA_real_,
+          "Llama-3-70B-sized, 4x8 mesh, timeout 300 s; goal <= 300 s")
+  add_row("search_70b_memory", "peak RSS", "GiB", "lower",
+          v[["peak_rss_gib"]], NA_real_, "R process; goal < 2 GiB")
+  add_row("search_70b_vs_hub_traffic", "found / keras-hub map", "GB",
+          "lower", v[["found_traffic_gb"]], v[["hub_traffic_gb"]],
+          "verified traffic per device per step")
+  add_row("search_70b_vs_tp_traffic", "found / tensor-parallel map", "GB",
+          "lower", v[["found_traffic_gb"]], v[["tp_traffic_gb"]],
+          "budget: the tensor-parallel map's memory")
+  add_row("search_70b_vs_tp_memory", "found / tensor-parallel map", "GB",
+          "lower", v[["found_memory_gb"]], v[["tp_memory_gb"]],
+          "verified memory per device (XLA)")
 }
 
 # 8. The walk against the exhaustive optimum where exhaustive is feasible.
