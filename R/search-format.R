@@ -1,9 +1,7 @@
 # The result of search_layout(): printing, summary, plot.
 
 new_layout_search <- function(desc, mesh) {
-  rules <- lapply(desc$rules, function(r) axes_from_python(r[[2]]))
-  names(rules) <- vapply(desc$rules, function(r) r[[1]], "")
-  lm <- build_layout_map(mesh, rules)
+  lm <- new_layout_map(desc$layout_map)
   candidates <- desc$candidates
   desc$candidates <- data.frame(
     memory = vapply(candidates, function(c) c$memory, 1),

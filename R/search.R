@@ -120,9 +120,6 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   if (!is.null(bandwidth)) bandwidth <- as.list(bandwidth)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
-  if (identical(memory, "device")) {
-    memory <- shim_call("search.device_memory", call = call)
-  }
   bar <- search_progress(verbose, started)
   desc <- with_plan_model(model, function(m) {
     shim_call(

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from ..core.errors import KerasmeshError, warn
+from ..core.layout import describe_layout_map
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
 from ..core import kinds
@@ -174,6 +175,7 @@ def result(search: Any, verify: Verifier, data_parallel: tuple,
     winner, runners = pick(search, verify)
     full = verify(winner)
     return {
+        "layout_map": describe_layout_map(search.space.layout_map(winner)),
         "rules": [[k, list(a)] for k, a in
                   search.space.fixed_rules() + search.space.rules(winner)],
         "cost": full,

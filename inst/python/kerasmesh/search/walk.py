@@ -354,7 +354,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
         model: a built model or a builder of no arguments; or, with
             `blocks`, a builder of one argument, the number of blocks.
         mesh: a Keras DeviceMesh.
-        memory: the per-device budget in bytes (XLA's total), or None.
+        memory: bytes per device (XLA's total), "device" or None.
         start: a LayoutMap or distribution to start from, or None.
         fixed: a LayoutMap of rules never changed, or None.
         objective: "traffic" or "time" (with `bandwidth`, bytes/s per
@@ -375,6 +375,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     began = time.monotonic() - float(spent or 0)
     timeout = float(timeout)
     sizes = {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
+    memory = device_memory() if memory == "device" else memory
     _check(objective, memory, bandwidth, flop_rate, sizes)
     step = {"batch_size": batch_size, "optimizer": optimizer or "sgd",
             "loss": loss, "input_shapes": input_shapes,
