@@ -132,6 +132,9 @@
 #' \item{`kerasmesh_warning_search_extrapolation`}{[search_layout()]'s figures
 #'   extrapolated from 1 and 2 blocks differ from the full model's compile by
 #'   more than 5 percent (per-block cost is not linear).}
+#' \item{`kerasmesh_warning_search_unstable_paths`}{The model's builder gives
+#'   its variables other paths each time it runs (Keras numbers unnamed layers),
+#'   so [search_layout()]'s rules won't match the next build.}
 #' \item{`kerasmesh_warning_unmatched_output_rule`}{A rule matches no variable
 #'   and no layer output.}
 #' \item{`kerasmesh_warning_unmatched_rule`}{A layout rule is never used.}
@@ -159,7 +162,8 @@ kind_names <- list(
   warnings = c(
     "array_precision", "checkpoint_fallback", "layout_check", "layout_plan",
     "layout_rank", "mesh_rank", "replicated", "rows_dropped",
-    "search_extrapolation", "unmatched_output_rule", "unmatched_rule")
+    "search_extrapolation", "search_unstable_paths", "unmatched_output_rule",
+    "unmatched_rule")
 )
 
 # `kinds$mesh_shape` is "mesh_shape"; an unknown name is an error, not NULL.

@@ -137,7 +137,7 @@ signal_python_warning <- function(kind, message, bullets) {
 
 # Python without a module kerasmesh needs (keras, jax): say which Python,
 # and the ways to get the module. The shim words the same hint for Orbax
-# (checkpoint_files.orbax()).
+# (`checkpoint/files.py`'s `orbax()`).
 abort_missing_module <- function(module, call) {
   managed <- if (has_py_require()) {
     c(i = "With reticulate's managed Python, start a new R session in which

@@ -50,6 +50,10 @@ format.kerasmesh_layout_search <- function(x, ...) {
             x$method),
     sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
             x$seconds, as.integer(x$compiles), budget),
+    if (isTRUE(x$pruned > 0)) {
+      sprintf("%d more layouts not compiled: their weights alone break it.",
+              as.integer(x$pruned))
+    },
     if (!is.null(x$stopped)) "The time ran out: the best layout by then.",
     "",
     "Per device (memory, traffic per step):",
@@ -107,22 +111,4 @@ summary.kerasmesh_layout_search <- function(object, ...) {
     )
   })
   do.call(rbind, rows)
-}
-
-#' @export
-plot.kerasmesh_layout_search <- function(x, ...) {
-  cand <- x$candidates
-  found <- c(x$cost$xla[["total"]], sum(x$cost$collectives$bytes))
-  gb <- 1e9
-  graphics::plot(cand$memory / gb, cand$traffic / gb, pch = 1,
-                 col = "grey40", xlab = "memory per device (GB)",
-                 ylab = "traffic per device per step (GB)",
-                 main = "Layouts costed",
-                 xlim = range(c(cand$memory, found[1], x$budget)) / gb,
-                 ylim = range(c(cand$traffic, found[2])) / gb, ...)
-  if (!is.null(x$budget)) {
-    graphics::abline(v = x$budget / gb, lty = 2)
-  }
-  graphics::points(found[1] / gb, found[2] / gb, pch = 19, col = "red")
-  invisible(x)
 }

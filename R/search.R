@@ -18,7 +18,10 @@
 #'
 #' @section How candidates are costed:
 #' Every candidate is compiled by XLA (shape-only, as [layout_cost()]
-#' does). A space of at most 64 layouts is costed exhaustively. Larger ones
+#' does), with XLA's code generation cut short: its sharding, partitioning
+#' and buffer passes, which give the memory and the collectives, run as
+#' always, in about half the time. A space of at most 64 layouts is costed
+#' exhaustively. Larger ones
 #' are walked from the best of data parallel, `start` and a tensor-parallel
 #' start (every dimension size but the residual width, the size most
 #' classes share, on the last non-batch axis): each step takes the first
@@ -27,13 +30,16 @@
 #' vocabulary at once) and single-class moves, until none improves or the
 #' time is up. While the layout fits, moves that split less are tried
 #' first, the smallest first; while it does not, those that split more,
-#' the largest first. With `blocks`, `model` builds any depth; candidates
+#' the largest first. Once a layout fits, a candidate whose weights alone
+#' exceed `memory` on a device is not compiled (XLA's total counts every
+#' weight; each compile checks that it does). With `blocks`, `model`
+#' builds any depth; candidates
 #' are compiled at 1 and 2 blocks and every figure is extrapolated
-#' linearly to `blocks` (`f(L) = f(1) + (L - 1) (f(2) - f(1))`), and the
-#' best ones are compiled at full depth. Only XLA's figure for the full
-#' model decides whether a layout fits `memory`: the result never fits
-#' by an estimate, and `predicted` beside `cost` shows how far the
-#' extrapolation was off.
+#' linearly to `blocks` (`f(L) = f(1) + (L - 1) (f(2) - f(1))`). The
+#' best candidates are then compiled again, at full depth and with XLA's
+#' default options: only that figure decides whether a layout fits
+#' `memory`, so the result never fits by an estimate, and `predicted`
+#' beside `cost` shows how far the search's own figure was off.
 #'
 #' @section Objectives:
 #' `"traffic"` is the bytes of all collectives per device per step.
@@ -45,8 +51,9 @@
 #' @section Long searches:
 #' A progress bar shows how many layouts were costed and the best so far
 #' when a search takes more than 2 seconds. `timeout` stops the search
-#' (three quarters of it with `blocks`, leaving the rest for the full
-#' compiles) and returns the best layout found by then, saying so; an
+#' (at 85% of it, or 75% with `blocks`, leaving the rest for the full
+#' compiles; runners-up are verified only while time is left) and returns
+#' the best layout found by then, saying so; an
 #' interrupt (Ctrl-C) stops it and leaves the session usable.
 #'
 #' @inheritParams layout_cost
@@ -78,8 +85,11 @@
 #'   `data_parallel` and `start` (figures: `memory`, `traffic`, by axes,
 #'   `flops`), `classes` (per class: the chosen axes and what the other
 #'   placements cost), `candidates` (a data frame: every layout costed),
-#'   `compiles`, `space_size`, `method`, `stopped` and `seconds`.
-#'   `as_layout_map()` gives the layout map, `format()` it as R code.
+#'   `compiles`, `pruned` (candidates not compiled: their weights alone
+#'   break `memory`), `space_size`, `method`, `stopped` and `seconds`.
+#'   `as_layout_map()` gives the layout map, `format()` it as R code, and
+#'   `plot()` draws every layout costed, memory against traffic, with the
+#'   budget and the found, start and data-parallel layouts marked.
 #' @seealso [compare_layouts()] to cost layouts of your own.
 #' @export
 #' @examplesIf keras_available()
@@ -98,6 +108,7 @@
 #'                        fixed = layout_map(mesh, "net/dense/bias" = NA))
 #' found
 #' summary(found)
+#' plot(found)
 #' as_layout_map(found)
 search_layout <- function(model, mesh, batch_size, optimizer = NULL,
                           loss = NULL, input_shapes = NULL, memory = NULL,

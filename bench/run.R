@@ -4,7 +4,8 @@
 #
 # `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
 # the named benchmarks (throughput, startup, layout_resolution, book_plan,
-# book_cost, hub_70b, search_8b, search_8b_32, search_exhaustive) and
+# book_cost, hub_70b, search_8b, search_8b_32, search_70b, search_gemma,
+# search_qwen2, search_exhaustive) and
 # replaces only their rows in bench/results.csv.
 # book_cost compares with the Keras baseline that allocates the book's model
 # (15 GiB), run once for book_plan; run without book_plan it skips that
@@ -35,7 +36,7 @@ run <- function(command, args, timeout = 600) {
 
 benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
                 "book_cost", "hub_70b", "search_8b", "search_8b_32", "search_70b",
-                "search_exhaustive")
+                "search_gemma", "search_qwen2", "search_exhaustive")
 only <- commandArgs(trailingOnly = TRUE)
 unknown <- setdiff(only, benchmarks)
 if (length(unknown)) {
@@ -174,68 +175,41 @@ add_row("hub_70b_plan_memory", "peak RSS", "GiB", "lower",
         "R process with layout_plan() vs Python process building abstractly")
 }
 
-# 7. search_layout() on the Llama-3-8B-shaped backbone cut to 2 blocks, 2 x 4
-# mesh: the found map against keras-hub's own map and a hand-written
-# tensor-parallel map, costed in the same run (one search: it takes minutes).
-if (wanted("search_8b")) {
-  v <- run(rscript, c("search_8b.R", "2", "120"), timeout = 900)$values
-  add_row("search_8b_time", "search, 2 blocks", "s", "lower",
+# 7. search_layout() on keras-hub backbones (bench/search_hub.R): the found
+# map against keras-hub's own map and, for Llama, a hand-written
+# tensor-parallel map, costed in the same run (each search takes minutes).
+add_search_rows <- function(name, args, what, timeout = 1800) {
+  v <- run(rscript, c("search_hub.R", args), timeout = timeout)$values
+  depth <- sprintf("%s blocks", args[[1]])
+  add_row(paste0(name, "_time"), paste0("search, ", depth), "s", "lower",
           v[["seconds"]], NA_real_,
-          "Llama-3-8B-shaped, 2x4 mesh, timeout 120 s; goal <= 120 s")
-  add_row("search_8b_memory", "peak RSS", "GiB", "lower",
+          sprintf("%s, timeout %s s; goal <= %s s", what, args[[2]],
+                  args[[2]]))
+  add_row(paste0(name, "_memory"), "peak RSS", "GiB", "lower",
           v[["peak_rss_gib"]], NA_real_, "R process; goal < 2 GiB")
-  add_row("search_8b_vs_hub_traffic", "found / keras-hub map", "GB",
-          "lower", v[["found_traffic_gb"]], v[["hub_traffic_gb"]],
-          "verified traffic per device per step")
-  add_row("search_8b_vs_hub_memory", "found / keras-hub map", "GB", "lower",
-          v[["found_memory_gb"]], v[["hub_memory_gb"]],
-          "verified memory per device (XLA)")
-  add_row("search_8b_vs_tp_traffic", "found / tensor-parallel map", "GB",
-          "lower", v[["found_traffic_gb"]], v[["tp_traffic_gb"]],
-          "budget: the tensor-parallel map's memory")
-  add_row("search_8b_vs_tp_memory", "found / tensor-parallel map", "GB",
-          "lower", v[["found_memory_gb"]], v[["tp_memory_gb"]],
-          "verified memory per device (XLA)")
+  for (map in intersect(c("hub", "tp"), sub("_memory_gb$", "", names(v)))) {
+    label <- c(hub = "keras-hub map", tp = "tensor-parallel map")[[map]]
+    for (figure in c("traffic", "memory")) {
+      add_row(sprintf("%s_vs_%s_%s", name, map, figure),
+              paste0("found / ", label), "GB", "lower",
+              v[[paste0("found_", figure, "_gb")]],
+              v[[sprintf("%s_%s_gb", map, figure)]],
+              sprintf("verified %s per device at %s", figure, depth))
+    }
+  }
 }
-
-# 7b. The same at 32 blocks: candidates compiled at 1 and 2 blocks and
-# extrapolated, the best ones compiled at 32 (about 8 minutes).
-if (wanted("search_8b_32")) {
-  v <- run(rscript, c("search_8b.R", "32", "420"), timeout = 1200)$values
-  add_row("search_8b_32_time", "search, 32 blocks", "s", "lower",
-          v[["seconds"]], NA_real_,
-          "Llama-3-8B-shaped, 2x4 mesh, timeout 420 s; goal <= 120 s")
-  add_row("search_8b_32_memory", "peak RSS", "GiB", "lower",
-          v[["peak_rss_gib"]], NA_real_, "R process; goal < 2 GiB")
-  add_row("search_8b_32_vs_hub_traffic", "found / keras-hub map", "GB",
-          "lower", v[["found_traffic_gb"]], v[["hub_traffic_gb"]],
-          "verified at 32 blocks")
-  add_row("search_8b_32_vs_tp_traffic", "found / tensor-parallel map", "GB",
-          "lower", v[["found_traffic_gb"]], v[["tp_traffic_gb"]],
-          "budget: the tensor-parallel map's memory")
-  add_row("search_8b_32_vs_tp_memory", "found / tensor-parallel map", "GB",
-          "lower", v[["found_memory_gb"]], v[["tp_memory_gb"]],
-          "verified at 32 blocks")
-}
-
-# 7c. The Llama-3-70B-sized backbone (hidden 8192, 64/8 heads, intermediate
-# 28672) cut to 2 blocks, on a 4 x 8 mesh of 32 simulated devices.
-if (wanted("search_70b")) {
-  v <- run(rscript, c("search_8b.R", "2", "300", "70b"), timeout = 1500)$values
-  add_row("search_70b_time", "search, 2 blocks", "s", "lower",
-          v[["seconds"]], NA_real_,
-          "Llama-3-70B-sized, 4x8 mesh, timeout 300 s; goal <= 300 s")
-  add_row("search_70b_memory", "peak RSS", "GiB", "lower",
-          v[["peak_rss_gib"]], NA_real_, "R process; goal < 2 GiB")
-  add_row("search_70b_vs_hub_traffic", "found / keras-hub map", "GB",
-          "lower", v[["found_traffic_gb"]], v[["hub_traffic_gb"]],
-          "verified traffic per device per step")
-  add_row("search_70b_vs_tp_traffic", "found / tensor-parallel map", "GB",
-          "lower", v[["found_traffic_gb"]], v[["tp_traffic_gb"]],
-          "budget: the tensor-parallel map's memory")
-  add_row("search_70b_vs_tp_memory", "found / tensor-parallel map", "GB",
-          "lower", v[["found_memory_gb"]], v[["tp_memory_gb"]],
-          "verified memory per device (XLA)")
+searches <- list(
+  search_8b = list(c("2", "120", "8b"), "Llama-3-8B-shaped, 2x4 mesh"),
+  search_8b_32 = list(c("32", "120", "8b"), "Llama-3-8B-shaped, 2x4 mesh"),
+  search_70b = list(c("80", "300", "70b"),
+                    "Llama-3-70B-sized, 4x8 mesh of 32 devices", 3600),
+  search_gemma = list(c("2", "120", "gemma"),
+                      "Gemma-7B-shaped, 2x4 mesh, budget keras-hub's memory"),
+  search_qwen2 = list(c("2", "120", "qwen2"),
+                      "Qwen2-7B-shaped, 2x4 mesh, budget keras-hub's memory")
+)
+for (name in names(searches)) {
+  if (wanted(name)) do.call(add_search_rows, c(name, searches[[name]]))
 }
 
 # 8. The walk against the exhaustive optimum where exhaustive is feasible.

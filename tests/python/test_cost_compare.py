@@ -4,13 +4,7 @@ import keras
 
 from kerasmesh.cost import compare
 from kerasmesh.cost import layout_cost as cost
-
-
-def mlp():
-    inputs = keras.Input((32,))
-    hidden = keras.layers.Dense(64, activation="relu", name="dense")(inputs)
-    outputs = keras.layers.Dense(16, name="dense_1")(hidden)
-    return keras.Model(inputs, outputs, name="mlp")
+from small_models import mlp
 
 
 def layouts(mesh):

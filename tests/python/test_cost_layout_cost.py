@@ -7,6 +7,7 @@ import pytest
 from jax.sharding import NamedSharding, PartitionSpec
 
 from kerasmesh.cost import layout_cost as cost
+from small_models import mlp
 from kerasmesh.cost import hlo
 from kerasmesh.plan import planner as plan
 from kerasmesh.cost import step
@@ -30,13 +31,6 @@ def model_parallel(mesh):
 def data_parallel():
     return keras.distribution.DataParallel(
         devices=keras.distribution.list_devices())
-
-
-def mlp():
-    inputs = keras.Input((32,))
-    hidden = keras.layers.Dense(64, activation="relu", name="dense")(inputs)
-    outputs = keras.layers.Dense(16, name="dense_1")(hidden)
-    return keras.Model(inputs, outputs, name="mlp")
 
 
 def collective_key(op):
@@ -119,6 +113,18 @@ def test_memory_breakdown_adds_up_to_xla_figures(mesh):
     assert memory["inputs"] == 8 * (32 + 16) * 4
     assert memory["activations"] == xla["temp"]
     assert memory["total"] == xla["total"]
+
+
+@pytest.mark.parametrize("layout", ["model_parallel", "data_parallel"])
+def test_a_quick_compile_reports_the_same_memory_and_collectives(mesh,
+                                                                 layout):
+    dist = model_parallel(mesh) if layout == "model_parallel" \
+        else data_parallel()
+    default = cost.layout_cost(mlp, dist, 16, "adam", "mse")
+    quick = cost.layout_cost(mlp, dist, 16, "adam", "mse", quick=True)
+    assert quick["xla"] == default["xla"]
+    assert quick["ops"] == default["ops"]
+    assert quick["collectives"] == default["collectives"]
 
 
 def test_all_reduce_traffic_follows_the_layouts_arithmetic(mesh):

@@ -1,5 +1,7 @@
 """The end of a search: figures, the pick, and a budget nothing fits."""
 
+import time
+
 import pytest
 
 from kerasmesh.search import result as search_result
@@ -28,8 +30,9 @@ class FakeSpace:
 class FakeSearch:
     """Two costed choices at full depth, under a budget of 50 bytes."""
 
-    def __init__(self, budget):
-        self.budget, self.depth, self.space = budget, None, FakeSpace()
+    def __init__(self, budget, depth=None):
+        self.budget, self.depth, self.space = budget, depth, FakeSpace()
+        self.models = {None: None}
         self.costs = {(0,): fake_cost(80.0, {"data": 1.0}),
                       (1,): fake_cost(60.0, {"model": 5.0})}
         self.seen = {c: search_result.figures(r)
@@ -41,21 +44,56 @@ class FakeSearch:
         return (1, f["memory"], f["traffic"])
 
 
+class FakeVerifier(search_result.Verifier):
+    """Full-depth costs from a table instead of XLA; records what it
+    compiled."""
+
+    def __init__(self, search, full_costs=None, deadline=None):
+        super().__init__(search, None, search.depth,
+                         time.monotonic() + 60 if deadline is None
+                         else deadline)
+        self.full_costs = full_costs or search.costs
+        self.compiled = []
+
+    def _compile(self, choice):
+        self.compiled.append(choice)
+        return self.full_costs[choice]
+
+
 def test_the_pick_is_the_least_traffic_that_fits():
     s = FakeSearch(budget=None)
-    verify = search_result.Verifier(s, None, None, 0.0)
-    winner, runners = search_result.pick(s, verify)
+    winner, runners = search_result.pick(s, FakeVerifier(s))
     assert winner == (0,) and runners == [(1,)]
     s = FakeSearch(budget=70.0)
-    winner, runners = search_result.pick(
-        s, search_result.Verifier(s, None, None, 0.0))
+    verify = FakeVerifier(s)
+    winner, runners = search_result.pick(s, verify)
     assert winner == (1,) and runners == []
+    # Over budget by the search's own full-depth compile: not compiled again.
+    assert verify.compiled == [(1,)]
+
+
+def test_a_predicted_fit_that_the_full_compile_breaks_is_not_a_fit():
+    s = FakeSearch(budget=70.0, depth=8)
+    full = {(0,): fake_cost(65.0, {"data": 1.0}),
+            (1,): fake_cost(75.0, {"model": 5.0})}
+    verify = FakeVerifier(s, full)
+    winner, runners = search_result.pick(s, verify)
+    # (1,) was predicted to fit but does not; (0,) was predicted not to.
+    assert winner == (0,) and runners == []
+    assert verify.compiled == [(1,), (0,)]
+
+
+def test_runners_up_wait_for_time_left():
+    s = FakeSearch(budget=None)
+    verify = FakeVerifier(s, deadline=time.monotonic() - 1)
+    winner, runners = search_result.pick(s, verify)
+    assert winner == (0,) and runners == [] and verify.compiled == [(0,)]
 
 
 def test_a_budget_nothing_fits_names_the_smallest_memory_and_its_rules():
     s = FakeSearch(budget=50.0)
     with pytest.raises(KerasmeshError) as e:
-        search_result.pick(s, search_result.Verifier(s, None, None, 0.0))
+        search_result.pick(s, FakeVerifier(s))
     assert e.value.kind == "memory_budget"
     assert "60 bytes" in str(e.value)
     assert '"dense/kernel" = (None, model)' in str(e.value)

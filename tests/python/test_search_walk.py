@@ -2,12 +2,14 @@
 honestly from reduced depths, and never reports a false fit."""
 
 import itertools
+import warnings
 
 import keras
 import pytest
 
 from kerasmesh.cost import layout_cost as cost
 from kerasmesh.search import walk as search
+from kerasmesh.search.result import figures
 from kerasmesh.core.errors import KerasmeshError
 
 keras_hub = pytest.importorskip("keras_hub")
@@ -111,7 +113,7 @@ def test_the_time_objective_weighs_slow_axes(mesh):
                              fixed=one_kernel_free(mesh), objective="time",
                              bandwidth={"data": 1e12, "model": 1e3},
                              flop_rate=1e12)
-    by_axes = search.figures(r["cost"])["by_axes"]
+    by_axes = figures(r["cost"])["by_axes"]
     assert by_axes.get("model", 0.0) == 0.0
 
 
@@ -139,7 +141,7 @@ def test_reduced_depths_extrapolate_linearly_to_the_full_model(mesh):
         fixed=_only_a_norm_free(mesh))
     assert r["depths"] == [1, 2] and r["blocks"] == 4
     assert r["method"] == "exhaustive" and r["space_size"] == 3
-    predicted, actual = r["predicted"], search.figures(r["cost"])
+    predicted, actual = r["predicted"], figures(r["cost"])
     assert actual["traffic"] == pytest.approx(predicted["traffic"], rel=0.01)
     assert actual["memory"] == pytest.approx(predicted["memory"], rel=0.05)
     assert max(r["linearity"].values()) <= 0.05
@@ -174,3 +176,40 @@ def test_exhaustive_choices_cover_the_space(mesh):
     space = SearchSpace(mlp(), mesh, biases_pinned(mesh))
     free = [space.classes[i].options for i in space.free]
     assert space.size() == len(list(itertools.product(*free)))
+
+
+def test_a_builder_of_unnamed_layers_is_a_warning(mesh):
+    from kerasmesh.core.errors import KerasmeshWarning
+
+    def unnamed():
+        return keras.Sequential([keras.Input((32,)), keras.layers.Dense(8)])
+
+    with pytest.warns(KerasmeshWarning, match="other paths") as record:
+        search.search_layout(unnamed, mesh, 16, "sgd", "mse")
+    assert record[0].message.kind == "search_unstable_paths"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", KerasmeshWarning)
+        search.search_layout(mlp, mesh, 16, "sgd", "mse",
+                             fixed=one_kernel_free(mesh))
+
+
+def wide():
+    """Two 256 x 256 kernels (49 layouts): their weights outweigh the
+    step's activations."""
+    inputs = keras.Input((256,))
+    hidden = keras.layers.Dense(256, use_bias=False, name="a")(inputs)
+    outputs = keras.layers.Dense(256, use_bias=False, name="b")(hidden)
+    return keras.Model(inputs, outputs, name="wide")
+
+
+def test_layouts_whose_weights_break_the_budget_are_spared(mesh):
+    everything = search.search_layout(wide, mesh, 8, "sgd", "mse")
+    assert everything["pruned"] == 0
+    budget = 300e3  # under one replicated kernel and a 2-way split one
+    r = search.search_layout(wide, mesh, 8, "sgd", "mse", memory=budget)
+    assert r["pruned"] > 0
+    assert len(r["candidates"]) + r["pruned"] == len(everything["candidates"])
+    best = min(c["traffic"] for c in everything["candidates"]
+               if c["memory"] <= budget)
+    assert figures(r["cost"])["traffic"] == best
+    assert r["cost"]["xla"]["total"] <= budget

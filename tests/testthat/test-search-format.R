@@ -15,7 +15,7 @@ test_that("a found layout is printed as R code for layout_map()", {
   expect_match(search_code(list()), "data parallel")
 })
 
-test_that("a search prints its costs beside data parallel's and plots them", {
+test_that("a search prints its costs beside data parallel's", {
   skip_if_no_keras()
   found <- within_seconds(small_search(memory = "1MB"), 120)
   text <- format(found)
@@ -30,20 +30,8 @@ test_that("a search prints its costs beside data parallel's and plots them", {
   expect_length(at, 1)
   expect_match(text[at + 1], top$variable[1], fixed = TRUE)
   expect_output(print(found), "layout_map\\(")
-  path <- tempfile(fileext = ".png")
-  grDevices::png(path)
-  on.exit(unlink(path), add = TRUE)
-  expect_identical(plot(found), found)
-  grDevices::dev.off()
-  expect_gt(file.size(path), 0)
 })
 
 test_that("a search prints the found layout as code, beside data parallel", {
   expect_snapshot(print(fixture_search()))
-})
-
-test_that("a search's picture: candidates, the budget line, the chosen point", {
-  skip_if_not_installed("vdiffr")
-  vdiffr::expect_doppelganger("search candidates",
-                              function() plot(fixture_search()))
 })

@@ -21,6 +21,24 @@ test_that("search_layout() finds the least traffic, verified, as R code", {
   expect_equal(s$alternatives[s$class == "net/dense/kernel"], 6)
 })
 
+test_that("a builder of unnamed layers is a warning: its paths change", {
+  skip_if_no_keras()
+  unnamed <- function() {
+    keras <- reticulate::import("keras")
+    keras$Sequential(list(keras$Input(shape = list(32L)),
+                          keras$layers$Dense(64L)))
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  expect_warning(
+    found <- within_seconds(search_layout(unnamed, mesh, batch_size = 16,
+                                          loss = "mse"), 120),
+    class = "kerasmesh_warning_search_unstable_paths"
+  )
+  expect_s3_class(found, "kerasmesh_layout_search")
+  # The named net builds the same paths every time: no warning.
+  expect_no_warning(within_seconds(small_search(memory = 9000), 120))
+})
+
 test_that("search_layout() never reports a fit XLA does not confirm", {
   skip_if_no_keras()
   found <- within_seconds(small_search(memory = 9000), 120)

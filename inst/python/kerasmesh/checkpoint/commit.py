@@ -5,7 +5,7 @@ of a run takes it for the run), so that two writers of one directory take
 turns. The new step is written aside, into `.kerasmesh-staging-N` (Orbax
 writes there through its own temporary directory and renames it when every
 process has written its shards), and sealed with its marker
-(`checkpoint_files.write_marker()`). Then it is swapped in:
+(`files.write_marker()`). Then it is swapped in:
 
 1. `N` (the old step, when overwriting) is renamed `.kerasmesh-retired-N`;
 2. `.kerasmesh-staging-N` is renamed `N`;
@@ -13,7 +13,7 @@ process has written its shards), and sealed with its marker
 
 A process killed anywhere leaves the old or the new step complete: before
 step 2 the sealed staging copy, after it `N`, stands for the step
-(`checkpoint_files.step_dirs()`), and the next save finishes the swap and
+(`files.step_dirs()`), and the next save finishes the swap and
 removes what is left over (`recover()`). Only steps kerasmesh committed
 (`owned`) are ever renamed or deleted, and never through a symbolic link.
 """

@@ -284,6 +284,11 @@ ROWS_DROPPED = _kind(
     "rows_dropped",
     warning="Rows of the last batch that don't split evenly over the "
             "processes are not fed.")
+SEARCH_UNSTABLE_PATHS = _kind(
+    "search_unstable_paths",
+    warning="The model's builder gives its variables other paths each time "
+            "it runs (Keras numbers unnamed layers), so [search_layout()]'s "
+            "rules won't match the next build.")
 SEARCH_EXTRAPOLATION = _kind(
     "search_extrapolation",
     warning="[search_layout()]'s figures extrapolated from 1 and 2 blocks "

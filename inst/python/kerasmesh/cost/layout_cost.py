@@ -93,7 +93,7 @@ def versions() -> dict:
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
                 input_shapes: dict | None = None, timeout: Any = 300,
-                spent: Any = 0) -> dict:
+                spent: Any = 0, quick: bool = False) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -109,6 +109,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             inputs with dimensions of unknown size.
         timeout: seconds for the whole call (building, tracing, compiling:
             `deadline.py`), less `spent`, seconds the caller spent before.
+        quick: compile with `deadline.QUICK` (the search's candidates).
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
@@ -141,7 +142,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 timeout, f"The time ran out while {clock.phase}.") from None
         raise
     try:
-        compiled = compile_within(lowered, clock, timeout)
+        compiled = compile_within(lowered, clock, timeout, quick)
     except KerasmeshError:
         raise
     except Exception as e:  # noqa: BLE001 - XLA's own error, classed

@@ -33,22 +33,28 @@ def figures(r: dict) -> dict:
 
 
 class Verifier:
-    """Full-depth costs of choices: the search's own when it compiled
-    the full model, else one compile each of the model at `full` blocks."""
+    """Full-depth costs of choices: one compile each of the full model
+    (built at `full` blocks, or the search's own model), with XLA's
+    default options, within `deadline`."""
 
     def __init__(self, search: Any, model: Any, full: int | None,
                  deadline: float):
         self.search, self.model, self.full = search, model, full
         self.deadline = deadline
-        self.built = None
+        self.built = search.models[None] if full is None else None
         self.costs: dict[tuple, dict | None] = {}
+        self.longest = 0.0
 
     def __call__(self, choice: tuple) -> dict | None:
-        if self.full is None:
-            return self.search.costs.get(choice)
         if choice not in self.costs:
+            began = time.monotonic()
             self.costs[choice] = self._compile(choice)
+            self.longest = max(self.longest, time.monotonic() - began)
         return self.costs[choice]
+
+    def has_time(self) -> bool:
+        """Whether another compile like the longest so far fits in time."""
+        return self.deadline - time.monotonic() > 1.25 * self.longest
 
     def _compile(self, choice: tuple) -> dict | None:
         from keras.distribution import ModelParallel
@@ -77,27 +83,23 @@ def _ranked(search: Any) -> list[tuple]:
 
 def pick(search: Any, verify: Verifier) -> tuple[tuple, list[tuple]]:
     """The best candidate that fits by its full-depth cost, and up to
-    `RUNNERS_UP` more verified ones.
+    `RUNNERS_UP` more verified ones, as time allows.
+
+    A candidate the search costed at full depth and found over budget is
+    not compiled again; extrapolated ones are, up to `MAX_VERIFIED`.
 
     Raises:
         KerasmeshError: kind `memory_budget` when none of the candidates
             compiled at full depth fits.
     """
     chosen: list[tuple] = []
-    tried = 0
     for c in _ranked(search):
-        if len(chosen) > RUNNERS_UP or (tried >= MAX_VERIFIED and chosen):
+        if len(chosen) > RUNNERS_UP or len(verify.costs) >= MAX_VERIFIED or \
+                (chosen and not verify.has_time()):
             break
-        if tried >= MAX_VERIFIED and search.depth is not None:
+        if search.depth is None and search.score(search.seen[c])[0] != 0:
             break
-        try:
-            r = verify(c)
-        except KerasmeshError as e:
-            # Out of time for the runners-up: the winner stands.
-            if e.kind != kinds.TIMEOUT or not chosen:
-                raise
-            break
-        tried += search.depth is not None
+        r = verify(c)
         if r is not None and search.score(figures(r))[0] == 0:
             chosen.append(c)
     if not chosen:
@@ -107,9 +109,15 @@ def pick(search: Any, verify: Verifier) -> tuple[tuple, list[tuple]]:
 
 
 def _nothing_fits(search: Any, verify: Verifier) -> None:
-    costed = [(c, figures(r)) for c in search.seen
-              if (r := (verify.costs.get(c) if search.depth is not None
-                        else search.costs.get(c))) is not None]
+    costed = [(c, figures(r)) for c, r in verify.costs.items()
+              if r is not None]
+    if search.depth is None:
+        costed += [(c, f) for c, f in search.seen.items() if f is not None]
+    if not costed:
+        raise KerasmeshError(
+            kinds.COMPILE, "XLA compiled none of the best candidates for "
+            "the full model.", i="Call `layout_cost()` on the start layout "
+            "to see XLA's error.")
     c, f = min(costed, key=lambda cf: cf[1]["memory"])
     rules = "; ".join(f'"{k}" = ({", ".join(str(a) for a in axes)})'
                       for k, axes in search.space.rules(c)) or \
@@ -192,6 +200,7 @@ def result(search: Any, verify: Verifier, data_parallel: tuple,
                        for e in search.log if (f := e["figures"])],
         "compiles": len(search.log) * len(search.models) +
         len(verify.costs),
+        "pruned": len(search.pruned),
         "space_size": search.space.size(),
         "method": search.method,
         "depths": [d for d in search.models if d is not None],

@@ -114,6 +114,7 @@ class SearchSpace:
         self.paths = [p for c in self.classes for p in c.paths]
         self.fixed = fixed
         self.fixed_keys = rule_keys(fixed) if fixed is not None else []
+        self._shards: dict[tuple, float] = {}
         if fixed is not None:
             self._pin(fixed)
 
@@ -166,6 +167,18 @@ class SearchSpace:
         """Each class's placement under `choice` (fixed ones as pinned)."""
         return [c.fixed if c.fixed is not None else c.options[k]
                 for c, k in zip(self.classes, choice)]
+
+    def shard_bytes(self, choice: tuple) -> list[float]:
+        """Each class's bytes per variable on one device under `choice`
+        (the `Placement` of its shape)."""
+        out = []
+        for i, (c, axes) in enumerate(zip(self.classes, self.axes(choice))):
+            key = (i, axes)
+            if key not in self._shards:
+                self._shards[key] = float(Placement.of(
+                    c.shape, axes, self.sizes, itemsize(c.dtype)).device_bytes)
+            out.append(self._shards[key])
+        return out
 
     def choice_of(self, placements: list[Axes]) -> tuple:
         """The choice that gives these placements (unknown ones unsplit)."""

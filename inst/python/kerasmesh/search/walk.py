@@ -1,23 +1,15 @@
 """`search_layout()`: the layout with the least traffic that fits.
 
 Candidates are choices in a `SearchSpace` (one placement per class of
-variables). Each is costed by XLA itself, through `cost.layout_cost()`:
-
-* at the model's own depth when no reduced builder is given or the model
-  has at most two blocks;
-* otherwise at 1 and 2 blocks, and every figure (XLA's memory, each
-  collective's bytes, FLOPs) extrapolated linearly to the full depth:
-  `f(L) = f(1) + (L - 1) * (f(2) - f(1))`.
-
-The walk starts from the best of data parallel, `start` and a
-tensor-parallel start (`tensor_parallel()`), and takes the first move that
-improves (in the order `_ordered()` gives) among *tied* moves (every
-dimension of one size, in every class, onto one axis or unsplit: heads, MLP
-columns or the vocabulary at once) and moves of one class, until none does
-or the time is up. A space of at most `exhaustive`
+variables), costed as `candidates.py` says. The walk starts from the best
+of data parallel, `start` and a tensor-parallel start
+(`moves.tensor_parallel()`), and takes the first move that improves (in
+the order `moves.ordered()` gives) among tied moves and moves of one
+class, until none does or the time is up; candidates whose weights alone
+break the budget are not compiled. A space of at most `exhaustive`
 layouts is enumerated instead. The best candidates are then compiled at
-full depth (the verification): only XLA's figure for the full model
-decides whether a layout fits `memory`.
+full depth with XLA's default options (`result.Verifier`): only that
+figure decides whether a layout fits `memory`.
 """
 
 from __future__ import annotations
@@ -27,213 +19,21 @@ import time
 from typing import Any
 from collections.abc import Callable
 
-from ..core.errors import KerasmeshError
+from ..core.errors import KerasmeshError, warn
+from ..core.placement import model_variables
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
 from ..cost.deadline import timeout_error
-from .result import Verifier, figures, result
+from .candidates import Search
+from .moves import class_moves, ordered, tensor_parallel, tied_moves
+from .result import Verifier, result
 from .space import SearchSpace
 from ..core import kinds
 
+# The share of `timeout` the walk may use; the rest is the verification's.
+WALK_SHARE = {"whole": 0.85, "reduced": 0.75}
+
 OBJECTIVES = ("traffic", "time")
-
-
-def _extrapolate(f1: dict, f2: dict, depth: int) -> dict:
-    """Figures at `depth` blocks from those at 1 and 2 blocks."""
-    def line(a: float, b: float) -> float:
-        return a + (depth - 1) * (b - a)
-
-    axes = set(f1["by_axes"]) | set(f2["by_axes"])
-    by_axes = {a: line(f1["by_axes"].get(a, 0.0), f2["by_axes"].get(a, 0.0))
-               for a in axes}
-    return {"memory": line(f1["memory"], f2["memory"]),
-            "traffic": sum(by_axes.values()), "by_axes": by_axes,
-            "flops": line(f1["flops"], f2["flops"])}
-
-
-def step_time(figures: dict, bandwidth: dict | None,
-              flop_rate: float | None) -> float:
-    """Seconds per step: each collective's bytes over the slowest of its
-    axes' bandwidths (bytes/s), plus FLOPs over `flop_rate`."""
-    seconds = 0.0
-    for axes, b in figures["by_axes"].items():
-        seconds += b / min(bandwidth[a] for a in axes.split("+"))
-    return seconds + figures["flops"] / flop_rate
-
-
-class Search:
-    """One search: the models, the space, the costed candidates."""
-
-    def __init__(self, models: dict, depth: int | None, space: SearchSpace,
-                 step: dict, budget: float | None, objective: str,
-                 bandwidth: dict | None, flop_rate: float | None,
-                 deadline: float, progress: Callable | None):
-        self.models, self.depth, self.space = models, depth, space
-        self.step, self.budget, self.objective = step, budget, objective
-        self.bandwidth, self.flop_rate = bandwidth, flop_rate
-        self.deadline, self.progress = deadline, progress
-        self.seen: dict[tuple, dict | None] = {}
-        self.costs: dict[tuple, dict] = {}
-        self.log: list[dict] = []
-        self.out_of_time = False
-        self.method = "walk"
-
-    def left(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def value(self, f: dict) -> float:
-        if self.objective == "time":
-            return step_time(f, self.bandwidth, self.flop_rate)
-        return f["traffic"]
-
-    def score(self, f: dict | None) -> tuple:
-        """Lower is better: fitting layouts by the objective, then the
-        others by memory."""
-        if f is None:
-            return (2, 0.0, 0.0)
-        if self.budget is None or f["memory"] <= self.budget:
-            return (0, self.value(f), f["memory"])
-        return (1, f["memory"], self.value(f))
-
-    def _cost(self, model: Any, choice: tuple) -> dict:
-        from keras.distribution import ModelParallel
-
-        d = ModelParallel(layout_map=self.space.layout_map(choice),
-                          batch_dim_name=self.step["batch_dim"])
-        return cost.layout_cost(model, d, self.step["batch_size"],
-                                self.step["optimizer"], self.step["loss"],
-                                self.step["input_shapes"],
-                                max(self.left(), 0.01))
-
-    def evaluate(self, choice: tuple) -> dict | None:
-        """The (extrapolated) figures of a choice, costed once."""
-        if choice in self.seen:
-            return self.seen[choice]
-        if self.out_of_time or self.left() <= 0:
-            self.out_of_time = True
-            return None
-        start = time.monotonic()
-        try:
-            results = [self._cost(m, choice) for m in self.models.values()]
-            figs = [figures(r) for r in results]
-            if len(results) == 1:
-                self.costs[choice] = results[0]
-        except KerasmeshError as e:
-            if e.kind == kinds.TIMEOUT:
-                self.out_of_time = True
-                return None
-            if e.kind != kinds.COMPILE:
-                raise
-            figs = None
-        f = None if figs is None else figs[0] if len(figs) == 1 else \
-            _extrapolate(figs[0], figs[1], self.depth)
-        self.seen[choice] = f
-        self.log.append({"choice": choice, "figures": f,
-                         "seconds": time.monotonic() - start})
-        if self.progress is not None:
-            best = min(self.score(g) for g in self.seen.values())
-            self.progress(len(self.log), best[1] if best[0] == 0 else None,
-                          *((f["memory"], f["traffic"]) if f else ()))
-        return f
-
-    def best_of(self, choices: list[tuple]) -> tuple[tuple | None, tuple]:
-        best, key = None, (3,)
-        for c in choices:
-            k = self.score(self.evaluate(c))
-            if k < key:
-                best, key = c, k
-        return best, key
-
-
-# --------------------------------------------------------------------------
-# Moves
-
-
-def _tied(space: SearchSpace, choice: tuple, size: int, axis: Any) -> tuple:
-    """Every free class's dimensions of `size` onto `axis` (None: unsplit),
-    the axis taken off the class's other dimensions; a class keeps its
-    placement where the result is not one of its options."""
-    new = list(choice)
-    for i in space.free:
-        c = space.classes[i]
-        dims = [d for d, s in enumerate(c.shape) if s == size]
-        if not dims:
-            continue
-        axes = [None if a == axis else a for a in c.options[choice[i]]]
-        # A square kernel: only its last dimension of the size (columns).
-        axes[dims[-1]] = axis
-        if tuple(axes) in c.options:
-            new[i] = c.options.index(tuple(axes))
-    return tuple(new)
-
-
-def tied_moves(space: SearchSpace, choice: tuple) -> list[tuple]:
-    """Choices one tied move from `choice`, largest dimensions first."""
-    sizes = sorted({s for i in space.free for s in space.classes[i].shape
-                    if s > 1}, reverse=True)
-    out = []
-    for size in sizes:
-        for axis in [None] + list(space.sizes):
-            new = _tied(space, choice, size, axis)
-            if new != choice and new not in out:
-                out.append(new)
-    return out
-
-
-def class_moves(space: SearchSpace, choice: tuple) -> list[tuple]:
-    """Choices that differ from `choice` in one class, largest first."""
-    out = []
-    for i in space.free:
-        for k in range(len(space.classes[i].options)):
-            if k != choice[i]:
-                out.append(choice[:i] + (k,) + choice[i + 1:])
-    return out
-
-
-def tensor_parallel(space: SearchSpace, choice: tuple, axis: str) -> tuple:
-    """A Megatron-like start: the dimension size most classes share (the
-    residual width) stays whole; every other size goes on `axis`, larger
-    sizes first, so that within a variable the smaller one (heads rather
-    than the head width) wins."""
-    counts: dict[int, int] = {}
-    for i in space.free:
-        for s in set(space.classes[i].shape):
-            counts[s] = counts.get(s, 0) + 1
-    if not counts:
-        return choice
-    width = max(counts, key=lambda s: (counts[s], s))
-    for size in sorted((s for s in counts if s not in (1, width)),
-                       reverse=True):
-        choice = _tied(space, choice, size, axis)
-    return choice
-
-
-def split_bytes(space: SearchSpace, choice: tuple) -> float:
-    """Bytes of weights that a choice takes off each device."""
-    total = 0.0
-    for c, axes in zip(space.classes, space.axes(choice)):
-        ways = 1
-        for a in axes:
-            ways *= space.sizes.get(a, 1) if a is not None else 1
-        total += c.bytes * (1 - 1 / ways)
-    return total
-
-
-def _ordered(search: Search, fits: bool, current: tuple,
-             moves: list[tuple]) -> list[tuple]:
-    """Moves to try first. While the current layout fits: those that
-    split less, the smallest change first (they cost memory and usually
-    save traffic); otherwise those that split more, the largest saving
-    first. Among equals, tied moves before class moves."""
-    now = split_bytes(search.space, current)
-
-    def key(c: tuple) -> tuple:
-        delta = split_bytes(search.space, c) - now
-        if fits:
-            return (delta >= 0, abs(delta))
-        return (delta <= 0, -delta)
-
-    return sorted(moves, key=key)
 
 
 def walk(search: Search, starts: list[tuple]) -> None:
@@ -244,10 +44,12 @@ def walk(search: Search, starts: list[tuple]) -> None:
         return
     while not search.out_of_time:
         best = None
-        moves = _ordered(search, key[0] == 0, current,
-                         tied_moves(search.space, current) +
-                         class_moves(search.space, current))
+        moves = ordered(search.space, key[0] == 0, current,
+                        tied_moves(search.space, current) +
+                        class_moves(search.space, current))
         for c in moves:
+            if search.hopeless(c):
+                continue
             k = search.score(search.evaluate(c))
             if k < key:
                 best, key = c, k
@@ -258,12 +60,13 @@ def walk(search: Search, starts: list[tuple]) -> None:
 
 
 def exhaust(search: Search) -> None:
-    """Cost every layout of the space."""
+    """Cost every layout of the space (but those that can't fit)."""
     space = search.space
     options = [range(len(c.options)) if c.fixed is None else [0]
                for c in space.classes]
     for choice in itertools.product(*options):
-        search.evaluate(tuple(choice))
+        if not search.hopeless(tuple(choice)):
+            search.evaluate(tuple(choice))
         if search.out_of_time:
             return
 
@@ -339,6 +142,36 @@ def _starts(space: SearchSpace, start: Any, batch_dim: str
     return starts, start_choice
 
 
+def check_paths_stable(model: Any, models: dict, rules: list,
+                       deadline: float) -> None:
+    """Warn when a builder gives its variables other paths on its next
+    run (Keras numbers unnamed layers): the rules found would match
+    nothing in the user's next build."""
+    depth, first = next(iter(models.items()))
+    if not rules or first is model or deadline - time.monotonic() < 1:
+        return
+    try:
+        again = build_model(model if depth is None else
+                            (lambda: model(depth)),
+                            deadline - time.monotonic())
+    except KerasmeshError as e:
+        if e.kind == kinds.TIMEOUT:
+            return
+        raise
+    moved = [(a, b) for a, b in zip(model_variables(first),
+                                    model_variables(again))
+             if a.path != b.path]
+    if not moved:
+        return
+    a, b = moved[0]
+    warn(kinds.SEARCH_UNSTABLE_PATHS,
+         "The model's variables get other paths each time it is built.",
+         [("x", f'The search built "{a.path}"; the next build has '
+                f'"{b.path}", which the found rules don\'t match.'),
+          ("i", "Name the model and its layers (`name =`) so that the "
+                "rules match every build, and search again.")])
+
+
 def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
                   loss: Any = None, input_shapes: dict | None = None,
                   memory: float | None = None, start: Any = None,
@@ -383,10 +216,9 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     models = _models(model, blocks, timeout, time.monotonic() - began)
     space = SearchSpace(list(models.values())[-1], mesh, fixed)
     full = None if blocks is None or blocks <= 2 else int(blocks)
-    # A reduced search leaves a quarter of the time for the full compiles.
-    ends = began + (timeout if full is None else 0.75 * timeout)
+    share = WALK_SHARE["whole" if full is None else "reduced"]
     search = Search(models, full, space, step, memory, objective, bandwidth,
-                    flop_rate, ends, progress)
+                    flop_rate, began + share * timeout, progress)
     starts, start_choice = _starts(space, start, step["batch_dim"])
     if space.size() <= exhaustive:
         search.method = "exhaustive"
@@ -397,4 +229,6 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
         raise timeout_error(timeout, "The time ran out before any layout "
                             "was costed.")
     verify = Verifier(search, model, full, began + timeout)
-    return result(search, verify, starts[0], start_choice, began)
+    found = result(search, verify, starts[0], start_choice, began)
+    check_paths_stable(model, models, found["rules"], began + timeout)
+    return found
