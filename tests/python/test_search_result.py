@@ -83,6 +83,18 @@ def test_a_predicted_fit_that_the_full_compile_breaks_is_not_a_fit():
     assert verify.compiled == [(1,), (0,)]
 
 
+def test_a_runner_up_out_of_time_leaves_the_winner():
+    class OutOfTime(FakeVerifier):
+        def _compile(self, choice):
+            if self.compiled:
+                raise KerasmeshError("timeout", "Costing took too long.")
+            return super()._compile(choice)
+
+    s = FakeSearch(budget=None)
+    winner, runners = search_result.pick(s, OutOfTime(s))
+    assert winner == (0,) and runners == []
+
+
 def test_runners_up_wait_for_time_left():
     s = FakeSearch(budget=None)
     verify = FakeVerifier(s, deadline=time.monotonic() - 1)

@@ -147,6 +147,15 @@ def test_reduced_depths_extrapolate_linearly_to_the_full_model(mesh):
     assert max(r["linearity"].values()) <= 0.05
 
 
+def test_a_builder_of_two_blocks_is_searched_whole(mesh):
+    r = search.search_layout(
+        tiny_llama, mesh, 8, "sgd", None,
+        {"token_ids": [16], "padding_mask": [16]}, blocks=2,
+        fixed=_only_a_norm_free(mesh))
+    assert r["depths"] == [2] and r["blocks"] is None
+    assert r["predicted"]["memory"] == r["cost"]["xla"]["total"]
+
+
 def test_a_figure_off_the_line_is_a_warning():
     from kerasmesh.core.errors import KerasmeshWarning
     from kerasmesh.search.result import linearity

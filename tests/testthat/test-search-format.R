@@ -35,3 +35,13 @@ test_that("a search prints its costs beside data parallel's", {
 test_that("a search prints the found layout as code, beside data parallel", {
   expect_snapshot(print(fixture_search()))
 })
+
+test_that("a search says how many layouts it spared compiling", {
+  found <- fixture_search()
+  expect_false(any(grepl("not compiled", format(found))))
+  found$pruned <- 3
+  expect_true(any(grepl(
+    "^3 more layouts not compiled: their weights alone break it\\.$",
+    format(found)
+  )))
+})

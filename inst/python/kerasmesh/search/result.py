@@ -41,7 +41,8 @@ class Verifier:
                  deadline: float):
         self.search, self.model, self.full = search, model, full
         self.deadline = deadline
-        self.built = search.models[None] if full is None else None
+        self.built = next(iter(search.models.values())) if full is None \
+            else None
         self.costs: dict[tuple, dict | None] = {}
         self.longest = 0.0
 
@@ -99,7 +100,13 @@ def pick(search: Any, verify: Verifier) -> tuple[tuple, list[tuple]]:
             break
         if search.depth is None and search.score(search.seen[c])[0] != 0:
             break
-        r = verify(c)
+        try:
+            r = verify(c)
+        except KerasmeshError as e:
+            # Out of time for a runner-up: the winner stands.
+            if e.kind != kinds.TIMEOUT or not chosen:
+                raise
+            break
         if r is not None and search.score(figures(r))[0] == 0:
             chosen.append(c)
     if not chosen:
