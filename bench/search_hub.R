@@ -35,43 +35,35 @@ blocks <- if (length(args) >= 1) as.numeric(args[[1]]) else 2
 timeout <- if (length(args) >= 2) as.numeric(args[[2]]) else 120
 size <- if (length(args) >= 3) args[[3]] else "8b"
 llama <- function(heads, hidden, intermediate) {
-  function(hub, n) {
-    hub$models$Llama3Backbone(
-      vocabulary_size = 128256L, num_layers = as.integer(n),
-      num_query_heads = heads, num_key_value_heads = 8L, hidden_dim = hidden,
-      intermediate_dim = intermediate, dtype = "bfloat16"
-    )
-  }
+  list(vocabulary_size = 128256L, num_query_heads = heads,
+       num_key_value_heads = 8L, hidden_dim = hidden,
+       intermediate_dim = intermediate)
 }
 config <- switch(size,
   "8b" = list(devices = 8, mesh = c(batch = 2, model = 4), batch = 8,
-              backbone = "Llama3Backbone", build = llama(32L, 4096L, 14336L)),
+              backbone = "Llama3Backbone", args = llama(32L, 4096L, 14336L)),
   "70b" = list(devices = 32, mesh = c(batch = 4, model = 8), batch = 32,
-               backbone = "Llama3Backbone", build = llama(64L, 8192L, 28672L)),
+               backbone = "Llama3Backbone", args = llama(64L, 8192L, 28672L)),
   "gemma" = list(devices = 8, mesh = c(batch = 2, model = 4), batch = 8,
-                 backbone = "GemmaBackbone", build = function(hub, n) {
-                   hub$models$GemmaBackbone(
-                     vocabulary_size = 256000L, num_layers = as.integer(n),
-                     num_query_heads = 16L, num_key_value_heads = 16L,
-                     hidden_dim = 3072L, intermediate_dim = 49152L,
-                     head_dim = 256L, dtype = "bfloat16"
-                   )
-                 }),
+                 backbone = "GemmaBackbone",
+                 args = list(vocabulary_size = 256000L, num_query_heads = 16L,
+                             num_key_value_heads = 16L, hidden_dim = 3072L,
+                             intermediate_dim = 49152L, head_dim = 256L)),
   "qwen2" = list(devices = 8, mesh = c(batch = 2, model = 4), batch = 8,
-                 backbone = "Qwen2Backbone", build = function(hub, n) {
-                   hub$models$Qwen2Backbone(
-                     vocabulary_size = 152064L, num_layers = as.integer(n),
-                     num_query_heads = 28L, num_key_value_heads = 4L,
-                     hidden_dim = 3584L, intermediate_dim = 18944L,
-                     tie_word_embeddings = FALSE, dtype = "bfloat16"
-                   )
-                 }),
+                 backbone = "Qwen2Backbone",
+                 args = list(vocabulary_size = 152064L, num_query_heads = 28L,
+                             num_key_value_heads = 4L, hidden_dim = 3584L,
+                             intermediate_dim = 18944L,
+                             tie_word_embeddings = FALSE)),
   stop("CONFIG must be 8b, 70b, gemma or qwen2")
 )
 simulate_devices(config$devices)
 mesh <- device_mesh(config$mesh)
 hub <- reticulate::import("keras_hub")
-build <- function(n) config$build(hub, n)
+build <- function(n) {
+  do.call(hub$models[[config$backbone]],
+          c(config$args, num_layers = as.integer(n), dtype = "bfloat16"))
+}
 full <- function() build(blocks)
 shapes <- list(token_ids = 2048, padding_mask = 2048)
 hub_map <- hub$models[[config$backbone]]$get_layout_map(
