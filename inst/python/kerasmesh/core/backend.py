@@ -8,6 +8,7 @@ import sys
 from .errors import KerasmeshError, quoted
 from . import kinds
 
+
 def keras_backend() -> str:
     """The name of the Keras backend (imports keras)."""
     import keras

@@ -96,7 +96,6 @@ def _reset_runtime(global_state: Any) -> None:
     global_state.coordinator_address = None
 
 
-
 class _GlooOnHost:
     """Stands in for jaxlib's `_jax` in `xla_bridge`: gloo on one host.
 

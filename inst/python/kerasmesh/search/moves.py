@@ -13,6 +13,7 @@ from typing import Any
 
 from .space import SearchSpace
 
+
 def _tied(space: SearchSpace, choice: tuple, size: int, axis: Any) -> tuple:
     """Every free class's dimensions of `size` onto `axis` (None: unsplit),
     the axis taken off the class's other dimensions; a class keeps its

@@ -31,6 +31,7 @@ GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
 TRAINING_METHODS = ("fit", "evaluate", "predict")
 DEFAULT_BATCH_SIZE = 32
 
+
 class KerasmeshLayoutWarning(KerasmeshWarning):
     """A layout that would silently replicate or mis-shard variables.
 
