@@ -43,7 +43,7 @@ def class_counts(space: SearchSpace, models: dict) -> list[tuple[int, int]]:
         return [(len(c.paths), len(c.paths)) for c in space.classes]
     first = list(models.values())[0]
     counts = {(c.template, tuple(c.shape), c.dtype): len(c.paths)
-              for c in variable_classes(first, space.sizes)}
+              for c in variable_classes(first, space.sizes, options=False)}
     return [(counts.get((c.template, tuple(c.shape), c.dtype), 0),
              len(c.paths)) for c in space.classes]
 

@@ -72,8 +72,10 @@ def class_options(path: str, shape: list[int],
     return out
 
 
-def variable_classes(model: Any, sizes: dict[str, int]) -> list[VariableClass]:
-    """The model's variables as classes, largest first (scalars left out)."""
+def variable_classes(model: Any, sizes: dict[str, int],
+                     options: bool = True) -> list[VariableClass]:
+    """The model's variables as classes, largest first (scalars left out),
+    with each class's placements unless `options` is False."""
     groups: dict[tuple, VariableClass] = {}
     for v in model_variables(model):
         shape = variable_shape(v)
@@ -88,8 +90,9 @@ def variable_classes(model: Any, sizes: dict[str, int]) -> list[VariableClass]:
         c.bytes += float(Placement.replicated(shape, sizes,
                                               itemsize(v.dtype)).bytes)
     classes = sorted(groups.values(), key=lambda c: -c.bytes)
-    for c in classes:
-        c.options = class_options(c.paths[0], c.shape, sizes)
+    if options:
+        for c in classes:
+            c.options = class_options(c.paths[0], c.shape, sizes)
     return classes
 
 
