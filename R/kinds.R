@@ -46,6 +46,8 @@
 #'   checkpoint step (disk full, permissions).}
 #' \item{`kerasmesh_error_compile`}{XLA can't compile the training step for a
 #'   layout.}
+#' \item{`kerasmesh_error_deprecated`}{A renamed argument is given under both
+#'   its new and its old name.}
 #' \item{`kerasmesh_error_device_mesh`}{A value is not a device mesh.}
 #' \item{`kerasmesh_error_device_type`}{An unknown device type.}
 #' \item{`kerasmesh_error_devices`}{Devices given as a count or names don't fit
@@ -117,6 +119,9 @@
 #'   dtype.}
 #' \item{`kerasmesh_warning_checkpoint_fallback`}{Newer checkpoint steps are
 #'   incomplete or damaged; an older one is restored.}
+#' \item{`kerasmesh_warning_deprecated`}{A renamed argument or function is used
+#'   by its old name, which works for one more release (the warning names the
+#'   new one).}
 #' \item{`kerasmesh_warning_layout_check`}{The training guard could not check a
 #'   model's layout before training; the message says why.}
 #' \item{`kerasmesh_warning_layout_plan`}{A layout plan has warnings (also
@@ -150,7 +155,7 @@ kind_names <- list(
     "checkpoint_exists", "checkpoint_incomplete", "checkpoint_layout",
     "checkpoint_model", "checkpoint_orbax", "checkpoint_shape",
     "checkpoint_step", "checkpoint_variables", "checkpoint_write", "compile",
-    "device_mesh", "device_type", "devices", "devices_started",
+    "deprecated", "device_mesh", "device_type", "devices", "devices_started",
     "distributed_argument", "distributed_connect", "distributed_started",
     "distributed_timeout", "distribution", "distribution_argument", "dtype",
     "input_shapes", "install_download", "install_envname", "install_python",
@@ -160,8 +165,8 @@ kind_names <- list(
     "model", "model_placement", "no_keras", "optimizer", "python",
     "search_fixed", "shape", "timeout", "variable_path"),
   warnings = c(
-    "array_precision", "checkpoint_fallback", "layout_check", "layout_plan",
-    "layout_rank", "mesh_rank", "replicated", "rows_dropped",
+    "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
+    "layout_plan", "layout_rank", "mesh_rank", "replicated", "rows_dropped",
     "search_extrapolation", "search_unstable_paths", "unmatched_output_rule",
     "unmatched_rule")
 )

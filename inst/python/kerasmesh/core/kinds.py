@@ -157,6 +157,13 @@ CHECKPOINT_WRITE = _kind(
 COMPILE = _kind(
     "compile",
     error="XLA can't compile the training step for a layout.")
+DEPRECATED = _kind(
+    "deprecated",
+    error="A renamed argument is given under both its new and its old "
+          "name.",
+    warning="A renamed argument or function is used by its old name, "
+            "which works for one more release (the warning names the new "
+            "one).")
 DEVICE_MESH = _kind(
     "device_mesh",
     error="A value is not a device mesh.")

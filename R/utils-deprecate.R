@@ -1,0 +1,56 @@
+# Renamed arguments and functions keep working for one release, in the
+# style of the lifecycle package: the old name gives a warning of class
+# `kerasmesh_warning_deprecated` that names the new one, and an argument
+# given under both names is an error of class `kerasmesh_error_deprecated`
+# saying which to keep. vignette("vocabulary") lists every rename.
+#
+#   compare_layouts <- function(model, distributions, ..., memory = NULL,
+#                               device_memory = deprecated()) {
+#     memory <- renamed_arg("memory", "device_memory")
+
+# The default of an argument's old name: missing, so that `missing()` tells
+# whether the caller used it.
+deprecated <- function() rlang::missing_arg()
+
+# The value the calling function should use for its argument `new`: the
+# one given under the old name `old` (with a deprecation warning) when
+# only that was given, else its own.
+renamed_arg <- function(new, old, env = rlang::caller_env(),
+                        call = env) {
+  given <- function(name) !eval(rlang::call2("missing", as.name(name)), env)
+  if (!given(old)) {
+    return(get(new, envir = env))
+  }
+  fn <- renamed_caller(env)
+  if (given(new)) {
+    kerasmesh_abort(
+      c("Can't use both {.arg {new}} and its old name {.arg {old}}.",
+        i = "Keep {.arg {new}}: {.arg {old}} of {.fn {fn}} is deprecated."),
+      kind = kinds$deprecated, call = call
+    )
+  }
+  kerasmesh_warn(
+    c("The {.arg {old}} argument of {.fn {fn}} is deprecated.",
+      i = "Please use the {.arg {new}} argument instead; {.arg {old}}
+           will be removed in the next release."),
+    kind = kinds$deprecated, old = old, new = new
+  )
+  get(old, envir = env)
+}
+
+# Warns that function `old` was renamed `new`; called first in the old
+# function, which then calls the new one.
+renamed_function <- function(old, new) {
+  kerasmesh_warn(
+    c("{.fn {old}} is deprecated.",
+      i = "Please use {.fn {new}} instead; {.fn {old}} will be removed in
+           the next release."),
+    kind = kinds$deprecated, old = old, new = new
+  )
+}
+
+# The name of the function whose frame is `env`, for the messages.
+renamed_caller <- function(env) {
+  name <- rlang::call_name(rlang::frame_call(env))
+  if (is.null(name)) "the function" else name
+}
