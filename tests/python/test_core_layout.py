@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError
 from kerasmesh.core.layout import (lookup, new_layout_map, remove_rule,
-                                   rule_keys, set_rule, set_rules)
+                                   set_rule, set_rules)
+from kerasmesh.core.resolve import rule_keys
 from kerasmesh.core.mesh import device_mesh
 
 

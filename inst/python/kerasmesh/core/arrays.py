@@ -15,22 +15,6 @@ from .text import noun
 from . import kinds
 
 
-def itemsize(dtype: Any) -> int:
-    """Bytes per element of a dtype name ("float32": 4, "bfloat16": 2).
-
-    Raises:
-        KerasmeshError: kind `dtype` for a name that is not a data type.
-    """
-    import jax.numpy as jnp
-
-    try:
-        return int(jnp.dtype(str(dtype)).itemsize)
-    except TypeError as e:
-        raise KerasmeshError(
-            kinds.DTYPE, "`dtype` must name a data type.",
-            received=dtype, i='For example "float32" or "bfloat16".') from e
-
-
 def as_array(values: Sequence[float], shape: Sequence[int],
              dtype: str = "float32", order: str = "F") -> Any:
     """A NumPy array from flat values (R's column-major order by default).

@@ -31,7 +31,7 @@ from .deadline import PENDING as _PENDING  # noqa: F401 - tests read it
 from .deadline import Deadline, compile_within, timeout_error
 from .deadline import wait_for_compiles  # noqa: F401 - R calls it
 from ..core.errors import KerasmeshError
-from ..core.layout_problems import WARNING
+from ..core.kinds import WARNING
 from ..core.mesh import describe_mesh
 from ..core.placement import mesh_sizes
 from .step import StepSpecs, lower_step, shard_bytes, step_specs

@@ -24,7 +24,9 @@ from ..core.errors import KerasmeshError
 from ..core.mesh import describe_mesh
 from .outputs import (layer_output_paths, output_rules,
                       unmatched_output_problem)
-from ..core.layout_problems import ERROR, WARNING, Placed, Placer, problem
+from ..core.kinds import ERROR, WARNING
+from ..core.layout_problems import problem
+from ..core.placer import CheckedPlacement, Placer
 from ..core.text import listing, plural
 from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
                        replicated_problems)
@@ -192,7 +194,7 @@ class _Rules:
             self.problems += placed.problems
 
 
-def _row(v: Any, placed: Placed) -> dict:
+def _row(v: Any, placed: CheckedPlacement) -> dict:
     """One row of the plan; shapes and bytes as floats for R (reticulate
     1.28 mangles integers beyond 2^31)."""
     p = placed.placement

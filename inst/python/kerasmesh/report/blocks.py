@@ -13,13 +13,14 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ..core.arrays import check_model, itemsize
+from ..core.arrays import check_model
 from ..core.axes import check_axes
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError, VALUE, quoted, received
 from ..core.mesh import describe_mesh
-from ..core.layout_problems import locate
-from ..core.placement import Placement, mesh_sizes, sharding_placement
+from ..core.placer import check_placement
+from ..core.placement import (Placement, itemsize, mesh_sizes,
+                              sharding_placement)
 from ..plan.planner import first_error
 from .sharding import (blocks_of, describe_backend_mesh, placement_facts,
                        variables_by_source)
@@ -103,7 +104,7 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
     size = itemsize(dtype)
     sizes = mesh_sizes(jax_mesh)
     axes = check_axes(axes, list(sizes), None, several)
-    placed = locate(path or "tensor", list(shape), list(axes), None, sizes,
+    placed = check_placement(path or "tensor", list(shape), list(axes), None, sizes,
                     size)
     error = first_error(placed.problems)
     if error is not None:
