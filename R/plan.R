@@ -50,8 +50,8 @@
 #'   * `rule`: the key of the rule that decides the layout, `NA` if none;
 #'   * `axes` (list): the mesh axis each dimension is split over, `NA` when
 #'     not split, after Keras's padding;
-#'   * `shard_shape` (list): the block one device holds; `copies`: how many
-#'     devices hold each block;
+#'   * `shard_shape` (list): the shard one device holds; `copies`: how many
+#'     devices hold each shard;
 #'   * `bytes`: the whole variable; `device_bytes`: what one device holds;
 #'   * `problem`: a short description of what is wrong, `NA` if nothing.
 #'

@@ -9,11 +9,11 @@
 #'   (`"model"` or `"optimizer"`), `shape` (list of integer vectors),
 #'   `dtype`, `axes` (list: the mesh axis each dimension is split over, `NA`
 #'   when not split), `spec` (JAX's `PartitionSpec`), `shard_shape` (list),
-#'   `copies` (devices holding each block), `bytes` (the whole variable) and
+#'   `copies` (devices holding each shard), `bytes` (the whole variable) and
 #'   `device_bytes` (what one device holds). Attribute `"per_device"`: a
 #'   data frame of the bytes each device holds in all; `"mesh"`: the
 #'   [device_mesh()] the variables are placed on (`NULL` if none). See
-#'   [sharding_picture()] to picture one variable's blocks.
+#'   [sharding_picture()] to picture one variable's shards.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)

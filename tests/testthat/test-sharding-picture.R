@@ -1,4 +1,4 @@
-test_that("the book kernel on 2 x 4 is 4 column blocks, each on 2 devices", {
+test_that("the book kernel on 2 x 4 is 4 column shards, each on 2 devices", {
   skip_if_no_keras()
   kernel <- sharding_picture(book_mesh(), axes = c(NA, "model"),
                              shape = c(16000, 64000))
@@ -80,7 +80,7 @@ test_that("a placed variable pictures the same as its plan", {
                    placed$devices)
 })
 
-test_that("an unplaced variable is one block on one device", {
+test_that("an unplaced variable is one shard on one device", {
   skip_if_no_keras()
   model <- build_mlp()
   picture <- sharding_picture(model, "sequential/dense_1/bias")

@@ -1,11 +1,11 @@
-"""What R calls as "blocks.<function>"."""
+"""What R calls as "shards.<function>"."""
 
-from ..report.blocks import (
-    sharding_blocks,
-    variable_blocks,
+from ..report.shards import (
+    tensor_shards,
+    variable_shards,
 )
 
 __all__ = [
-    "sharding_blocks",
-    "variable_blocks",
+    "tensor_shards",
+    "variable_shards",
 ]

@@ -232,7 +232,7 @@ class Placement:
 
     @cached_property
     def shard_shape(self) -> tuple[int, ...]:
-        """The shape of the block one device holds (rounded up where a
+        """The shape of the shard one device holds (rounded up where a
         split does not divide its dimension)."""
         return tuple(-(-n // k) for n, k in zip(self.shape, self.splits))
 
@@ -247,15 +247,15 @@ class Placement:
         return not self.indivisible
 
     @property
-    def blocks(self) -> int:
-        """Distinct blocks: the product of the used axes' sizes."""
+    def shards(self) -> int:
+        """Distinct shards: the product of the used axes' sizes."""
         sizes = self.sizes
         return math.prod(sizes[a] for a in self.used_axes)
 
     @property
     def copies(self) -> int:
-        """How many devices hold each block."""
-        return self.devices // self.blocks
+        """How many devices hold each shard."""
+        return self.devices // self.shards
 
     @property
     def items(self) -> int:
@@ -268,7 +268,7 @@ class Placement:
 
     @property
     def device_bytes(self) -> int:
-        """Bytes of the block one device holds."""
+        """Bytes of the shard one device holds."""
         return math.prod(self.shard_shape) * self.itemsize
 
     # -- JAX

@@ -1,10 +1,10 @@
-"""Blocks of a sharded tensor: which part of it each device holds.
+"""Shards of a sharded tensor: which part of it each device holds.
 
-Everything here works from shapes and shardings alone. `sharding_blocks()`
-asks JAX where a layout would put the blocks of a tensor of a given shape
+Everything here works from shapes and shardings alone. `tensor_shards()`
+asks JAX where a layout would put the shards of a tensor of a given shape
 (`NamedSharding.devices_indices_map()`), without allocating it, so a
 planned 16000 x 64000 kernel draws as fast as a placed 32 x 64 one;
-`variable_blocks()` reads the same facts from a placed variable's own
+`variable_shards()` reads the same facts from a placed variable's own
 sharding.
 """
 
@@ -22,7 +22,7 @@ from ..core.placer import check_placement
 from ..core.placement import (Placement, itemsize, mesh_sizes,
                               sharding_placement)
 from ..plan.planner import first_error
-from .sharding import (blocks_of, describe_backend_mesh, placement_facts,
+from .sharding import (shards_of, describe_backend_mesh, placement_facts,
                        variables_by_source)
 from ..core import kinds
 
@@ -58,7 +58,7 @@ def _backend_mesh(mesh: Any) -> Any:
         received=mesh)
 
 
-def _picture(placement: Placement, dtype: str, blocks: dict,
+def _picture(placement: Placement, dtype: str, shards: dict,
              mesh: dict | None, path: str | None, source: str) -> dict:
     return {
         "path": path,
@@ -69,15 +69,15 @@ def _picture(placement: Placement, dtype: str, blocks: dict,
         "axes": [list(e) if isinstance(e, tuple) else e
                  for e in placement.entries],
         **placement_facts(placement),
-        "blocks": blocks,
+        "shards": shards,
         "mesh": mesh,
     }
 
 
-def sharding_blocks(mesh: Any, axes: Any, shape: Any,
-                    dtype: str = "float32", path: str | None = None,
-                    several: bool = False) -> dict:
-    """Where a layout would put the blocks of a tensor, allocating nothing.
+def tensor_shards(mesh: Any, axes: Any, shape: Any,
+                  dtype: str = "float32", path: str | None = None,
+                  several: bool = False) -> dict:
+    """Where a layout would put the shards of a tensor, allocating nothing.
 
     Args:
         mesh: a Keras `DeviceMesh`.
@@ -92,8 +92,8 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
             can't, so user-given axes never do.
 
     Returns:
-        Shape, axes, shard shape, copies, bytes, the blocks (see
-        `blocks_of()`) and `describe_mesh()` of the mesh.
+        Shape, axes, shard shape, copies, bytes, the shards (see
+        `shards_of()`) and `describe_mesh()` of the mesh.
 
     Raises:
         KerasmeshError: kinds `shape`, `dtype`, `layout_rank`,
@@ -110,10 +110,10 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
     if error is not None:
         raise error
     placement = placed.placement
-    blocks = blocks_of(placement.named_sharding(jax_mesh), shape)
+    shards = shards_of(placement.named_sharding(jax_mesh), shape)
     desc = describe_mesh(mesh) if hasattr(mesh, "backend_mesh") else \
         describe_backend_mesh(jax_mesh)
-    return _picture(placement, str(dtype), blocks, desc, path, "planned")
+    return _picture(placement, str(dtype), shards, desc, path, "planned")
 
 
 def _find_variable(model: Any, path: str) -> Any:
@@ -135,8 +135,8 @@ def _find_variable(model: Any, path: str) -> Any:
          else []))
 
 
-def variable_blocks(model: Any, path: str) -> dict:
-    """`sharding_blocks()` facts for a placed variable, from its array.
+def variable_shards(model: Any, path: str) -> dict:
+    """`tensor_shards()` facts for a placed variable, from its array.
 
     Args:
         model: a built Keras model.
@@ -158,5 +158,5 @@ def variable_blocks(model: Any, path: str) -> dict:
     placement = sharding_placement(sharding, shape,
                                    int(value.dtype.itemsize))
     return _picture(placement, str(variable.dtype),
-                    blocks_of(sharding, shape), mesh, variable.path,
+                    shards_of(sharding, shape), mesh, variable.path,
                     "placed")
