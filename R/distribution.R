@@ -159,8 +159,7 @@ local_distribution <- function(x, .local_envir = parent.frame()) {
 
 #' @export
 format.kerasmesh_distribution <- function(x, ...) {
-  kind <- .subset2(x, "kind")
-  title <- switch(kind,
+  title <- switch(.subset2(x, "type"),
     data_parallel = "data parallel",
     model_parallel = "model parallel",
     .subset2(x, "class")
@@ -193,7 +192,7 @@ new_distribution <- function(desc) {
   structure(
     list(
       py = desc$distribution,
-      kind = desc$kind,
+      type = desc$type,
       class = desc$class,
       mesh = new_device_mesh(desc$mesh),
       batch_dim_name = desc$batch_dim_name,
@@ -202,7 +201,7 @@ new_distribution <- function(desc) {
         new_layout_map(desc$layout_map)
       }
     ),
-    class = c(paste0("kerasmesh_", desc$kind), "kerasmesh_distribution",
+    class = c(paste0("kerasmesh_", desc$type), "kerasmesh_distribution",
               "kerasmesh_object")
   )
 }
@@ -244,7 +243,7 @@ as_keras_distribution <- function(x, check_python = TRUE,
     return(.subset2(x, "py"))
   }
   if (inherits(x, "python.builtin.object") &&
-        (!check_python || python_kind(x) == "distribution")) {
+        (!check_python || object_type(x) == "distribution")) {
     return(x)
   }
   abort_wrong_distribution(x, arg, call)

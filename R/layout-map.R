@@ -230,7 +230,7 @@ local_python_value_in_call <- function(value, frame = parent.frame()) {
 }
 
 is_device_mesh <- function(x) {
-  inherits(x, "kerasmesh_device_mesh") || python_kind(x) == "device_mesh"
+  inherits(x, "kerasmesh_device_mesh") || object_type(x) == "device_mesh"
 }
 
 new_layout_map <- function(desc) {

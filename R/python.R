@@ -215,15 +215,16 @@ python_started <- function() {
   reticulate::py_available(initialize = FALSE)
 }
 
-# What a value is, in the shim's words (describe.kind_of(): "device_mesh",
-# "layout_map", "distribution", "model", ..., "other"), so that no R code
-# tests Keras's class paths, which Keras is free to move. An R value is
-# "r" and does not start Python.
-python_kind <- function(x) {
+# What a value is, in the shim's words (describe.object_type():
+# "device_mesh", "layout_map", "distribution", "model", ..., "other"), so
+# that no R code tests Keras's class paths, which Keras is free to move. An
+# R value is "r" and does not start Python. (An object's type; a
+# condition's kind is another thing, see kinds.R.)
+object_type <- function(x) {
   if (!inherits(x, "python.builtin.object")) {
     return("r")
   }
-  shim_call("describe.kind_of", x)
+  shim_call("describe.object_type", x = x)
 }
 
 # Python errors ----------------------------------------------------------

@@ -179,11 +179,11 @@ search_layout_arg <- function(x, call = rlang::caller_env()) {
   if (inherits(x, "kerasmesh_layout_map")) {
     return(.subset2(x, "py"))
   }
-  kind <- python_kind(x)
-  if (kind == kinds$layout_map) {
+  type <- object_type(x)
+  if (type == "layout_map") {
     return(x)
   }
-  if (inherits(x, "kerasmesh_distribution") || kind == kinds$distribution) {
+  if (inherits(x, "kerasmesh_distribution") || type == "distribution") {
     return(as_keras_distribution(x, arg = "start", call = call))
   }
   stop_input_type(x, "a layout map or a distribution", show_value = FALSE,

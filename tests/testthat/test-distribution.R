@@ -64,11 +64,11 @@ test_that("with_distribution() restores the previous one, even on error", {
   set_distribution(outer)
   on.exit(set_distribution(NULL))
   inner <- model_parallel(book_layout())
-  inside <- with_distribution(inner, get_distribution()$kind)
+  inside <- with_distribution(inner, get_distribution()$type)
   expect_identical(inside, "model_parallel")
-  expect_identical(get_distribution()$kind, "data_parallel")
+  expect_identical(get_distribution()$type, "data_parallel")
   expect_error(with_distribution(inner, stop("boom")), "boom")
-  expect_identical(get_distribution()$kind, "data_parallel")
+  expect_identical(get_distribution()$type, "data_parallel")
   expect_error(with_distribution(inner, reticulate::py_eval("1/0")),
                class = "kerasmesh_error_python")
   expect_identical(mesh_shape(get_distribution()$mesh), c(batch = 4L))
@@ -79,7 +79,7 @@ test_that("local_distribution() lasts until the calling function exits", {
   f <- function(fail) {
     local_distribution(model_parallel(book_layout()))
     if (fail) stop("inner failure")
-    get_distribution()$kind
+    get_distribution()$type
   }
   expect_identical(f(FALSE), "model_parallel")
   expect_null(get_distribution())

@@ -119,17 +119,17 @@ test_that("the shim's warnings arrive as classed R warnings", {
   )
 })
 
-test_that("python_kind() names R values without starting Python", {
-  expect_identical(kerasmesh:::python_kind(1), "r")
-  expect_identical(kerasmesh:::python_kind(list(py = 1)), "r")
+test_that("object_type() names R values without starting Python", {
+  expect_identical(kerasmesh:::object_type(1), "r")
+  expect_identical(kerasmesh:::object_type(list(py = 1)), "r")
 })
 
-test_that("python_kind() asks the shim what a Keras object is", {
+test_that("object_type() asks the shim what a Keras object is", {
   skip_if_no_keras()
   mesh <- book_mesh()
-  expect_identical(kerasmesh:::python_kind(reticulate::r_to_py(mesh)),
+  expect_identical(kerasmesh:::object_type(reticulate::r_to_py(mesh)),
                    "device_mesh")
-  expect_identical(kerasmesh:::python_kind(reticulate::r_to_py(list(1))),
+  expect_identical(kerasmesh:::object_type(reticulate::r_to_py(list(1))),
                    "other")
 })
 

@@ -50,7 +50,7 @@ def _check_timeout(timeout: Any) -> float:
 
 
 def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
-    """(LayoutMap, batch axis, kind) of a Keras distribution.
+    """(LayoutMap, batch axis, type) of a Keras distribution.
 
     A data-parallel distribution replicates every variable: its layout is
     an empty LayoutMap on its mesh.
@@ -130,7 +130,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                              "whole number.", received=batch_size)
     batch_size, timeout = int(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))
-    layout_map, batch_dim, kind = distribution_layout(distribution)
+    layout_map, batch_dim, dist_type = distribution_layout(distribution)
     try:
         with clock.armed():
             model, planned, step, lowered, start = _trace(
@@ -147,8 +147,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         raise
     except Exception as e:  # noqa: BLE001 - XLA's own error, classed
         raise _compile_error(e) from e
-    return _report(CompiledStep(compiled, planned, step, kind, batch_dim,
-                                layout_map.device_mesh,
+    return _report(CompiledStep(compiled, planned, step, dist_type,
+                                batch_dim, layout_map.device_mesh,
                                 time.perf_counter() - start))
 
 
@@ -190,7 +190,7 @@ class CompiledStep:
         compiled: JAX's compiled step.
         planned: the plan (`plan.plan_layout()`'s dict).
         specs: the step's arguments (`step.StepSpecs`).
-        kind: "data_parallel" or "model_parallel".
+        distribution: "data_parallel" or "model_parallel".
         batch_dim: the batch axis.
         keras_mesh: the distribution's Keras DeviceMesh.
         seconds: how long lowering and compiling took.
@@ -199,7 +199,7 @@ class CompiledStep:
     compiled: Any
     planned: dict
     specs: StepSpecs
-    kind: str
+    distribution: str
     batch_dim: str
     keras_mesh: Any
     seconds: float
@@ -240,7 +240,7 @@ def _report(step: CompiledStep) -> dict:
         "warnings": [p["message"] for p in planned["problems"]
                      if p["severity"] == WARNING],
         "mesh": describe_mesh(step.keras_mesh),
-        "distribution": step.kind,
+        "distribution": step.distribution,
         "batch_dim_name": step.batch_dim,
         "batch_size": summary["batch_size"],
         "inputs": {"name": [f.name for f in inputs],
