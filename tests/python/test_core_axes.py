@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from kerasmesh import KerasmeshError
 from kerasmesh.core.axes import check_axes, format_axes, layout_entries
 from kerasmesh.report.shards import tensor_shards
-from kerasmesh.core.layout import new_layout_map
-from kerasmesh.core.mesh import device_mesh
+from kerasmesh.layout_map.rules import new_layout_map
+from kerasmesh.mesh.device_mesh import device_mesh
 
 MESH_AXES = ["data", "model"]
 

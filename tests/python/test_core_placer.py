@@ -44,7 +44,7 @@ def test_a_path_matching_several_rules_is_worded_once():
     import keras
 
     from kerasmesh import KerasmeshError
-    from kerasmesh.core.layout import lookup
+    from kerasmesh.layout_map.rules import lookup
 
     mesh = keras.distribution.DeviceMesh(
         (2, 4), ("data", "model"), keras.distribution.list_devices())

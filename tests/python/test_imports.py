@@ -16,7 +16,7 @@ DEFERRED = ("keras", "jax", "jaxlib", "numpy", "orbax")
 
 
 def modules():
-    """{"core.mesh": parsed tree} for every module of the shim."""
+    """{"mesh.device_mesh": parsed tree} for every module of the shim."""
     out = {}
     for folder, _, files in os.walk(SHIM):
         for name in files:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError, call
-from kerasmesh.core.mesh import (count_factorizations, describe_factorizations,
+from kerasmesh.mesh.device_mesh import (count_factorizations, describe_factorizations,
                             describe_mesh, device_mesh, factorizations)
 
 AXES = ["data", "model", "stage", "expert"]

@@ -7,8 +7,8 @@ from kerasmesh import KerasmeshError
 from kerasmesh.train.distribution import (data_parallel, get_distribution,
                                     model_parallel, set_distribution)
 from kerasmesh.train.guard import check_placement
-from kerasmesh.core.layout import new_layout_map
-from kerasmesh.core.mesh import device_mesh
+from kerasmesh.layout_map.rules import new_layout_map
+from kerasmesh.mesh.device_mesh import device_mesh
 from kerasmesh.report.sharding import variable_sharding
 
 

@@ -76,7 +76,7 @@ test_that("Python objects come back through the non-converting handle", {
   skip_if_no_keras()
   # A converting handle converts what it returns, differently by version.
   converting <- reticulate::import_from_path(
-    "kerasmesh.core.arrays",
+    "kerasmesh.arrays.values",
     path = system.file("python", package = "kerasmesh"), convert = TRUE
   )
   a <- converting$as_array(list(1, 2, 3), list(3L))

@@ -1,6 +1,6 @@
 """What R calls as "arrays.<function>"."""
 
-from ..core.arrays import (
+from ..arrays.values import (
     as_array,
     variable_values,
     as_lists,

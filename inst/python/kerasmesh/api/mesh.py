@@ -1,6 +1,6 @@
 """What R calls as "mesh.<function>"."""
 
-from ..core.mesh import (
+from ..mesh.device_mesh import (
     describe_mesh,
     device_mesh,
     resolve_shape,

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import KerasmeshError, warn
-from .mesh import format_shape
-from .text import noun
-from . import kinds
+from ..core.describe import check_model
+from ..core.errors import KerasmeshError, warn
+from ..core.text import format_shape, noun
+from ..core import kinds
 
 
 def as_array(values: Sequence[float], shape: Sequence[int],
@@ -205,18 +205,6 @@ def host_value(array: Any) -> Any:
     from jax.experimental import multihost_utils
 
     return np.asarray(multihost_utils.process_allgather(array, tiled=True))
-
-
-def check_model(model: Any, arg: str = "model") -> None:
-    """`model` must be a Keras model (anything with `variables`).
-
-    Raises:
-        KerasmeshError: kind `model`, saying what was received.
-    """
-    if not hasattr(model, "variables") or isinstance(model, type):
-        raise KerasmeshError(
-            kinds.MODEL, f"`{arg}` must be a Keras model.",
-            received=model)
 
 
 def variable_values(model: Any) -> dict:

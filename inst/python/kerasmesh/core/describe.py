@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import KerasmeshError
+from . import kinds
+
 _TYPES: tuple[tuple[str, str], ...] = (
     # (type, public name under `keras`), most specific first.
     ("device_mesh", "distribution.DeviceMesh"),
@@ -69,3 +72,15 @@ def object_type(x: Any) -> str:
         if isinstance(cls, type) and isinstance(x, cls):
             return type_name
     return "other"
+
+
+def check_model(model: Any, arg: str = "model") -> None:
+    """`model` must be a Keras model (anything with `variables`).
+
+    Raises:
+        KerasmeshError: kind `model`, saying what was received.
+    """
+    if not hasattr(model, "variables") or isinstance(model, type):
+        raise KerasmeshError(
+            kinds.MODEL, f"`{arg}` must be a Keras model.",
+            received=model)

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .axes import format_axes
-from .mesh import format_shape
 from .placement import ways
 from .resolve import ambiguous_rule
-from .text import listing, plural
+from .text import format_shape, listing, plural
 from . import kinds
 from .kinds import ERROR, WARNING
 

@@ -32,7 +32,7 @@ from .deadline import Deadline, compile_within, timeout_error
 from .deadline import wait_for_compiles  # noqa: F401 - R calls it
 from ..core.errors import KerasmeshError
 from ..core.kinds import WARNING
-from ..core.mesh import describe_mesh
+from ..mesh.device_mesh import describe_mesh
 from ..core.placement import mesh_sizes
 from .step import StepSpecs, lower_step, shard_bytes, step_specs
 from ..core import kinds

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KerasmeshError, VALUE, received
-from ..core.mesh import format_shape
+from ..core.text import format_shape
 from ..core.placement import Placement, mesh_sizes, sharding_placement
 from ..plan.placements import ModelPlacement, optimizer_placements
 from ..plan.slots import optimizer_variables

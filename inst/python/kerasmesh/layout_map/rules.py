@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .axes import check_axes, format_axes
-from .errors import KerasmeshError
-from .mesh import describe_mesh
-from .patterns import check_safe
-from .resolve import RuleResolver, ambiguous_rule, rule_keys
-from . import kinds
+from ..core.axes import check_axes, format_axes
+from ..core.errors import KerasmeshError
+from ..core.patterns import check_safe
+from ..core.resolve import RuleResolver, ambiguous_rule, rule_keys
+from ..core import kinds
+from ..mesh.device_mesh import describe_mesh
 
 
 def check_key(key: Any) -> re.Pattern:

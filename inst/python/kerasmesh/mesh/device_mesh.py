@@ -5,24 +5,18 @@ from __future__ import annotations
 import itertools
 import math
 from numbers import Real
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
-from .backend import require_backend
-from .checks import is_whole
+from ..core.backend import require_backend
+from ..core.checks import is_whole
+from ..core.errors import KerasmeshError, VALUE, received
+from ..core.text import format_shape, noun, plural
+from ..core import kinds
 from .devices import device_type_of, list_devices
-from .errors import KerasmeshError, VALUE, received
-from .text import noun, plural
-from . import kinds
 
-TIMES = "\u00d7"
 MAX_LISTED_SHAPES = 12
 MAX_LISTED_RANK = 6
-
-
-def format_shape(shape: Sequence[Any]) -> str:
-    """Shape as "2×4"; unknown sizes as "?"."""
-    return TIMES.join("?" if s is None else str(s) for s in shape)
 
 
 def _divisors(n: int) -> list[int]:

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from ..core.backend import require_backend
 from .batches import batch_problems, check_batch_size
 from ..core.errors import KerasmeshError
-from ..core.mesh import describe_mesh
+from ..mesh.device_mesh import describe_mesh
 from .outputs import (layer_output_paths, output_rules,
                       unmatched_output_problem)
 from ..core.kinds import ERROR, WARNING

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Sequence
 
-from ..core.arrays import check_model
-from ..core.mesh import describe_mesh, device_name
+from ..core.describe import check_model
+from ..mesh.device_mesh import describe_mesh, device_name
 from ..core.placement import Placement, model_variables, sharding_placement
 
 

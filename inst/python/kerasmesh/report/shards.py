@@ -13,11 +13,11 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ..core.arrays import check_model
+from ..core.describe import check_model
 from ..core.axes import check_axes
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError, VALUE, quoted, received
-from ..core.mesh import describe_mesh
+from ..mesh.device_mesh import describe_mesh
 from ..core.placer import check_placement
 from ..core.placement import (Placement, itemsize, mesh_sizes,
                               sharding_placement)

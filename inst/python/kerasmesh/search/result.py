@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from ..core.errors import KerasmeshError, warn
-from ..core.layout import describe_layout_map
+from ..layout_map.rules import describe_layout_map
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
 from ..core import kinds

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import KerasmeshError
-from ..core.layout import copy_layout_map, describe_layout_map
+from ..layout_map.rules import copy_layout_map, describe_layout_map
 from ..core.kinds import ERROR
 from ..core.placer import Placer, check_placement
 from ..core.paths import paths_regex

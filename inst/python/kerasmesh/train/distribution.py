@@ -7,8 +7,8 @@ from typing import Any
 from ..core.backend import require_backend
 from ..core.describe import object_type
 from ..core.errors import KerasmeshError, quoted
-from ..core.layout import describe_layout_map
-from ..core.mesh import describe_mesh, resolve_devices
+from ..layout_map.rules import describe_layout_map
+from ..mesh.device_mesh import describe_mesh, resolve_devices
 from . import checked, guard
 from ..core import kinds
 
