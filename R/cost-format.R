@@ -106,14 +106,14 @@ new_layout_comparison <- function(costs, limit = NULL) {
 
 #' @export
 format.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL) {
-  limit <- parse_limit(device_memory)
+  limit <- check_bytes(device_memory)
   m <- x$memory
   s <- x$plan
   labels <- c(weights = "weights", optimizer = "optimizer state",
               inputs = "batch (inputs, targets)",
               activations = "gradients, activations",
               outputs = "other outputs", total = "total")
-  memory <- data.frame(" " = labels, "per device" = format_bytes(m[names(
+  memory <- data.frame(" " = labels, "per device" = bytes_text(m[names(
     labels)]), check.names = FALSE, stringsAsFactors = FALSE)
   xla <- x$xla
   c(
@@ -126,10 +126,10 @@ format.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL) {
     "Memory per device:",
     format_table(memory, right = "per device"),
     sprintf("  XLA's figures: arguments %s, temporaries %s,",
-            format_bytes(xla[["argument"]]), format_bytes(xla[["temp"]])),
+            bytes_text(xla[["argument"]]), bytes_text(xla[["temp"]])),
     sprintf("  outputs %s (%s of them reuse arguments), total %s",
-            format_bytes(xla[["output"]]), format_bytes(xla[["alias"]]),
-            format_bytes(xla[["total"]])),
+            bytes_text(xla[["output"]]), bytes_text(xla[["alias"]]),
+            bytes_text(xla[["total"]])),
     if (!is.null(limit)) format_fits(m[["total"]], limit),
     format_collectives(x$collectives),
     sprintf("Compiled in %.2f s: Keras %s, JAX %s, jaxlib %s, XLA %s",
@@ -153,7 +153,7 @@ format.kerasmesh_layout_comparison <- function(x, ...) {
   limit <- attr(x, "device_memory")
   shown <- data.frame(layout = x$layout, stringsAsFactors = FALSE)
   for (col in c("weights", "optimizer", "activations", "total", "traffic")) {
-    shown[[col]] <- format_bytes(x[[col]])
+    shown[[col]] <- bytes_text(x[[col]])
   }
   if (!is.null(x$fits)) {
     shown$fits <- ifelse(x$fits, "yes", "no")
@@ -167,7 +167,7 @@ format.kerasmesh_layout_comparison <- function(x, ...) {
     by_axis <- tapply(t$bytes, t$axes, sum)
     paste(sprintf("%s %s", ifelse(names(by_axis) == "", "(no axis)",
                                   names(by_axis)),
-                  format_bytes(by_axis)), collapse = ", ")
+                  bytes_text(by_axis)), collapse = ", ")
   }, "")
   c(
     sprintf("<kerasmesh_layout_comparison> %s, model \"%s\", batch %d",
@@ -209,7 +209,7 @@ cost_distribution_label <- function(x) {
 format_fits <- function(total, limit) {
   sprintf("Device memory %s: %s (%s of %s)", attr(limit, "label"),
           if (total <= limit) "fits" else "does not fit",
-          format_bytes(total), attr(limit, "label"))
+          bytes_text(total), attr(limit, "label"))
 }
 
 format_collectives <- function(collectives) {
@@ -221,22 +221,11 @@ format_collectives <- function(collectives) {
     "mesh axes" = ifelse(collectives$axes == "", "(none)",
                          collectives$axes),
     count = as.character(collectives$count),
-    "bytes per device" = format_bytes(collectives$bytes),
+    "bytes per device" = bytes_text(collectives$bytes),
     check.names = FALSE, stringsAsFactors = FALSE
   )
   c(sprintf("Collectives per step: %s, %s per device",
             format_whole(sum(collectives$count)),
-            format_bytes(sum(collectives$bytes))),
+            bytes_text(sum(collectives$bytes))),
     format_table(table, right = c("count", "bytes per device")))
-}
-
-# A device memory: NULL, or bytes with a "label" attribute.
-parse_limit <- function(x, arg = rlang::caller_arg(x),
-                        call = rlang::caller_env()) {
-  label <- if (is.character(x)) trimws(x)
-  limit <- parse_bytes(x, arg = arg, call = call)
-  if (!is.null(limit)) {
-    attr(limit, "label") <- label %||% format_bytes(limit)
-  }
-  limit
 }

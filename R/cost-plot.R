@@ -32,7 +32,7 @@
 #' plot(cost, device_memory = "20kB")
 plot.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL,
                                        main = NULL) {
-  limit <- parse_limit(device_memory)
+  limit <- check_bytes(device_memory)
   label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
                                     collapse = " x "))
   cmp <- new_layout_comparison(stats::setNames(list(x), label), limit)
@@ -47,7 +47,7 @@ plot.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL,
 plot.kerasmesh_layout_comparison <- function(x, ..., device_memory = NULL,
                                              main = NULL) {
   if (!is.null(device_memory)) {
-    attr(x, "device_memory") <- parse_limit(device_memory)
+    attr(x, "device_memory") <- check_bytes(device_memory)
     x$fits <- x$total <= attr(x, "device_memory")
   }
   draw_layout_costs(x, main %||% sprintf(
@@ -128,7 +128,7 @@ draw_memory_panel <- function(x, limit, name_w, fills) {
                       grid::unit(0.7, "native"), just = c("left", "centre"),
                       gp = grid::gpar(fill = fills, col = "grey15",
                                       lwd = 0.6))
-      grid::grid.text(format_bytes(x$total[i]),
+      grid::grid.text(bytes_text(x$total[i]),
                       grid::unit(x$total[i], "native") +
                         grid::unit(0.3, "lines"),
                       grid::unit(y, "native"), just = "left",
@@ -166,7 +166,7 @@ draw_traffic_panel <- function(rows, labels, name_w, n_traffic) {
                                  fill = grDevices::hcl(230, 30, 70),
                                  col = "grey15", lwd = 0.6
                                ))
-               grid::grid.text(format_bytes(rows$bytes),
+               grid::grid.text(bytes_text(rows$bytes),
                                grid::unit(rows$bytes, "native") +
                                  grid::unit(0.3, "lines"),
                                grid::unit(y, "native"), just = "left",
@@ -194,7 +194,7 @@ cost_panel <- function(name_w, xmax, n, title, draw, labels, axis = TRUE) {
     grid::grid.segments(grid::unit(ticks, "native"), grid::unit(0, "npc"),
                         grid::unit(ticks, "native"), grid::unit(1, "npc"),
                         gp = grid::gpar(col = "grey88"))
-    grid::grid.text(format_bytes(ticks), grid::unit(ticks, "native"),
+    grid::grid.text(bytes_text(ticks), grid::unit(ticks, "native"),
                     grid::unit(-0.8, "lines"),
                     gp = grid::gpar(fontsize = 7, col = "grey30"))
   }

@@ -75,7 +75,7 @@ format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
     return(c(head, "No collectives."))
   }
   shown <- utils::head(as.data.frame(x), max_rows)
-  table <- data.frame(shown[[by]], format_bytes(shown$bytes),
+  table <- data.frame(shown[[by]], bytes_text(shown$bytes),
                       sprintf("%.1f%%", 100 * shown$share),
                       stringsAsFactors = FALSE)
   names(table) <- c(by, "bytes", "share")
@@ -83,11 +83,11 @@ format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
     table <- table[, c("variable", "bytes", "share")]
   }
   part <- function(bytes, what) {
-    sprintf("%s (%.1f%%) %s", format_bytes(bytes), 100 * bytes / total, what)
+    sprintf("%s (%.1f%%) %s", bytes_text(bytes), 100 * bytes / total, what)
   }
   to_layers <- attr(x, "to_layers")
   c(head,
-    sprintf("Of %s: %s,", format_bytes(total), part(attributed,
+    sprintf("Of %s: %s,", bytes_text(total), part(attributed,
                                                     paste("to a", by))),
     paste0("  ", if (by == "variable") {
       paste0(part(to_layers - attributed, "to a layer only"), ", ")

@@ -129,8 +129,10 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
   timeout <- step$timeout
   cost_of <- function(model) {
     shim_call(
-      "cost.layout_cost", model, distribution, batch_size, step$optimizer,
-      step$loss, step$input_shapes, timeout, elapsed_seconds() - started,
+      "cost.layout_cost", model = model, distribution = distribution,
+      batch_size = batch_size, optimizer = step$optimizer, loss = step$loss,
+      input_shapes = step$input_shapes, timeout = timeout,
+      spent = elapsed_seconds() - started,
       call = call
     )
   }
@@ -201,7 +203,7 @@ compare_layouts <- function(model, layouts, batch_size, ...,
     )
   }
   check_plan_model(model, arg = "model", call = call)
-  limit <- parse_limit(device_memory)
+  limit <- check_bytes(device_memory)
   batch_size <- check_whole(batch_size)
   started <- elapsed_seconds()
   for (name in names(layouts)) {
@@ -224,9 +226,11 @@ cost_layouts <- function(model, layouts, batch_size, started, call,
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   results <- with_plan_model(model, function(m) {
-    shim_call("compare.layout_costs", m, unname(layouts), batch_size,
-              step$optimizer, step$loss, step$input_shapes, timeout,
-              elapsed_seconds() - started, call = call)
+    shim_call("compare.layout_costs", model = m,
+              distributions = unname(layouts), batch_size = batch_size,
+              optimizer = step$optimizer, loss = step$loss,
+              input_shapes = step$input_shapes, timeout = timeout,
+              spent = elapsed_seconds() - started, call = call)
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
   costs <- Map(function(result, name, i) {

@@ -37,7 +37,8 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
     axis_names <- na_to_null(axis_names)
   }
   devices <- as_devices_arg(devices)
-  new_device_mesh(shim_call("mesh.device_mesh", shape, axis_names, devices))
+  new_device_mesh(shim_call("mesh.device_mesh", shape = shape,
+                            axis_names = axis_names, devices = devices))
 }
 
 #' Read a device mesh
@@ -89,7 +90,8 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
   # One trip: the shim describes a Keras DeviceMesh and answers NULL for
   # any other Python object.
   if (inherits(x, "python.builtin.object")) {
-    desc <- shim_call("mesh.describe_mesh", x, strict = FALSE, call = call)
+    desc <- shim_call("mesh.describe_mesh", mesh = x, strict = FALSE,
+                      call = call)
     if (!is.null(desc)) {
       return(new_device_mesh(desc))
     }

@@ -133,8 +133,10 @@ distributed_initialize <- function(coordinator_address = NULL,
   timeout <- shim_number(check_number(timeout, "a single number",
                                       kind = kind))
   info <- shim_call(
-    "distributed.initialize", coordinator_address, num_processes,
-    process_id, timeout, as.list(distribution_env()), bind_address, verbose
+    "distributed.initialize", coordinator_address = coordinator_address,
+    num_processes = num_processes, process_id = process_id,
+    timeout = timeout, environ = as.list(distribution_env()),
+    bind_address = bind_address, verbose = verbose
   )
   invisible(info)
 }

@@ -50,7 +50,8 @@ data_parallel <- function(mesh = NULL, devices = NULL,
   }
   devices <- as_devices_arg(devices)
   new_distribution(shim_call(
-    "distribution.data_parallel", mesh, devices, auto_shard_dataset
+    "distribution.data_parallel", mesh = mesh, devices = devices,
+    auto_shard_dataset = auto_shard_dataset
   ))
 }
 
@@ -64,8 +65,9 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
   }
   check_flag(auto_shard_dataset)
   new_distribution(shim_call(
-    "distribution.model_parallel", .subset2(layout_map, "py"), batch_dim_name,
-    auto_shard_dataset
+    "distribution.model_parallel", layout_map = .subset2(layout_map, "py"),
+    batch_dim_name = batch_dim_name,
+    auto_shard_dataset = auto_shard_dataset
   ))
 }
 
@@ -215,7 +217,7 @@ swap_distribution <- function(x, arg = rlang::caller_arg(x),
                               call = rlang::caller_env()) {
   py <- as_keras_distribution(x, check_python = FALSE, arg = arg,
                               call = call)
-  result <- shim_call("distribution.set_distribution", py,
+  result <- shim_call("distribution.set_distribution", dist = py,
                       check_layout = layout_checks_enabled(), call = call)
   if (!isTRUE(result$set)) {
     abort_wrong_distribution(x, arg, call)

@@ -63,11 +63,7 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   }
   by <- check_choice(by, c("layer", "rule", "variable", "kind"))
   what <- check_choice(what, c("total", "weights"))
-  limit_label <- if (is.character(limit)) trimws(limit)
-  limit <- parse_bytes(limit)
-  if (!is.null(limit)) {
-    attr(limit, "label") <- limit_label %||% format_bytes(limit)
-  }
+  limit <- check_bytes(limit)
   max_groups <- check_whole(max_groups)
   summary <- attr(x, "summary")
   parts <- plan_memory_parts(x, by, what, max_groups)
@@ -185,8 +181,8 @@ draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
     fits <- function(b) if (b <= limit) "fits" else "does not fit"
     subtitle <- c(subtitle, sprintf(
       "Limit %s per device: the plan's %s %s; fully replicated, %s %s.",
-      attr(limit, "label"), format_bytes(totals[["device"]]),
-      fits(totals[["device"]]), format_bytes(totals[["replicated"]]),
+      attr(limit, "label"), bytes_text(totals[["device"]]),
+      fits(totals[["device"]]), bytes_text(totals[["replicated"]]),
       fits(totals[["replicated"]])
     ))
   }
@@ -231,7 +227,7 @@ draw_bars <- function(parts, totals, limit, fills, bar_names) {
   ticks <- ticks[ticks <= xmax]
   grid::grid.segments(bytes(ticks), 0, bytes(ticks), 1,
                       gp = grid::gpar(col = "grey85"))
-  grid::grid.text(format_bytes(ticks), x = bytes(ticks),
+  grid::grid.text(bytes_text(ticks), x = bytes(ticks),
                   y = grid::unit(-1, "lines"),
                   gp = grid::gpar(fontsize = 8, col = "grey30"))
   if (!is.null(limit)) {
@@ -270,7 +266,7 @@ draw_stacked_bar <- function(values, groups, y, total, fills, name) {
     }
   }
   label <- grid::textGrob(
-    format_bytes(total),
+    bytes_text(total),
     x = bytes(max(ends, 0)) + grid::unit(0.3, "lines"),
     y = y, just = "left",
     gp = grid::gpar(fontsize = 8.5, fontface = "bold")
@@ -298,34 +294,4 @@ draw_legend <- function(parts, fills, legend_fs) {
                   gp = grid::gpar(fill = fills, col = "grey15", lwd = 0.7))
   grid::grid.text(parts$group, x = grid::unit(0.4, "inches"), y = y,
                   just = "left", gp = grid::gpar(fontsize = legend_fs))
-}
-
-# "80GB", "16 GiB", 512e6 as bytes; NULL stays NULL.
-parse_bytes <- function(x, arg = rlang::caller_arg(x),
-                        call = rlang::caller_env()) {
-  if (is.null(x)) {
-    return(NULL)
-  }
-  if (is.numeric(x) && length(x) == 1 && !is.na(x) && x > 0) {
-    return(as.numeric(x))
-  }
-  units <- c(b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12,
-             kib = 2^10, mib = 2^20, gib = 2^30, tib = 2^40)
-  if (is.character(x) && length(x) == 1 && !is.na(x)) {
-    m <- regmatches(x, regexec(
-      "^\\s*([0-9]*\\.?[0-9]+(?:[eE][0-9]+)?)\\s*([A-Za-z]*)\\s*$", x,
-      perl = TRUE
-    ))[[1]]
-    unit <- tolower(if (length(m) && nzchar(m[3])) m[3] else "b")
-    if (length(m) && unit %in% names(units)) {
-      return(as.numeric(m[2]) * units[[unit]])
-    }
-  }
-  stop_input_type(
-    x, "a number of bytes or a size such as
-       {.val 80GB}",
-    way_out = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
-           (powers of 1024).",
-    arg = arg, call = call
-  )
 }

@@ -114,8 +114,10 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
   optimizer <- plan_optimizer_arg(optimizer, call = call)
   plan_of <- function(model) {
     shim_call(
-      "plan.plan_layout", model, source$layout, batch_size, optimizer,
-      source$batch_dim_name, replicated_share = replicated_share, call = call
+      "plan.plan_layout", model = model, distribution = source$layout,
+      batch_size = batch_size, optimizer = optimizer,
+      batch_dim_name = source$batch_dim_name,
+      replicated_share = replicated_share, call = call
     )
   }
   new_layout_plan(with_plan_model(model, plan_of, call = call))

@@ -38,12 +38,12 @@ search_code <- function(rules) {
 #' @export
 format.kerasmesh_layout_search <- function(x, ...) {
   figure <- function(f) {
-    if (is.null(f)) "-" else sprintf("%s, %s", format_bytes(f$memory),
-                                     format_bytes(f$traffic))
+    if (is.null(f)) "-" else sprintf("%s, %s", bytes_text(f$memory),
+                                     bytes_text(f$traffic))
   }
   found <- list(memory = x$cost$xla[["total"]],
                 traffic = sum(x$cost$collectives$bytes))
-  budget <- if (is.null(x$budget)) "none" else format_bytes(x$budget)
+  budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
     sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
             x$objective, nrow(x$candidates), format(x$space_size),
@@ -80,7 +80,7 @@ format_top_traffic <- function(cost, n = 3) {
     return(character())
   }
   c("", "Most traffic by variable (per device per step):",
-    sprintf("  %s  %s (%.0f%%)", format(top$variable), format_bytes(top$bytes),
+    sprintf("  %s  %s (%.0f%%)", format(top$variable), bytes_text(top$bytes),
             100 * top$share))
 }
 

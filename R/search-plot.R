@@ -15,7 +15,7 @@ plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
     main %||% "Layouts costed",
     sprintf("%d layouts (%s); budget %s per device", nrow(x$candidates),
             x$method, if (is.null(x$budget)) "none" else
-              format_bytes(x$budget))
+              bytes_text(x$budget))
   )
   grid::pushViewport(grid::plotViewport(c(3.5, 4, 0.5, 0.5)))
   grid::pushViewport(grid::dataViewport(xs, ys))

@@ -134,10 +134,13 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   bar <- search_progress(verbose, started)
   desc <- with_plan_model(model, function(m) {
     shim_call(
-      "search.search_layout", m, .subset2(mesh, "py"), batch_size,
-      step$optimizer, step$loss, step$input_shapes, memory, start, fixed,
-      objective, bandwidth, flop_rate, blocks, batch_dim_name, timeout,
-      elapsed_seconds() - started, progress = bar, call = call
+      "search.search_layout", model = m, mesh = .subset2(mesh, "py"),
+      batch_size = batch_size, optimizer = step$optimizer, loss = step$loss,
+      input_shapes = step$input_shapes, memory = memory, start = start,
+      fixed = fixed, objective = objective, bandwidth = bandwidth,
+      flop_rate = flop_rate, blocks = blocks,
+      batch_dim_name = batch_dim_name, timeout = timeout,
+      spent = elapsed_seconds() - started, progress = bar, call = call
     )
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
@@ -150,10 +153,8 @@ search_memory_arg <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return("device")
   }
-  if (is.numeric(x) && length(x) == 1 && identical(x, Inf)) {
-    return(NULL)
-  }
-  as.numeric(parse_bytes(x, arg = "memory", call = call))
+  memory <- check_bytes(x, allow_inf = TRUE, arg = "memory", call = call)
+  if (is.infinite(memory)) NULL else as.numeric(memory)
 }
 
 search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {
@@ -203,7 +204,7 @@ search_progress <- function(verbose, started, env = parent.frame()) {
     if (isTRUE(verbose) && !is.null(memory)) {
       cli::cli_inform(c(i = sprintf(
         "Layout %d: %s per device, %s of traffic (%.0f s).", as.integer(n),
-        format_bytes(memory), format_bytes(traffic),
+        bytes_text(memory), bytes_text(traffic),
         elapsed_seconds() - started
       )))
     }

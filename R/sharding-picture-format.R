@@ -64,8 +64,8 @@ picture_header <- function(x, width) {
   lines <- c(
     sprintf("%s %s%s, %s", shape, x$dtype, layout, source),
     where,
-    sprintf("%s: %s of %s per device", shards, format_bytes(x$device_bytes),
-            format_bytes(x$bytes))
+    sprintf("%s: %s of %s per device", shards, bytes_text(x$device_bytes),
+            bytes_text(x$bytes))
   )
   title <- "<kerasmesh_sharding_picture>"
   if (!is.na(x$path)) {

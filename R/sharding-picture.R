@@ -80,8 +80,8 @@ sharding_picture.default <- function(x, path, ...) {
          a layout map or a device mesh", show_value = FALSE)
   }
   check_supplied(c(path = missing(path)))
-  new_sharding_picture(shim_call("shards.variable_shards", x,
-                                 check_string(path)))
+  new_sharding_picture(shim_call("shards.variable_shards", model = x,
+                                 path = check_string(path)))
 }
 
 #' @rdname sharding_picture
@@ -146,8 +146,9 @@ mesh_picture <- function(mesh, axes, shape, dtype, path, several = FALSE,
   shape <- as_tensor_shape(shape, call = call)
   dtype <- check_string(dtype, call = call)
   new_sharding_picture(shim_call(
-    "shards.tensor_shards", .subset2(mesh, "py"), axes, shape, dtype,
-    path, several, call = call
+    "shards.tensor_shards", mesh = .subset2(mesh, "py"), axes = axes,
+    shape = shape, dtype = dtype,
+    path = path, several = several, call = call
   ))
 }
 

@@ -49,6 +49,16 @@ renamed_function <- function(old, new) {
   )
 }
 
+# Warns that function `old` is deprecated without a replacement in
+# kerasmesh; `instead` (cli text) says what to do.
+deprecated_function <- function(old, instead) {
+  kerasmesh_warn(
+    c("{.fn {old}} is deprecated and will be removed in the next release.",
+      i = instead),
+    kind = kinds$deprecated, old = old
+  )
+}
+
 # The name of the function whose frame is `env`, for the messages.
 renamed_caller <- function(env) {
   name <- rlang::call_name(rlang::frame_call(env))

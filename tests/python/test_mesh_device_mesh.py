@@ -62,7 +62,7 @@ def test_bad_input_kinds(shape, names, devices, kind):
 
 
 def test_envelope_returns_errors_as_plain_values():
-    result = call("mesh.device_mesh", [3, 4], ["data", "model"])
+    result = call("mesh.device_mesh", shape=[3, 4], axis_names=["data", "model"])
     assert result["ok"] is False
     assert result["kind"] == "mesh_shape", result
     assert result["bullets"][0][0] == "x"

@@ -77,8 +77,8 @@ def test_bad_layouts_are_kerasmesh_errors(mesh, axes, shape, kind):
 
 
 def test_the_envelope_returns_plain_values(mesh):
-    out = call("shards.tensor_shards", mesh, [None, "model"], [32, 64],
-               "bfloat16")
+    out = call("shards.tensor_shards", mesh=mesh, axes=[None, "model"],
+               shape=[32, 64], dtype="bfloat16")
     assert out["ok"]
     assert out["value"]["device_bytes"] == 32 * 16 * 2
 

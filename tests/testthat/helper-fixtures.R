@@ -53,7 +53,7 @@ fixture_comparison <- function(device_memory = NULL) {
   kerasmesh:::new_layout_comparison(
     list(dp = fixture_cost("cost-data-parallel"),
          mp = fixture_cost("cost-model-parallel")),
-    kerasmesh:::parse_limit(device_memory)
+    kerasmesh:::check_bytes(device_memory)
   )
 }
 

@@ -4,7 +4,8 @@ test_that("numpy_array() keeps R's dimensions and element order", {
   x <- numpy_array(m)
   expect_true("numpy.ndarray" %in% class(x))
   expect_identical(reticulate::py_to_r(x$shape), list(2L, 3L))
-  back <- kerasmesh:::shim_call("arrays.as_lists", x)
+  local_shim_export("arrays.as_lists", "arrays.values")
+  back <- kerasmesh:::shim_call("arrays.as_lists", array = x)
   # Row-major values of the same matrix.
   expect_identical(as.numeric(unlist(back$values)), as.numeric(t(m)))
   expect_identical(back$dtype, "float32")
@@ -37,7 +38,8 @@ test_that("numpy_array() stays a NumPy array, its attributes Python objects", {
 test_that("numpy_array() keeps double NA and NaN as NaN", {
   skip_if_no_keras()
   x <- numpy_array(c(1, NA, NaN))
-  back <- kerasmesh:::shim_call("arrays.as_lists", x)
+  local_shim_export("arrays.as_lists", "arrays.values")
+  back <- kerasmesh:::shim_call("arrays.as_lists", array = x)
   expect_identical(is.nan(unlist(back$values)), c(FALSE, TRUE, TRUE))
 })
 

@@ -127,7 +127,7 @@ test_that("a comparison has one row per layout and prints a table", {
 })
 
 test_that("a comparison with a device memory marks the layouts that fit", {
-  limit <- kerasmesh:::parse_limit("40kB")
+  limit <- kerasmesh:::check_bytes("40kB")
   cmp <- kerasmesh:::new_layout_comparison(
     list(dp = new_cost(), mp = new_cost(scale = 3)), limit
   )
@@ -142,14 +142,6 @@ test_that("a comparison with a device memory marks the layouts that fit", {
   expect_null(attr(df, "traffic"))
   expect_null(attr(df, "device_memory"))
   expect_identical(df$fits, c(TRUE, FALSE))
-})
-
-test_that("device memory limits parse with a label", {
-  expect_null(kerasmesh:::parse_limit(NULL))
-  limit <- kerasmesh:::parse_limit(" 16GiB ")
-  expect_equal(as.numeric(limit), 16 * 2^30)
-  expect_identical(attr(limit, "label"), "16GiB")
-  expect_identical(attr(kerasmesh:::parse_limit(2e9), "label"), "2 GB")
 })
 
 test_that("print() writes format() and returns the object invisibly", {

@@ -156,7 +156,9 @@ test_that("options(kerasmesh.check_layout = FALSE) turns the check off", {
     class = "kerasmesh_error_python"
   )
   expect_false(inherits(err, "kerasmesh_error_batch_size"))
-  expect_false(kerasmesh:::shim_call("guard.set_auto_check", TRUE))
+  local_shim_export("distribution.set_auto_check", "train.guard")
+  expect_false(kerasmesh:::shim_call("distribution.set_auto_check",
+                                     enabled = TRUE))
 })
 
 test_that("distributions print their kind, mesh and rules from descriptions", {

@@ -29,8 +29,9 @@ test_that("the shim refuses batch_size = 3e9 too", {
     }
     # Rather than handing back a number that reticulate 1.28 would wrap.
     expect_error(
-      kerasmesh:::shim_call("plan.plan_layout", build,
-                            reticulate::r_to_py(book_layout()), 3e9),
+      kerasmesh:::shim_call("plan.plan_layout", model = build,
+                            distribution = reticulate::r_to_py(book_layout()),
+                            batch_size = 3e9),
       class = "kerasmesh_error_argument"
     )
   })
@@ -95,7 +96,8 @@ test_that("a Keras LayoutMap with a catastrophic key can't hang planning", {
     }
     c(plan = first_class(layout_plan(build, lm)),
       lookup = first_class(kerasmesh:::shim_call(
-        "layout.lookup", lm, paste0(strrep("a", 5000), "!"))),
+        "layout.lookup", layout_map = lm,
+        path = paste0(strrep("a", 5000), "!"))),
       model_parallel = first_class(with_distribution(
         model_parallel(lm), build())))
   })

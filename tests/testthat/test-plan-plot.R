@@ -44,20 +44,7 @@ test_that("many groups are lumped into one", {
   expect_identical(lumped$replicated, c(50, 40, 33))
 })
 
-test_that("limits parse as bytes in powers of 1000 or 1024", {
-  expect_identical(parse_bytes("80GB"), 80e9)
-  expect_identical(parse_bytes("16 GiB"), 16 * 2^30)
-  expect_identical(parse_bytes("512mb"), 512e6)
-  expect_identical(parse_bytes("1.5 TB"), 1.5e12)
-  expect_identical(parse_bytes(2e9), 2e9)
-  expect_identical(parse_bytes("1000"), 1000)
-  expect_null(parse_bytes(NULL))
-})
-
 test_that("a bad limit is a classed error that lists the units", {
-  expect_error(parse_bytes("80 GX"), class = "kerasmesh_error_argument")
-  expect_error(parse_bytes(c(1, 2)), class = "kerasmesh_error_argument")
-  expect_error(parse_bytes(-1), class = "kerasmesh_error_argument")
   skip_if_no_keras()
   plan <- layout_plan(build_mlp(), book_layout())
   expect_snapshot(error = TRUE, {

@@ -3,11 +3,9 @@
 from ..mesh.device_mesh import (
     describe_mesh,
     device_mesh,
-    resolve_shape,
 )
 
 __all__ = [
     "describe_mesh",
     "device_mesh",
-    "resolve_shape",
 ]

@@ -27,9 +27,7 @@ from ..plan import planner as plan
 from ..core.backend import require_backend
 from ..plan.batches import check_batch_size
 from ..core.checks import is_positive
-from .deadline import PENDING as _PENDING  # noqa: F401 - tests read it
 from .deadline import Deadline, compile_within, timeout_error
-from .deadline import wait_for_compiles  # noqa: F401 - R calls it
 from ..core.errors import KerasmeshError
 from ..core.kinds import WARNING
 from ..mesh.device_mesh import describe_mesh

@@ -79,7 +79,7 @@ def as_model(model: Any) -> Any:
     return model
 
 
-def layout_source(layout: Any, batch_dim_name: str | None = None
+def layout_source(distribution: Any, batch_dim_name: str | None = None
                   ) -> tuple[Any, str]:
     """The LayoutMap and the batch axis from a LayoutMap or ModelParallel.
 
@@ -87,23 +87,24 @@ def layout_source(layout: Any, batch_dim_name: str | None = None
     """
     from keras.distribution import LayoutMap, ModelParallel
 
-    if isinstance(layout, ModelParallel):
+    layout_map = distribution
+    if isinstance(distribution, ModelParallel):
         if batch_dim_name is None:
-            batch_dim_name = layout.batch_dim_name
-        layout = layout._layout_map
-    if not isinstance(layout, LayoutMap):
+            batch_dim_name = distribution.batch_dim_name
+        layout_map = distribution._layout_map
+    if not isinstance(layout_map, LayoutMap):
         raise KerasmeshError(
             kinds.LAYOUT_MAP,
-            "`layout` must be a layout map or a model-parallel "
+            "`distribution` must be a layout map or a model-parallel "
             "distribution.",
-            received=layout)
-    if layout.device_mesh is None:
+            received=distribution)
+    if layout_map.device_mesh is None:
         raise KerasmeshError(
-            kinds.LAYOUT_MAP, "`layout` must have a device mesh.",
+            kinds.LAYOUT_MAP, "`distribution` must have a device mesh.",
             x="Its `device_mesh` is NULL.")
     if batch_dim_name is None:
-        batch_dim_name = layout.device_mesh.axis_names[0]
-    return layout, batch_dim_name
+        batch_dim_name = layout_map.device_mesh.axis_names[0]
+    return layout_map, batch_dim_name
 
 
 # --------------------------------------------------------------------------
@@ -301,16 +302,17 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
     }
 
 
-def plan_layout(model: Any, layout: Any, batch_size: Any = None,
+def plan_layout(model: Any, distribution: Any, batch_size: Any = None,
                 optimizer: Any = None, batch_dim_name: str | None = None,
                 samples: int | None = None,
                 replicated_share: float | None = None) -> dict:
-    """Plan how `layout` would place `model`'s variables, without allocating.
+    """Plan how `distribution` would place `model`'s variables, without
+    allocating.
 
     Args:
         model: a built Keras model or layer, or a function returning one
             (called in `scopes.shape_only()`; R passes its builder here).
-        layout: a Keras `LayoutMap` or `ModelParallel`.
+        distribution: a Keras `ModelParallel` or `LayoutMap`.
         batch_size: the global batch size to check, or None.
         optimizer: an optimizer or its name; None for the model's compiled
             optimizer, if any.
@@ -328,11 +330,11 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
         counts and parameter counts are floats; shapes are lists of floats
         (reticulate 1.28 mangles integers beyond 2^31).
     """
-    return plan_placement(model, layout, batch_size, optimizer,
+    return plan_placement(model, distribution, batch_size, optimizer,
                           batch_dim_name, samples, replicated_share)[0]
 
 
-def plan_placement(model: Any, layout: Any, batch_size: Any = None,
+def plan_placement(model: Any, distribution: Any, batch_size: Any = None,
                    optimizer: Any = None, batch_dim_name: str | None = None,
                    samples: int | None = None,
                    replicated_share: float | None = None
@@ -341,7 +343,7 @@ def plan_placement(model: Any, layout: Any, batch_size: Any = None,
     (for the cost, which places the step's arguments by path)."""
     require_backend(("jax",), "Planning a layout")
     batch_size = check_batch_size(batch_size)
-    layout_map, batch_dim_name = layout_source(layout, batch_dim_name)
+    layout_map, batch_dim_name = layout_source(distribution, batch_dim_name)
     mesh = layout_map.device_mesh
     model = as_model(model)
     placer = Placer(layout_map)
