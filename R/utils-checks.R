@@ -151,6 +151,19 @@ check_python_object <- function(x, what, ..., arg = rlang::caller_arg(x),
   invisible(x)
 }
 
+# `...` of `env` must be empty: rlang's error, which names what was
+# passed, with kerasmesh's classes added.
+check_dots_none <- function(env = rlang::caller_env(),
+                            call = rlang::caller_env()) {
+  tryCatch(
+    rlang::check_dots_empty(env = env, call = call),
+    rlib_error_dots_nonempty = function(e) {
+      class(e) <- c(error_classes(kinds$argument), class(e))
+      stop(e)
+    }
+  )
+}
+
 # " (3.5)" for short atomic values, so messages show what was received.
 received_value <- function(x) {
   if (!is.atomic(x) || length(x) == 0 || length(x) > 4) {
