@@ -1,15 +1,17 @@
 # The console renderings of layout_cost() and compare_layouts().
 
 #' @export
-format.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL) {
-  limit <- check_bytes(device_memory)
+format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
+                                         device_memory = deprecated()) {
+  memory <- renamed_arg("memory", "device_memory")
+  memory <- check_bytes(memory)
   m <- x$memory
   s <- x$plan
   labels <- c(weights = "weights", optimizer = "optimizer state",
               inputs = "batch (inputs, targets)",
               activations = "gradients, activations",
               outputs = "other outputs", total = "total")
-  memory <- data.frame(" " = labels, "per device" = bytes_text(m[names(
+  parts <- data.frame(" " = labels, "per device" = bytes_text(m[names(
     labels)]), check.names = FALSE, stringsAsFactors = FALSE)
   xla <- x$xla
   c(
@@ -20,13 +22,13 @@ format.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL) {
             x$batch_size, x$batch_dim_name, ways_text(s$batch_ways), x$loss,
             s$optimizer %||% "no optimizer"),
     "Memory per device:",
-    format_table(memory, right = "per device"),
+    format_table(parts, right = "per device"),
     sprintf("  XLA's figures: arguments %s, temporaries %s,",
             bytes_text(xla[["argument"]]), bytes_text(xla[["temp"]])),
     sprintf("  outputs %s (%s of them reuse arguments), total %s",
             bytes_text(xla[["output"]]), bytes_text(xla[["alias"]]),
             bytes_text(xla[["total"]])),
-    if (!is.null(limit)) format_fits(m[["total"]], limit),
+    if (!is.null(memory)) format_fits(x$need, memory),
     format_collectives(x$collectives),
     sprintf("Compiled in %.2f s: Keras %s, JAX %s, jaxlib %s, XLA %s",
             x$compile_seconds, x$versions$keras, x$versions$jax,
@@ -45,8 +47,11 @@ print.kerasmesh_layout_cost <- function(x, ...) {
 }
 
 #' @export
-format.kerasmesh_layout_comparison <- function(x, ...) {
-  limit <- attr(x, "device_memory")
+format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL) {
+  if (!is.null(memory)) {
+    x <- with_memory(x, check_bytes(memory))
+  }
+  memory <- attr(x, "memory")
   shown <- data.frame(layout = x$layout, stringsAsFactors = FALSE)
   for (col in c("weights", "optimizer", "activations", "total", "traffic")) {
     shown[[col]] <- bytes_text(x[[col]])
@@ -72,8 +77,8 @@ format.kerasmesh_layout_comparison <- function(x, ...) {
     "Memory per device and traffic per device per step:",
     format_table(shown, right = c("weights", "optimizer", "activations",
                                   "total", "traffic")),
-    if (!is.null(limit)) {
-      sprintf("Device memory: %s", attr(limit, "label"))
+    if (!is.null(memory)) {
+      sprintf("Device memory: %s", attr(memory, "label"))
     },
     "Traffic by mesh axis:",
     paste0("  ", x$layout, " (", x$mesh, "): ", per_axis)
@@ -88,7 +93,7 @@ print.kerasmesh_layout_comparison <- function(x, ...) {
 
 #' @export
 as.data.frame.kerasmesh_layout_comparison <- function(x, ...) {
-  for (a in c("traffic", "costs", "device_memory", "model", "batch_size")) {
+  for (a in c("traffic", "costs", "memory", "model", "batch_size")) {
     attr(x, a) <- NULL
   }
   class(x) <- "data.frame"
@@ -102,10 +107,18 @@ cost_distribution_label <- function(x) {
     "model parallel"
 }
 
-format_fits <- function(total, limit) {
-  sprintf("Device memory %s: %s (%s of %s)", attr(limit, "label"),
-          if (total <= limit) "fits" else "does not fit",
-          bytes_text(total), attr(limit, "label"))
+# "Device memory 16GB: fits (1.2 GB of 16GB)": `need` is what decides.
+format_fits <- function(need, memory) {
+  sprintf("Device memory %s: %s (%s of %s)", attr(memory, "label"),
+          if (fits_memory(need, memory)) "fits" else "does not fit",
+          bytes_text(need), attr(memory, "label"))
+}
+
+# A comparison judged against another device memory.
+with_memory <- function(x, memory) {
+  attr(x, "memory") <- memory
+  x$fits <- fits_memory(x$need, memory)
+  x
 }
 
 format_collectives <- function(collectives) {

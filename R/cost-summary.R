@@ -65,7 +65,10 @@ summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
 }
 
 #' @export
-format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
+format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
+                                          max_rows = deprecated()) {
+  n <- renamed_arg("n", "max_rows")
+  n <- check_whole(n, min = 0)
   total <- attr(x, "total")
   attributed <- attr(x, "attributed")
   by <- attr(x, "by")
@@ -74,7 +77,7 @@ format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
   if (total == 0) {
     return(c(head, "No collectives."))
   }
-  shown <- utils::head(as.data.frame(x), max_rows)
+  shown <- utils::head(as.data.frame(x), n)
   table <- data.frame(shown[[by]], bytes_text(shown$bytes),
                       sprintf("%.1f%%", 100 * shown$share),
                       stringsAsFactors = FALSE)
@@ -93,8 +96,8 @@ format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
       paste0(part(to_layers - attributed, "to a layer only"), ", ")
     }, part(total - max(attributed, to_layers), "unattributed")),
     if (nrow(table)) format_table(table, right = c("bytes", "share")),
-    if (nrow(x) > max_rows) {
-      sprintf("  ... %s not shown", count_text(nrow(x) - max_rows, by))
+    if (nrow(x) > n) {
+      sprintf("  ... %s not shown", count_text(nrow(x) - n, by))
     })
 }
 

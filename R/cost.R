@@ -64,7 +64,11 @@
 #'   unknown size, their shape without the batch dimension, such as
 #'   `list(token_ids = 128, padding_mask = 128)`.
 #' @param ... Must be empty.
-#' @param timeout Seconds the whole call may take (see below).
+#' @param timeout Seconds the whole call may take (see below). The
+#'   default, 300, is sized for one compile of a large model: a
+#'   Llama-3-8B-shaped step at full depth compiles in under a minute on a
+#'   laptop, so 300 leaves room for a slow machine without letting a stuck
+#'   call run on.
 #' @return A `kerasmesh_layout_cost` object, a list with
 #'   * `memory`: bytes per device, named `weights`, `optimizer`, `inputs`
 #'     (the device's part of the batch and targets), `activations`
@@ -105,7 +109,7 @@
 #' cost <- layout_cost(build, model_parallel(lm), batch_size = 16,
 #'                     optimizer = "adam", loss = "mse")
 #' cost
-#' print(cost, device_memory = "16GB")
+#' print(cost, memory = "16GB")
 #' plot(cost)
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, ...,
@@ -123,7 +127,8 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         started = elapsed_seconds(),
                         call = rlang::caller_env()) {
   check_plan_model(model, arg = "model", call = call)
-  distribution <- cost_distribution_arg(distribution, call = call)
+  distribution <- check_distribution(distribution, allow_null = FALSE,
+                                     call = call)
   batch_size <- check_whole(batch_size, call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
@@ -145,9 +150,9 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
 # checked; then Python starts (on the first call), inside the caller's time.
 cost_step_args <- function(optimizer, loss, input_shapes, timeout, call) {
   step <- list(
-    optimizer = plan_optimizer_arg(optimizer, call = call),
-    loss = cost_loss_arg(loss, call = call),
-    input_shapes = cost_input_shapes_arg(input_shapes, call = call),
+    optimizer = check_optimizer(optimizer, call = call),
+    loss = check_loss(loss, call = call),
+    input_shapes = check_input_shapes(input_shapes, call = call),
     timeout = check_number(timeout, "a positive number of seconds",
                            min = 0, exclusive_min = TRUE, call = call)
   )
@@ -172,19 +177,7 @@ wait_for_compiles_at_exit <- function() {
 
 # -- arguments ----------------------------------------------------------------
 
-cost_distribution_arg <- function(x, arg = rlang::caller_arg(x),
-                                  call = rlang::caller_env()) {
-  if (is.null(x)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a distribution.", x = "Received `NULL`.",
-        i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
-      kind = kinds$distribution, call = call
-    )
-  }
-  as_keras_distribution(x, arg = arg, call = call)
-}
-
-cost_loss_arg <- function(loss, call = rlang::caller_env()) {
+check_loss <- function(loss, call = rlang::caller_env()) {
   ok_one <- function(l) {
     inherits(l, "python.builtin.object") ||
       (is.character(l) && length(l) == 1 && !is.na(l) && nzchar(l))
@@ -205,7 +198,7 @@ cost_loss_arg <- function(loss, call = rlang::caller_env()) {
   )
 }
 
-cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
+check_input_shapes <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
   }
@@ -253,6 +246,7 @@ new_layout_cost <- function(desc) {
     list(
       memory = num(desc$memory),
       xla = num(desc$xla),
+      need = as.numeric(desc$need),
       collectives = collectives,
       traffic = traffic_by_axis(collectives),
       ops = ops_df,

@@ -36,7 +36,8 @@
 #' @param timeout Seconds to wait for every process to connect. When one
 #'   does not, every process that did wait fails after about `timeout`
 #'   seconds (at least 6) with an error of class
-#'   `kerasmesh_error_distributed_timeout`.
+#'   `kerasmesh_error_distributed_timeout`. The default, 300, is JAX's own
+#'   time to connect: one connection, as long as a large compile.
 #' @param bind_address Where process 0's coordinator listens: a host
 #'   (`"127.0.0.1"`, `"10.0.0.1"`), on the port of `coordinator_address`,
 #'   or `"host:port"`. `NULL`: the environment variable

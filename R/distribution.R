@@ -48,7 +48,7 @@ data_parallel <- function(mesh = NULL, devices = NULL,
     }
     mesh <- .subset2(mesh, "py")
   }
-  devices <- as_devices_arg(devices)
+  devices <- check_devices(devices)
   new_distribution(shim_call(
     "distribution.data_parallel", mesh = mesh, devices = devices,
     auto_shard_dataset = auto_shard_dataset
@@ -215,7 +215,7 @@ new_distribution <- function(desc) {
 # the shim refuses a Python object that is not a distribution.
 swap_distribution <- function(x, arg = rlang::caller_arg(x),
                               call = rlang::caller_env()) {
-  py <- as_keras_distribution(x, check_python = FALSE, arg = arg,
+  py <- check_distribution(x, check_python = FALSE, arg = arg,
                               call = call)
   result <- shim_call("distribution.set_distribution", dist = py,
                       check_layout = layout_checks_enabled(), call = call)
@@ -232,13 +232,20 @@ wrap_distribution <- function(desc) {
   new_distribution(desc)
 }
 
-# The Keras distribution of `x` (NULL for NULL). The shim checks that a
-# Python object is a distribution, unless `check_python` is FALSE: for
-# callers whose own shim call checks it.
-as_keras_distribution <- function(x, check_python = TRUE,
-                                  arg = rlang::caller_arg(x),
-                                  call = rlang::caller_env()) {
+# The Keras distribution of `x` (NULL for NULL where `allow_null`). The
+# shim checks that a Python object is a distribution, unless
+# `check_python` is FALSE: for callers whose own shim call checks it.
+check_distribution <- function(x, allow_null = TRUE, check_python = TRUE,
+                               arg = rlang::caller_arg(x),
+                               call = rlang::caller_env()) {
   if (is.null(x)) {
+    if (!allow_null) {
+      kerasmesh_abort(
+        c("{.arg {arg}} must be a distribution.", x = "Received `NULL`.",
+          i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
+        kind = kinds$distribution, call = call
+      )
+    }
     return(NULL)
   }
   if (inherits(x, "kerasmesh_distribution")) {

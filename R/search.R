@@ -77,7 +77,10 @@
 #'   per second of one device.
 #' @param batch_dim_name The mesh axis that splits the batch; by default
 #'   the mesh's first axis.
-#' @param timeout Seconds the whole search may take.
+#' @param timeout Seconds the whole search may take, from the call. The
+#'   default, 600, is [layout_cost()]'s 300 doubled: a search runs many
+#'   compiles, and stops at the deadline with the best layout found by
+#'   then rather than failing.
 #' @param verbose Whether to say which layouts were compiled.
 #' @return A `kerasmesh_layout_search`: a list with `layout_map` (the
 #'   chosen [layout_map()]), `cost` (its [layout_cost()], verified),
@@ -124,9 +127,9 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   mesh <- as_device_mesh(mesh)
   batch_size <- check_whole(batch_size)
   objective <- rlang::arg_match(objective)
-  memory <- search_memory_arg(memory, call = call)
-  blocks <- search_blocks_arg(blocks, model, call = call)
-  start <- search_layout_arg(start, call = call)
+  memory <- check_search_memory(memory, call = call)
+  blocks <- check_blocks(blocks, model, call = call)
+  start <- check_start(start, call = call)
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
   if (!is.null(bandwidth)) bandwidth <- as.list(bandwidth)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
@@ -149,7 +152,7 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
 
 # -- arguments ----------------------------------------------------------------
 
-search_memory_arg <- function(x, call = rlang::caller_env()) {
+check_search_memory <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return("device")
   }
@@ -157,7 +160,7 @@ search_memory_arg <- function(x, call = rlang::caller_env()) {
   if (is.infinite(memory)) NULL else as.numeric(memory)
 }
 
-search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {
+check_blocks <- function(blocks, model, call = rlang::caller_env()) {
   if (is.null(blocks)) {
     return(NULL)
   }
@@ -173,7 +176,7 @@ search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {
   blocks
 }
 
-search_layout_arg <- function(x, call = rlang::caller_env()) {
+check_start <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
   }
@@ -185,7 +188,7 @@ search_layout_arg <- function(x, call = rlang::caller_env()) {
     return(x)
   }
   if (inherits(x, "kerasmesh_distribution") || type == "distribution") {
-    return(as_keras_distribution(x, arg = "start", call = call))
+    return(check_distribution(x, arg = "start", call = call))
   }
   stop_input_type(x, "a layout map or a distribution", show_value = FALSE,
                   way_out = "Give {.fn layout_map}, a Keras {.code LayoutMap}

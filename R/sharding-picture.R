@@ -99,7 +99,7 @@ sharding_picture.kerasmesh_layout_map <- function(x, path, shape,
                                                   dtype = "float32", ...) {
   check_supplied(c(path = missing(path), shape = missing(shape)))
   axes <- x[[check_string(path)]]
-  shape <- as_tensor_shape(shape)
+  shape <- check_tensor_shape(shape)
   sharding_picture(.subset2(x, "mesh"),
                    axes = axes %||% rep(NA_character_, length(shape)),
                    shape = unlist(shape), dtype = dtype, path = path)
@@ -143,7 +143,7 @@ mesh_picture <- function(mesh, axes, shape, dtype, path, several = FALSE,
                          call = rlang::caller_env()) {
   # R checks first: shim_call() starts Python.
   axes <- axes_for_shim(axes, arg = "axes", call = call)
-  shape <- as_tensor_shape(shape, call = call)
+  shape <- check_tensor_shape(shape, call = call)
   dtype <- check_string(dtype, call = call)
   new_sharding_picture(shim_call(
     "shards.tensor_shards", mesh = .subset2(mesh, "py"), axes = axes,
@@ -219,7 +219,7 @@ picture_row <- function(x, path, call = rlang::caller_env()) {
   )
 }
 
-as_tensor_shape <- function(shape, call = rlang::caller_env()) {
+check_tensor_shape <- function(shape, call = rlang::caller_env()) {
   if (inherits(shape, "keras_shape")) {
     shape <- unlist(lapply(unclass(shape), function(s) s %||% NA))
   }

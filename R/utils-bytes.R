@@ -76,6 +76,16 @@ bytes_of <- function(x) {
   as.numeric(m[2]) * units[[unit]]
 }
 
+# Whether a layout that needs `need` bytes per device fits `memory` (from
+# check_bytes(); NULL gives NULL), vectorised over `need`. Which bytes a
+# layout needs is the shim's one definition (core/fits.py: XLA's total for a
+# compiled step, the plan's total where nothing was compiled), carried in
+# every cost, plan and search as `need`; this is its comparison, for a
+# `memory` given at print time.
+fits_memory <- function(need, memory) {
+  if (is.null(memory)) NULL else need <= memory
+}
+
 # Byte counts as text: "512 B", "2.05 kB", "6.2 GB" (powers of 1000, three
 # significant digits), NA as NA; what every print-out and picture shows.
 bytes_text <- function(bytes, arg = rlang::caller_arg(bytes),

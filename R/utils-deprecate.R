@@ -49,6 +49,23 @@ renamed_function <- function(old, new) {
   )
 }
 
+# `x`, an argument's value, with its deprecated value `old` replaced by
+# `new` (and a warning saying so); any other value unchanged.
+renamed_value <- function(x, old, new, arg = rlang::caller_arg(x),
+                          env = rlang::caller_env()) {
+  if (!identical(x, old)) {
+    return(x)
+  }
+  fn <- renamed_caller(env)
+  kerasmesh_warn(
+    c("{.code {arg} = {.str {old}}} of {.fn {fn}} is deprecated.",
+      i = "Please use {.code {arg} = {.str {new}}} instead; {.str {old}}
+           will be removed in the next release."),
+    kind = kinds$deprecated, old = old, new = new
+  )
+  new
+}
+
 # Warns that function `old` is deprecated without a replacement in
 # kerasmesh; `instead` (cli text) says what to do.
 deprecated_function <- function(old, instead) {
@@ -59,8 +76,10 @@ deprecated_function <- function(old, instead) {
   )
 }
 
-# The name of the function whose frame is `env`, for the messages.
+# The name of the function whose frame is `env`, for the messages: for a
+# method of a kerasmesh class, its generic ("format", not
+# "format.kerasmesh_layout_cost"), as the user called it.
 renamed_caller <- function(env) {
   name <- rlang::call_name(rlang::frame_call(env))
-  if (is.null(name)) "the function" else name
+  if (is.null(name)) "the function" else sub("[.]kerasmesh_\\w+$", "", name)
 }

@@ -30,12 +30,12 @@ cost <- layout_cost(setup$book, mp, batch_size = 64, optimizer = "adam",
                     loss = "binary_crossentropy")
 elapsed <- as.numeric(Sys.time() - start, units = "secs")
 peak <- peak_rss()
-print(cost, device_memory = "80GB")
+print(cost, memory = "80GB")
 
 cmp <- compare_layouts(
   setup$book, list(data_parallel = data_parallel(), model_parallel = mp),
   batch_size = 64, optimizer = "adam", loss = "binary_crossentropy",
-  device_memory = "80GB"
+  memory = "80GB"
 )
 cat("\n")
 print(cmp)

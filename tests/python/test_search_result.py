@@ -10,7 +10,7 @@ from kerasmesh.core.errors import KerasmeshError
 
 def fake_cost(memory, traffic_by_axes):
     axes = list(traffic_by_axes)
-    return {"xla": {"total": memory},
+    return {"xla": {"total": memory}, "need": memory,
             "collectives": {"axes": axes,
                             "bytes": [traffic_by_axes[a] for a in axes]},
             "flops": 10.0}

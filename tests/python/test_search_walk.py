@@ -160,7 +160,7 @@ def test_a_figure_off_the_line_is_a_warning():
     from kerasmesh.core.errors import KerasmeshWarning
     from kerasmesh.search.result import linearity
 
-    full = {"xla": {"total": 100.0},
+    full = {"xla": {"total": 100.0}, "need": 100.0,
             "collectives": {"axes": ["data"], "bytes": [10.0]}}
     assert linearity(None, full) is None
     assert linearity({"memory": 101.0, "traffic": 10.0}, full)["memory"] \

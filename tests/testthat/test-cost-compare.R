@@ -5,7 +5,7 @@ test_that("compare_layouts() puts data and model parallelism side by side", {
     list(data_parallel = data_parallel(),
          model_parallel = model_parallel(book_layout())),
     batch_size = 16, optimizer = "adam", loss = "mse",
-    device_memory = "30kB"
+    memory = "30kB"
   )
   expect_s3_class(cmp, "kerasmesh_layout_comparison")
   expect_identical(cmp$layout, c("data_parallel", "model_parallel"))
@@ -24,6 +24,6 @@ test_that("compare_layouts() puts data and model parallelism side by side", {
 test_that("a device memory marks which layouts fit", {
   expect_identical(fixture_comparison("30kB")$fits, c(FALSE, TRUE))
   expect_identical(fixture_comparison(1e6)$fits, c(TRUE, TRUE))
-  expect_identical(attr(fixture_comparison("1 MiB"), "device_memory"),
+  expect_identical(attr(fixture_comparison("1 MiB"), "memory"),
                    structure(2^20, label = "1 MiB"))
 })

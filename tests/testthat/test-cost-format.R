@@ -8,7 +8,8 @@ cost_desc <- function(mesh = "mesh-2x4", scale = 1, collectives = TRUE,
                   inputs = 768, activations = 9000 * scale, outputs = 4,
                   total = 22832 * scale),
     xla = list(argument = 13828, temp = 9000, output = 13060, alias = 13056,
-               total = 22832),
+               total = 22832 * scale),
+    need = 22832 * scale,
     collectives = if (collectives) {
       list(kind = list("all-reduce", "all-gather", "all-reduce"),
            axes = list("data", "model", ""), count = list(2L, 1L, 3L),
@@ -81,12 +82,12 @@ test_that("a layout cost prints memory, XLA's figures and collectives", {
 })
 
 test_that("a device memory says whether the step fits", {
-  fits <- format(new_cost(), device_memory = "80GB")
+  fits <- format(new_cost(), memory = "80GB")
   expect_true("Device memory 80GB: fits (22.8 kB of 80GB)" %in% fits)
-  tight <- format(new_cost(), device_memory = 20000)
+  tight <- format(new_cost(), memory = 20000)
   expect_true("Device memory 20 kB: does not fit (22.8 kB of 20 kB)" %in%
                 tight)
-  expect_error(format(new_cost(), device_memory = "lots"),
+  expect_error(format(new_cost(), memory = "lots"),
                class = "kerasmesh_error")
 })
 
@@ -140,7 +141,7 @@ test_that("a comparison with a device memory marks the layouts that fit", {
   df <- as.data.frame(cmp)
   expect_identical(class(df), "data.frame")
   expect_null(attr(df, "traffic"))
-  expect_null(attr(df, "device_memory"))
+  expect_null(attr(df, "memory"))
   expect_identical(df$fits, c(TRUE, FALSE))
 })
 

@@ -27,7 +27,7 @@ test_that("summary() by variable gives each variable's bytes and share", {
   expect_identical(attr(s, "total"), sum(cost$collectives$bytes))
   expect_identical(attr(s, "attributed"), 3152)
   expect_snapshot(print(s))
-  expect_snapshot(print(s, max_rows = 2))
+  expect_snapshot(print(s, n = 2))
 })
 
 test_that("summary() by layer gives each layer's bytes, and what is left", {

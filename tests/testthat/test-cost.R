@@ -43,7 +43,7 @@ test_that("layout_cost() prints in the house style", {
   skip_if_no_keras()
   cost <- layout_cost(mlp_builder(), model_parallel(book_layout()),
                       batch_size = 16, optimizer = "adam", loss = "mse")
-  out <- format(cost, device_memory = "16kB")
+  out <- format(cost, memory = "16kB")
   expect_true(all(nchar(out) <= 80))
   expect_match(out[1], "<kerasmesh_layout_cost> model \"sequential")
   expect_true(any(grepl("does not fit", out)))
@@ -109,20 +109,20 @@ test_that("input_shapes fills in unknown dimensions of several inputs", {
 test_that("layout costs print from their descriptions", {
   expect_snapshot({
     print(fixture_cost("cost-model-parallel"))
-    print(fixture_cost("cost-no-collectives"), device_memory = "32 KiB")
+    print(fixture_cost("cost-no-collectives"), memory = "32 KiB")
   })
 })
 
 test_that("a cost says whether it fits a device memory", {
   cost <- fixture_cost()
-  fits <- format(cost, device_memory = "20kB")
+  fits <- format(cost, memory = "20kB")
   expect_match(fits, "^Device memory 20kB: fits \\(17.8 kB of 20kB\\)$",
                all = FALSE)
-  over <- format(cost, device_memory = 1e4)
+  over <- format(cost, memory = 1e4)
   expect_match(over, "does not fit (17.8 kB of 10 kB)", fixed = TRUE,
                all = FALSE)
   expect_false(any(grepl("^Device memory", format(cost))))
-  expect_error(format(cost, device_memory = "lots"),
+  expect_error(format(cost, memory = "lots"),
                class = "kerasmesh_error_argument")
 })
 
@@ -158,7 +158,7 @@ test_that("a comparison is a data frame of layouts, printed side by side", {
   expect_identical(traffic$layout, c("dp", "mp", "mp", "mp"))
   expect_snapshot({
     print(cmp)
-    print(fixture_comparison(device_memory = "30kB"))
+    print(fixture_comparison(memory = "30kB"))
   })
 })
 
@@ -205,7 +205,7 @@ test_that("layout_cost() and compare_layouts() check arguments before Python", {
   expect_error(compare_layouts(build, list(a = dist, a = dist), 16),
                class = "kerasmesh_error_argument")
   expect_error(compare_layouts(build, list(a = dist), 16,
-                               device_memory = "lots"),
+                               memory = "lots"),
                class = "kerasmesh_error_argument")
   expect_error(compare_layouts(build, list(a = dist), batch_size = -1),
                class = "kerasmesh_error_argument")
@@ -219,11 +219,11 @@ test_that("layout_cost() and compare_layouts() check arguments before Python", {
 })
 
 test_that("input shapes and losses go to the shim as plain values", {
-  to_shapes <- kerasmesh:::cost_input_shapes_arg
+  to_shapes <- kerasmesh:::check_input_shapes
   expect_identical(to_shapes(list(token_ids = 128, padding_mask = c(4, 8))),
                    list(token_ids = list(128L), padding_mask = list(4L, 8L)))
   expect_null(to_shapes(NULL))
-  to_loss <- kerasmesh:::cost_loss_arg
+  to_loss <- kerasmesh:::check_loss
   expect_identical(to_loss("mse"), "mse")
   expect_identical(to_loss(c("mse", "mae")), list("mse", "mae"))
   expect_identical(to_loss(list(a = "mse", b = "mae")),

@@ -71,7 +71,7 @@ test_that("compare_layouts() names the layout that failed", {
     lm <- layout_map(book_mesh(), ".*dense.*kernel" = c(NA, "model"))
     layouts <- list(dp = data_parallel(), mp = model_parallel(lm), odd = "x")
     expect_error(compare_layouts(mlp_builder(), layouts, batch_size = 8),
-                 "layouts$odd", fixed = TRUE,
+                 "distributions$odd", fixed = TRUE,
                  class = "kerasmesh_error_distribution")
     err <- expect_error(
       compare_layouts(mlp_builder(), layouts[1:2], batch_size = 6),

@@ -37,11 +37,11 @@ test_that("the shim refuses batch_size = 3e9 too", {
   })
 })
 
-test_that("plot(plan, max_groups = 3e9) is a classed argument error", {
+test_that("plot(plan, n = 3e9) is a classed argument error", {
   plan <- fixture_plan()
-  expect_error(with_png(plot(plan, max_groups = 3e9)),
+  expect_error(with_png(plot(plan, n = 3e9)),
                class = "kerasmesh_error_argument")
-  expect_error(with_png(plot(plan, max_groups = 0)),
+  expect_error(with_png(plot(plan, n = 0)),
                class = "kerasmesh_error_argument")
 })
 
@@ -208,7 +208,7 @@ test_that("a model without parameters plans and plots as 0 bytes", {
     expect_match(format(summary(plan)), "Parameters:  0 (0 B)", fixed = TRUE,
                  all = FALSE)
     expect_identical(with_png(plot(plan)), plan)
-    expect_identical(with_png(plot(plan, by = "kind", what = "weights")),
+    expect_identical(with_png(plot(plan, by = "part", what = "weights")),
                      plan)
   })
 })

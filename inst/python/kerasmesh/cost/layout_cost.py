@@ -28,6 +28,7 @@ from ..core.backend import require_backend
 from ..plan.batches import check_batch_size
 from ..core.checks import is_positive
 from .deadline import Deadline, compile_within, timeout_error
+from ..core import fits
 from ..core.errors import KerasmeshError
 from ..core.kinds import WARNING
 from ..mesh.device_mesh import describe_mesh
@@ -111,10 +112,10 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
-        (XLA's own figures), `collectives` (columns by kind and axes),
-        `ops` (each collective), `attribution` (collective bytes by
-        variable and layer: `attribution.attribute()`), `plan` (the
-        planner's summary), `mesh`, `compile_seconds`, `versions` and
+        (XLA's own figures), `need` (what decides a fit: `fits.need()`),
+        `collectives` (columns by kind and axes), `ops` (each collective),
+        `attribution` (collective bytes by variable and layer), `plan`
+        (the planner's summary), `mesh`, `compile_seconds`, `versions` and
         facts about the step.
 
     Raises:
@@ -213,8 +214,7 @@ def _report(step: CompiledStep) -> dict:
     stats = compiled.memory_analysis()
     xla = {k: float(getattr(stats, f"{k}_size_in_bytes", 0) or 0) for k in
            ("argument", "output", "alias", "temp", "generated_code")}
-    xla["total"] = xla["argument"] + xla["output"] - xla["alias"] + \
-        xla["temp"]
+    xla["total"] = fits.xla_total(xla)
     summary = planned["summary"]
     data = sum(shard_bytes(s) for s in tree.flatten(specs.xs)) + \
         sum(shard_bytes(s) for s in specs.ys if s is not None)
@@ -231,6 +231,7 @@ def _report(step: CompiledStep) -> dict:
     return {
         "memory": memory,
         "xla": xla,
+        "need": fits.need(xla),
         "collectives": hlo.summarise_collectives(ops),
         "ops": ops,
         "attribution": attribution.attribute(ops, planned["variables"]),

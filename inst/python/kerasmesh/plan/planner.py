@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
 
+from ..core import fits
 from ..core.backend import require_backend
 from .batches import batch_problems, check_batch_size
 from ..core.errors import KerasmeshError
@@ -271,6 +272,7 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
                                              columns["trainable"]) if t)
     batch_ways = sizes.get(batch_dim_name)
     optimizer = opt["optimizer"]
+    device_total = device_weights + device_gradients + opt["device"]
     return {
         "model": model.name,
         "variables": len(variables),
@@ -282,8 +284,8 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
         "device_weights": float(device_weights),
         "device_gradients": float(device_gradients),
         "device_optimizer": float(opt["device"]),
-        "device_total": float(device_weights + device_gradients
-                              + opt["device"]),
+        "device_total": float(device_total),
+        "need": fits.need(plan_total=device_total),
         "replicated_weights": float(weights),
         "replicated_gradients": float(trainable_bytes),
         "replicated_optimizer": float(opt["full"]),

@@ -23,6 +23,7 @@ from typing import Any
 from collections.abc import Callable
 
 from ..core.errors import KerasmeshError
+from ..core import fits
 from ..cost import layout_cost as cost
 from .result import figures
 from .space import SearchSpace, variable_classes
@@ -104,7 +105,7 @@ class Search:
         others by memory."""
         if f is None:
             return (2, 0.0, 0.0)
-        if self.budget is None or f["memory"] <= self.budget:
+        if self.budget is None or fits.fits(f["memory"], self.budget):
             return (0, self.value(f), f["memory"])
         return (1, f["memory"], self.value(f))
 
@@ -136,7 +137,7 @@ class Search:
                              self.step["input_shapes"],
                              max(self.left(), 0.01), quick=True)
         floor = self.weight_bytes(choice, depth)
-        if r["xla"]["total"] < floor * (1 - 1e-6):
+        if r["need"] < floor * (1 - 1e-6):
             self.bound_holds = False
         return r
 

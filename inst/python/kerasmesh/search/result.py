@@ -28,7 +28,7 @@ def figures(r: dict) -> dict:
     by_axes: dict[str, float] = {}
     for axes, b in zip(r["collectives"]["axes"], r["collectives"]["bytes"]):
         by_axes[axes] = by_axes.get(axes, 0.0) + b
-    return {"memory": r["xla"]["total"], "traffic": sum(by_axes.values()),
+    return {"memory": r["need"], "traffic": sum(by_axes.values()),
             "by_axes": by_axes, "flops": r.get("flops", 0.0)}
 
 
