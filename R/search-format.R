@@ -1,20 +1,5 @@
 # The result of search_layout(): printing, summary, plot.
 
-new_layout_search <- function(desc, mesh) {
-  lm <- new_layout_map(desc$layout_map)
-  candidates <- desc$candidates
-  desc$candidates <- data.frame(
-    memory = vapply(candidates, function(c) c$memory, 1),
-    traffic = vapply(candidates, function(c) c$traffic, 1),
-    value = vapply(candidates, function(c) c$value, 1),
-    rules = vapply(candidates, function(c) as.integer(c$rules), 1L),
-    seconds = vapply(candidates, function(c) c$seconds, 1)
-  )
-  desc$cost <- new_layout_cost(desc$cost)
-  structure(c(list(layout_map = lm, mesh = mesh), desc),
-            class = "kerasmesh_layout_search")
-}
-
 # layout_map(mesh, "key" = c(NA, "model"), ...) as R code.
 search_code <- function(rules) {
   if (length(rules) == 0) {

@@ -150,6 +150,22 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   new_layout_search(desc, mesh)
 }
 
+# The object search_layout() returns, from the shim's description.
+new_layout_search <- function(desc, mesh) {
+  lm <- new_layout_map(desc$layout_map)
+  candidates <- desc$candidates
+  desc$candidates <- data.frame(
+    memory = vapply(candidates, function(c) c$memory, 1),
+    traffic = vapply(candidates, function(c) c$traffic, 1),
+    value = vapply(candidates, function(c) c$value, 1),
+    rules = vapply(candidates, function(c) as.integer(c$rules), 1L),
+    seconds = vapply(candidates, function(c) c$seconds, 1)
+  )
+  desc$cost <- new_layout_cost(desc$cost)
+  structure(c(list(layout_map = lm, mesh = mesh), desc),
+            class = "kerasmesh_layout_search")
+}
+
 # -- arguments ----------------------------------------------------------------
 
 check_search_memory <- function(x, call = rlang::caller_env()) {
