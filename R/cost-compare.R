@@ -153,13 +153,13 @@ new_layout_comparison <- function(costs, memory = NULL) {
   rownames(df) <- NULL
   traffic <- do.call(rbind, c(
     list(data.frame(layout = character(), axes = character(),
-                    kind = character(), count = integer(),
+                    collective = character(), count = integer(),
                     bytes = numeric(), stringsAsFactors = FALSE)),
     lapply(names(costs), function(n) {
       col <- costs[[n]]$collectives
       if (nrow(col) == 0) return(NULL)
       cbind(data.frame(layout = n, stringsAsFactors = FALSE),
-            col[, c("axes", "kind", "count", "bytes")])
+            col[, c("axes", "collective", "count", "bytes")])
     })
   ))
   rownames(traffic) <- NULL

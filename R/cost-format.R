@@ -126,7 +126,7 @@ format_collectives <- function(collectives) {
     return("Collectives per step: none")
   }
   table <- data.frame(
-    kind = collectives$kind,
+    collective = collectives$collective,
     "mesh axes" = ifelse(collectives$axes == "", "(none)",
                          collectives$axes),
     count = as.character(collectives$count),

@@ -78,12 +78,12 @@
 #'   * `xla`: XLA's own figures per device, `argument`, `output`, `alias`
 #'     (outputs that reuse argument buffers), `temp`, `generated_code` and
 #'     `total` (argument + output - alias + temp);
-#'   * `collectives`: a data frame, one row per kind and set of mesh axes,
-#'     with `kind`, `axes` (joined with `"+"`), `count` and `bytes` per
+#'   * `collectives`: a data frame, one row per collective and set of mesh
+#'     axes, with `collective` (such as `"all-reduce"`), `axes` (joined with `"+"`), `count` and `bytes` per
 #'     device per step (the size of each collective's result, and for a
 #'     reduce-scatter, of the array it reduces);
 #'   * `traffic`: bytes per device per step by mesh axis;
-#'   * `ops`: every collective: `kind`, `axes`, `shapes`, `bytes`, `groups`;
+#'   * `ops`: every collective: `collective`, `axes`, `shapes`, `bytes`, `groups`;
 #'   * `attribution`: traffic per variable ([summary.kerasmesh_layout_cost()]);
 #'   * `plan`: the planner's totals (see [layout_plan()]); `mesh`;
 #'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;
@@ -225,14 +225,14 @@ new_layout_cost <- function(desc) {
   num <- function(x) vapply(x, function(v) as.numeric(v), 1)
   ops <- desc$ops
   collectives <- data.frame(
-    kind = as.character(unlist(desc$collectives$kind)),
+    collective = as.character(unlist(desc$collectives$collective)),
     axes = as.character(unlist(desc$collectives$axes)),
     count = as.integer(unlist(desc$collectives$count)),
     bytes = as.numeric(unlist(desc$collectives$bytes)),
     stringsAsFactors = FALSE
   )
   ops_df <- data.frame(
-    kind = vapply(ops, function(o) o$kind, ""),
+    collective = vapply(ops, function(o) o$collective, ""),
     axes = vapply(ops, function(o) paste(unlist(o$axes), collapse = "+"), ""),
     bytes = vapply(ops, function(o) as.numeric(o$bytes), 1),
     stringsAsFactors = FALSE

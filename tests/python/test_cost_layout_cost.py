@@ -34,7 +34,7 @@ def data_parallel():
 
 
 def collective_key(op):
-    return (op["kind"], op["shapes"], op["groups"], op["axes"])
+    return (op["collective"], op["shapes"], op["groups"], op["axes"])
 
 
 def real_step(dist, batch=16):
@@ -142,7 +142,7 @@ def test_all_reduce_traffic_follows_the_layouts_arithmetic(mesh):
 
     def all_reduce(result, axes):
         c = result["collectives"]
-        return sum(b for k, a, b in zip(c["kind"], c["axes"], c["bytes"])
+        return sum(b for k, a, b in zip(c["collective"], c["axes"], c["bytes"])
                    if k == "all-reduce" and a == axes)
 
     assert all_reduce(dp, "batch") == p_bytes + 4
@@ -153,7 +153,7 @@ def test_all_reduce_traffic_follows_the_layouts_arithmetic(mesh):
     # bytes) and their gradients all-reduced with the loss's per-row sums.
     assert all_reduce(mp, "model") == 8 * 64 * 4 + 8 * 4
     gathered = [b for k, a, b in zip(*(mp["collectives"][c] for c in (
-        "kind", "axes", "bytes"))) if k == "all-gather"]
+        "collective", "axes", "bytes"))) if k == "all-gather"]
     assert gathered == [8 * 64 * 4]
 
 
@@ -229,7 +229,7 @@ def test_the_book_model_costs_without_allocating(mesh):
     # Adam: two slots per weight, plus the iteration and learning rate.
     assert result["memory"]["optimizer"] == 2 * params + 8
     data = [b for k, a, b in zip(*(result["collectives"][c] for c in (
-        "kind", "axes", "bytes"))) if k == "all-reduce" and a == "data"]
+        "collective", "axes", "bytes"))) if k == "all-reduce" and a == "data"]
     assert data == [params + 4]
 
 

@@ -11,13 +11,14 @@ cost_desc <- function(mesh = "mesh-2x4", scale = 1, collectives = TRUE,
                total = 22832 * scale),
     need = 22832 * scale,
     collectives = if (collectives) {
-      list(kind = list("all-reduce", "all-gather", "all-reduce"),
+      list(collective = list("all-reduce", "all-gather", "all-reduce"),
            axes = list("data", "model", ""), count = list(2L, 1L, 3L),
            bytes = list(4352, 1024, 77))
     } else {
-      list(kind = list(), axes = list(), count = list(), bytes = list())
+      list(collective = list(), axes = list(), count = list(),
+           bytes = list())
     },
-    ops = list(list(kind = "all-reduce", axes = list("data"), bytes = 4352,
+    ops = list(list(collective = "all-reduce", axes = list("data"), bytes = 4352,
                     shapes = list(list(32L, 64L)),
                     groups = list(list(0L, 4L)))),
     plan = list(model = "sequential", batch_ways = 2L, optimizer = "adam",
@@ -69,7 +70,7 @@ test_that("a layout cost prints memory, XLA's figures and collectives", {
   at <- grep("^Collectives per step", lines)
   expect_identical(lines[at + 0:2], c(
     "Collectives per step: 6, 5.45 kB per device",
-    "  kind        mesh axes  count  bytes per device",
+    "  collective  mesh axes  count  bytes per device",
     "  all-reduce  data           2           4.35 kB"
   ))
   expect_identical(lines[at + 3:4], c(

@@ -77,7 +77,7 @@ test_that("layout_cost() attributes a model-parallel layer's traffic", {
   expect_setequal(v$layer, c("sequential/dense", "sequential/dense_1"))
   l <- summary(cost, by = "layer")
   # dense_1 gathers dense's output, split over "model".
-  gathered <- sum(cost$ops$bytes[cost$ops$kind == "all-gather"])
+  gathered <- sum(cost$ops$bytes[cost$ops$collective == "all-gather"])
   expect_gt(gathered, 0)
   expect_gte(l$bytes[l$layer == "sequential/dense_1"], gathered)
   expect_gt(attr(l, "attributed") / attr(l, "total"), 0.9)

@@ -22,7 +22,7 @@ test_that("layout_cost() equals the bytes of a real training step", {
     "weights", "optimizer", "inputs")]))
 })
 
-test_that("layout_cost() reports collectives by kind and mesh axis", {
+test_that("layout_cost() reports collectives by collective and mesh axis", {
   skip_if_no_keras()
   cost <- layout_cost(mlp_builder(), model_parallel(book_layout()),
                       batch_size = 16, optimizer = "adam", loss = "mse")
@@ -30,7 +30,7 @@ test_that("layout_cost() reports collectives by kind and mesh axis", {
   expect_setequal(col$axes, c("data", "model"))
   # Each device all-reduces its quarter of the gradients, and the loss,
   # over "data": (32 * 64 + 64 + 64 * 16 + 16) / 4 floats + 4 bytes.
-  data <- col$bytes[col$kind == "all-reduce" & col$axes == "data"]
+  data <- col$bytes[col$collective == "all-reduce" & col$axes == "data"]
   expect_equal(data, 4 * (32 * 64 + 64 + 64 * 16 + 16) / 4 + 4)
   expect_equal(cost$traffic[["data"]], data)
   expect_equal(sum(cost$traffic), sum(cost$ops$bytes))

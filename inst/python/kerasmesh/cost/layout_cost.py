@@ -113,7 +113,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
         (XLA's own figures), `need` (what decides a fit: `fits.need()`),
-        `collectives` (columns by kind and axes), `ops` (each collective),
+        `collectives` (columns by collective and axes), `ops` (each one),
         `attribution` (collective bytes by variable and layer), `plan`
         (the planner's summary), `mesh`, `compile_seconds`, `versions` and
         facts about the step.
