@@ -79,11 +79,13 @@
 #'     (outputs that reuse argument buffers), `temp`, `generated_code` and
 #'     `total` (argument + output - alias + temp);
 #'   * `collectives`: a data frame, one row per collective and set of mesh
-#'     axes, with `collective` (such as `"all-reduce"`), `axes` (joined with `"+"`), `count` and `bytes` per
-#'     device per step (the size of each collective's result, and for a
-#'     reduce-scatter, of the array it reduces);
+#'     axes, with `collective` (such as `"all-reduce"`), `axes` (joined
+#'     with `"+"`), `count` and `bytes` per device per step (the size of
+#'     each collective's result, and for a reduce-scatter, of the array it
+#'     reduces);
 #'   * `traffic`: bytes per device per step by mesh axis;
-#'   * `ops`: every collective: `collective`, `axes`, `shapes`, `bytes`, `groups`;
+#'   * `ops`: every collective: `collective`, `axes`, `shapes`, `bytes`,
+#'     `groups`;
 #'   * `attribution`: traffic per variable ([summary.kerasmesh_layout_cost()]);
 #'   * `plan`: the planner's totals (see [layout_plan()]); `mesh`;
 #'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;

@@ -281,8 +281,8 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
   }
   # The shim decides whether a Python object is a Keras LayoutMap.
   if (inherits(x, "python.builtin.object")) {
-    return(new_layout_map(shim_call("layout.describe_layout_map", layout_map = x,
-                                    call = call)))
+    return(new_layout_map(shim_call("layout.describe_layout_map",
+                                    layout_map = x, call = call)))
   }
   stop_input_type(x, "a layout map", show_value = FALSE,
                   way_out = "Create one with {.fn layout_map}.",

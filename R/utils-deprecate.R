@@ -2,11 +2,10 @@
 # style of the lifecycle package: the old name gives a warning of class
 # `kerasmesh_warning_deprecated` that names the new one, and an argument
 # given under both names is an error of class `kerasmesh_error_deprecated`
-# saying which to keep. vignette("vocabulary") lists every rename.
-#
-#   compare_layouts <- function(model, distributions, ..., memory = NULL,
-#                               device_memory = deprecated()) {
-#     memory <- renamed_arg("memory", "device_memory")
+# saying which to keep. vignette("vocabulary") lists every rename. A
+# function keeps its old argument last, with the default `deprecated()`,
+# and takes its value with `memory <- renamed_arg("memory",
+# "device_memory")` before it uses the new one (see compare_layouts()).
 
 # The default of an argument's old name: missing, so that `missing()` tells
 # whether the caller used it.
@@ -21,7 +20,7 @@ renamed_arg <- function(new, old, env = rlang::caller_env(),
   if (!given(old)) {
     return(get(new, envir = env))
   }
-  fn <- renamed_caller(env)
+  fn <- renamed_caller(env) # nolint: object_usage_linter. cli.
   if (given(new)) {
     kerasmesh_abort(
       c("Can't use both {.arg {new}} and its old name {.arg {old}}.",
@@ -56,7 +55,7 @@ renamed_value <- function(x, old, new, arg = rlang::caller_arg(x),
   if (!identical(x, old)) {
     return(x)
   }
-  fn <- renamed_caller(env)
+  fn <- renamed_caller(env) # nolint: object_usage_linter. cli.
   kerasmesh_warn(
     c("{.code {arg} = {.str {old}}} of {.fn {fn}} is deprecated.",
       i = "Please use {.code {arg} = {.str {new}}} instead; {.str {old}}

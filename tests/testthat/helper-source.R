@@ -56,8 +56,8 @@ shim_calls <- function(exprs) {
       keep <- named[-1] != "call"
       out[[length(out) + 1]] <<- list(fn = fn, args = named[-1][keep])
     }
-    for (i in seq_along(e)) {
-      if (!identical(e[[i]], quote(expr = ))) walk(e[[i]])
+    for (part in as.list(e)) {
+      if (!missing(part)) walk(part)
     }
   }
   for (e in exprs) walk(e)
