@@ -136,3 +136,25 @@ test_that("search_layout() says which layouts it costed, and weighs time", {
   expect_error(small_search(objective = "time"),
                class = "kerasmesh_error_argument")
 })
+
+test_that("classes of one name pattern get keys that tell them apart", {
+  skip_if_no_keras()
+  # Dense "dense_0" ... of alternating widths 3 and 6: two kernel classes
+  # (6 x 3, 3 x 6) and two bias classes whose paths differ in numbers only.
+  alternating <- function() {
+    keras <- reticulate::import("keras")
+    layers <- lapply(0:3, function(i) {
+      keras$layers$Dense(if (i %% 2 == 0) 3L else 6L,
+                         name = paste0("dense_", i))
+    })
+    keras$Sequential(c(list(keras$Input(shape = list(6L))), layers),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  found <- within_seconds(search_layout(alternating, mesh, batch_size = 16,
+                                        loss = "mse"), 120)
+  expect_equal(found$method, "exhaustive")
+  expect_equal(nrow(found$candidates), 8)
+  keys <- names(as.list(as_layout_map(found)))
+  expect_false(anyDuplicated(keys) > 0)
+})
