@@ -104,6 +104,9 @@
 #' \item{`kerasmesh_error_optimizer`}{A value is not a Keras optimizer or the
 #'   name of one.}
 #' \item{`kerasmesh_error_python`}{Any other Python error.}
+#' \item{`kerasmesh_error_search_builder`}{[search_layout()]'s builder builds
+#'   variables of other shapes each time it runs, or, with `blocks`, variables
+#'   whose shapes change with the number of blocks.}
 #' \item{`kerasmesh_error_search_fixed`}{Rules pinned with [search_layout()]'s
 #'   `fixed` can't place a variable or pin only some blocks of a class.}
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole numbers.}
@@ -163,7 +166,7 @@ kind_names <- list(
     "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
     "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_shape",
     "model", "model_placement", "no_keras", "optimizer", "python",
-    "search_fixed", "shape", "timeout", "variable_path"),
+    "search_builder", "search_fixed", "shape", "timeout", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
     "layout_plan", "layout_rank", "mesh_rank", "replicated", "rows_dropped",

@@ -158,3 +158,42 @@ test_that("classes of one name pattern get keys that tell them apart", {
   keys <- names(as.list(as_layout_map(found)))
   expect_false(anyDuplicated(keys) > 0)
 })
+
+test_that("a builder that builds another model each call is an error", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  width <- 56L
+  changing <- function() {
+    width <<- width + 8L
+    keras$Sequential(list(keras$Input(shape = list(32L)),
+                          keras$layers$Dense(width, name = "dense")),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  expect_error(
+    within_seconds(search_layout(changing, mesh, batch_size = 16,
+                                 loss = "mse",
+                                 fixed = layout_map(mesh, "net/dense/bias" = NA)),
+                   120),
+    "\"net/dense/kernel\" had shape 32.64, then 32.72",
+    class = "kerasmesh_error_search_builder"
+  )
+})
+
+test_that("widths that change with the block count are named, not costed", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  blocks_net <- function(n) {
+    layers <- lapply(seq_len(n) - 1L, function(i) {
+      keras$layers$Dense(8L, name = paste0("block_", i))
+    })
+    keras$Sequential(c(list(keras$Input(shape = list(8L))), layers,
+                       list(keras$layers$Dense(as.integer(n), name = "head"))),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  expect_snapshot(error = TRUE, {
+    search_layout(blocks_net, mesh, batch_size = 16, loss = "mse",
+                  blocks = 4)
+  })
+})

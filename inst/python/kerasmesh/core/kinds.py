@@ -296,6 +296,11 @@ SEARCH_UNSTABLE_PATHS = _kind(
     warning="The model's builder gives its variables other paths each time "
             "it runs (Keras numbers unnamed layers), so [search_layout()]'s "
             "rules won't match the next build.")
+SEARCH_BUILDER = _kind(
+    "search_builder",
+    error="[search_layout()]'s builder builds variables of other shapes "
+          "each time it runs, or, with `blocks`, variables whose shapes "
+          "change with the number of blocks.")
 SEARCH_EXTRAPOLATION = _kind(
     "search_extrapolation",
     warning="[search_layout()]'s figures extrapolated from 1 and 2 blocks "

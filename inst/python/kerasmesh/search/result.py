@@ -14,6 +14,7 @@ from ..core.errors import KerasmeshError, warn
 from ..core.layout import describe_layout_map
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
+from .builds import check_depths
 from ..core import kinds
 
 RUNNERS_UP = 2
@@ -64,6 +65,7 @@ class Verifier:
         if self.built is None:
             self.built = build_model(lambda: self.model(self.full),
                                      self.deadline - time.monotonic())
+            check_depths({**s.models, self.full: self.built})
         d = ModelParallel(layout_map=s.space.layout_map(choice),
                           batch_dim_name=s.step["batch_dim"])
         try:

@@ -24,6 +24,7 @@ from ..core.placement import model_variables
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
 from ..cost.deadline import timeout_error
+from .builds import check_depths, check_rebuild
 from .candidates import Search
 from .moves import class_moves, ordered, tensor_parallel, tied_moves
 from .result import Verifier, result
@@ -124,8 +125,10 @@ def _models(model: Any, blocks: int | None, timeout: float,
     if blocks is None:
         return {None: build_model(model, timeout, spent)}
     depths = [int(blocks)] if blocks <= 2 else [1, 2]
-    return {d: build_model(lambda d=d: model(d), timeout, spent)
-            for d in depths}
+    models = {d: build_model(lambda d=d: model(d), timeout, spent)
+              for d in depths}
+    check_depths(models)
+    return models
 
 
 def _starts(space: SearchSpace, start: Any, batch_dim: str
@@ -146,7 +149,8 @@ def check_paths_stable(model: Any, models: dict, rules: list,
                        deadline: float) -> None:
     """Warn when a builder gives its variables other paths on its next
     run (Keras numbers unnamed layers): the rules found would match
-    nothing in the user's next build."""
+    nothing in the user's next build. Other shapes are an error
+    (`builds.check_rebuild()`)."""
     depth, first = next(iter(models.items()))
     if not rules or first is model or deadline - time.monotonic() < 1:
         return
@@ -158,6 +162,7 @@ def check_paths_stable(model: Any, models: dict, rules: list,
         if e.kind == kinds.TIMEOUT:
             return
         raise
+    check_rebuild(first, again)
     moved = [(a, b) for a, b in zip(model_variables(first),
                                     model_variables(again))
              if a.path != b.path]
