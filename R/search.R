@@ -153,7 +153,8 @@ search_memory_arg <- function(x, call = rlang::caller_env()) {
   if (is.numeric(x) && length(x) == 1 && identical(x, Inf)) {
     return(NULL)
   }
-  as.numeric(parse_bytes(x, arg = "memory", call = call))
+  x <- as.numeric(parse_bytes(x, arg = "memory", call = call))
+  if (is.infinite(x)) NULL else x
 }
 
 search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {
