@@ -95,6 +95,8 @@
 #' \item{`kerasmesh_error_memory_budget`}{No layout [search_layout()] costed
 #'   fits the memory budget (the message gives the smallest memory reached and
 #'   its rules).}
+#' \item{`kerasmesh_error_mesh_mismatch`}{A layout map or distribution is on
+#'   another device mesh than the one it is used with.}
 #' \item{`kerasmesh_error_mesh_shape`}{A mesh shape does not fit the device
 #'   count.}
 #' \item{`kerasmesh_error_model`}{A value is not a (built) Keras model.}
@@ -164,8 +166,8 @@ kind_names <- list(
     "input_shapes", "install_download", "install_envname", "install_python",
     "launch", "launch_worker", "layout_ambiguous", "layout_axes",
     "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
-    "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_shape",
-    "model", "model_placement", "no_keras", "optimizer", "python",
+    "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_mismatch",
+    "mesh_shape", "model", "model_placement", "no_keras", "optimizer", "python",
     "search_builder", "search_fixed", "shape", "timeout", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",

@@ -67,8 +67,9 @@
 #'   GPUs and TPUs; none on CPUs), `Inf` for none.
 #' @param start A layout to improve on: a [layout_map()], a Keras
 #'   `LayoutMap` (such as a keras-hub backbone's `get_layout_map()`) or a
-#'   distribution.
-#' @param fixed A [layout_map()] of rules the search never changes.
+#'   distribution, on `mesh`.
+#' @param fixed A [layout_map()] on `mesh` of rules the search never
+#'   changes.
 #' @param objective `"traffic"` or `"time"` (see below).
 #' @param blocks The model's number of blocks, when `model` builds any.
 #' @param bandwidth For `objective = "time"`: bytes per second over each
@@ -123,12 +124,16 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   check_plan_model(model, arg = "model", call = call)
   mesh <- as_device_mesh(mesh)
   batch_size <- check_whole(batch_size)
-  objective <- rlang::arg_match(objective)
+  objective <- check_choice(objective, c("traffic", "time"))
   memory <- search_memory_arg(memory, call = call)
   blocks <- search_blocks_arg(blocks, model, call = call)
   start <- search_layout_arg(start, call = call)
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
-  if (!is.null(bandwidth)) bandwidth <- as.list(bandwidth)
+  bandwidth <- search_bandwidth_arg(bandwidth, call = call)
+  flop_rate <- check_number(flop_rate, "a positive number of FLOPs per second",
+                            min = 0, exclusive_min = TRUE, allow_null = TRUE)
+  if (!is.null(batch_dim_name)) check_string(batch_dim_name)
+  check_flag(verbose)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   bar <- search_progress(verbose, started)
@@ -155,6 +160,19 @@ search_memory_arg <- function(x, call = rlang::caller_env()) {
   }
   x <- as.numeric(parse_bytes(x, arg = "memory", call = call))
   if (is.infinite(x)) NULL else x
+}
+
+search_bandwidth_arg <- function(x, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  named <- !is.null(names(x)) && all(nzchar(names(x))) && !anyNA(names(x))
+  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) || !named) {
+    stop_input_type(x, "positive bytes per second, named by mesh axis",
+                    way_out = "Such as {.code c(data = 50e9, model = 450e9)}.",
+                    arg = "bandwidth", call = call)
+  }
+  as.list(x)
 }
 
 search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {

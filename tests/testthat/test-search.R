@@ -66,7 +66,7 @@ test_that("search_layout() rejects other bad input with classed errors", {
   expect_error(search_layout(function() NULL, mesh, 16, blocks = 4),
                class = "kerasmesh_error_model")
   expect_error(search_layout(function() NULL, mesh, 16, objective = "speed"),
-               class = "rlang_error")
+               class = "kerasmesh_error_argument")
   expect_error(small_search(batch_size = 15),
                class = "kerasmesh_error_batch_size")
   expect_error(search_layout(function() stop("no model today"), mesh, 16),
@@ -196,4 +196,43 @@ test_that("widths that change with the block count are named, not costed", {
     search_layout(blocks_net, mesh, batch_size = 16, loss = "mse",
                   blocks = 4)
   })
+})
+
+test_that("search_layout() refuses settings it would ignore or misread", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  search <- function(...) search_layout(search_net, mesh, 16, ...)
+  for (args in list(list(flop_rate = NA), list(flop_rate = -1),
+                    list(flop_rate = "fast"), list(verbose = NA),
+                    list(verbose = "yes"), list(bandwidth = c(data = NA)),
+                    list(bandwidth = c(1e9, 1e9)),
+                    list(bandwidth = c(data = -1, model = 1)),
+                    list(batch_dim_name = c("data", "model")),
+                    list(batch_dim_name = 1))) {
+    expect_error(do.call(search, args), class = "kerasmesh_error_argument")
+  }
+  expect_snapshot(error = TRUE, {
+    search_layout(function() NULL, mesh, 16, objective = "speed")
+    search(flop_rate = NA)
+    search(batch_dim_name = "batch")
+  })
+})
+
+test_that("start and fixed on another mesh are refused, naming both", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  other <- device_mesh(c(batch = 2, model = 4))
+  expect_snapshot(error = TRUE, {
+    search_layout(search_net, mesh, 16, loss = "mse",
+                  start = layout_map(other, ".*kernel" = c(NA, "model")))
+    search_layout(search_net, mesh, 16, loss = "mse",
+                  fixed = layout_map(other, "net/dense/bias" = NA))
+  })
+  expect_error(
+    search_layout(search_net, mesh, 16, loss = "mse",
+                  start = model_parallel(layout_map(device_mesh(c(
+                    data = 4, model = 2
+                  ))))),
+    class = "kerasmesh_error_mesh_mismatch"
+  )
 })

@@ -261,6 +261,10 @@ MEMORY_BUDGET = _kind(
     "memory_budget",
     error="No layout [search_layout()] costed fits the memory budget (the "
           "message gives the smallest memory reached and its rules).")
+MESH_MISMATCH = _kind(
+    "mesh_mismatch",
+    error="A layout map or distribution is on another device mesh than "
+          "the one it is used with.")
 MESH_RANK = _kind(
     "mesh_rank",
     warning="A data-parallel mesh has more than one axis; its first is "

@@ -20,6 +20,7 @@ from typing import Any
 from collections.abc import Callable
 
 from ..core.errors import KerasmeshError, warn
+from ..core.mesh import check_batch_dim_name, check_same_mesh
 from ..core.placement import model_variables
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
@@ -97,6 +98,16 @@ def _check(objective: Any, memory: Any, bandwidth: Any, flop_rate: Any,
     if not (isinstance(flop_rate, (int, float)) and flop_rate > 0):
         raise KerasmeshError(kinds.ARGUMENT, "`flop_rate` must be a positive "
                              "number of FLOPs per second.", received=flop_rate)
+
+
+def _check_meshes(mesh: Any, start: Any, fixed: Any,
+                  batch_dim_name: Any) -> None:
+    """`start` and `fixed` on `mesh`, `batch_dim_name` one of its axes."""
+    for arg, value in (("start", start), ("fixed", fixed)):
+        if value is not None:
+            check_same_mesh(mesh, _layout_of(value).device_mesh, arg)
+    if batch_dim_name is not None:
+        check_batch_dim_name(batch_dim_name, list(mesh.axis_names))
 
 
 def _layout_of(start: Any) -> Any:
@@ -215,6 +226,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     sizes = {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
     memory = device_memory() if memory == "device" else memory
     _check(objective, memory, bandwidth, flop_rate, sizes)
+    _check_meshes(mesh, start, fixed, batch_dim_name)
     step = {"batch_size": batch_size, "optimizer": optimizer or "sgd",
             "loss": loss, "input_shapes": input_shapes,
             "batch_dim": batch_dim_name or mesh.axis_names[0]}
