@@ -80,8 +80,7 @@ search_labels <- function(points) {
 # search's own figures), those the search has.
 search_points <- function(x) {
   marks <- list(
-    found = list(memory = x$cost$xla[["total"]],
-                 traffic = sum(x$cost$collectives$bytes), col = "red3"),
+    found = c(search_found(x), col = "red3"),
     start = if (!is.null(x$start)) c(x$start, col = "steelblue4"),
     "data parallel" = if (!is.null(x$data_parallel)) {
       c(x$data_parallel, col = "grey20")

@@ -53,8 +53,12 @@
 #' when a search takes more than 2 seconds. `timeout` stops the search
 #' (at 85% of it, or 75% with `blocks`, leaving the rest for the full
 #' compiles; runners-up are verified only while time is left) and returns
-#' the best layout found by then, saying so; an
-#' interrupt (Ctrl-C) stops it and leaves the session usable.
+#' the best layout found by then, saying so. When the time runs out before
+#' XLA compiles the best layout at full depth, that layout is returned with
+#' the search's own figures (its quick compile, or, with `blocks`, the
+#' extrapolation and no `cost`) and `verified` `FALSE`: its fit then rests
+#' on those figures alone. An interrupt (Ctrl-C) stops it and leaves the
+#' session usable.
 #'
 #' @inheritParams layout_cost
 #' @param model A function of no arguments that builds the model (built
@@ -81,7 +85,8 @@
 #' @param timeout Seconds the whole search may take.
 #' @param verbose Whether to say which layouts were compiled.
 #' @return A `kerasmesh_layout_search`: a list with `layout_map` (the
-#'   chosen [layout_map()]), `cost` (its [layout_cost()], verified),
+#'   chosen [layout_map()]), `cost` (its [layout_cost()], verified
+#'   unless `verified` is `FALSE`),
 #'   `predicted` (the search's figures for it), `runners_up`,
 #'   `data_parallel` and `start` (figures: `memory`, `traffic`, by axes,
 #'   `flops`), `classes` (per class: the chosen axes and what the other

@@ -236,3 +236,27 @@ test_that("start and fixed on another mesh are refused, naming both", {
     class = "kerasmesh_error_mesh_mismatch"
   )
 })
+
+test_that("a search out of time before its full compile returns the best", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  slow_at_full_depth <- function(n) {
+    if (n == 4) reticulate::import("time")$sleep(60)
+    layers <- lapply(seq_len(n) - 1L, function(i) {
+      keras$layers$Dense(8L, name = paste0("block_", i))
+    })
+    keras$Sequential(c(list(keras$Input(shape = list(8L))), layers),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  started <- Sys.time()
+  found <- within_seconds(search_layout(
+    slow_at_full_depth, mesh, batch_size = 16, loss = "mse", blocks = 4,
+    fixed = layout_map(mesh, "net/block_\\d+/bias" = NA), timeout = 15
+  ), 60)
+  expect_lt(as.numeric(Sys.time() - started, units = "secs"), 40)
+  expect_false(found$verified)
+  expect_identical(found$stopped, "timeout")
+  expect_null(found$cost)
+  expect_true(any(grepl("^Not verified", format(found))))
+})

@@ -245,7 +245,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     if not search.log or all(f is None for f in search.seen.values()):
         raise timeout_error(timeout, "The time ran out before any layout "
                             "was costed.")
-    verify = Verifier(search, model, full, began + timeout)
+    verify = Verifier(search, model, full, began + timeout, timeout)
     found = result(search, verify, starts[0], start_choice, began)
     check_paths_stable(model, models, found["rules"], began + timeout)
     return found
