@@ -125,7 +125,7 @@ check_venv_target <- function(path, call = rlang::caller_env()) {
   )
 }
 
-# -- rollback -------------------------------------------------------------------
+# -- rollback -----------------------------------------------------------------
 
 # A snapshot of the virtualenv at `path`, beside it: its files as hard links
 # (pip replaces a file by unlinking it first, so the snapshot keeps the old

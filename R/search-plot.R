@@ -16,8 +16,8 @@ plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
   plot_page(
     main %||% "Layouts costed",
     sprintf("%s (%s); budget %s per device",
-            count_text(nrow(x$candidates), "layout"), x$method, if (is.null(budget)) "none" else
-              format_bytes(budget))
+            count_text(nrow(x$candidates), "layout"), x$method,
+            if (is.null(budget)) "none" else format_bytes(budget))
   )
   grid::pushViewport(grid::plotViewport(c(3.5, 4, 0.5, 0.5)))
   grid::pushViewport(grid::viewport(xscale = xs, yscale = ys))

@@ -127,14 +127,7 @@ test_that("a timeout leaves no time limit of its own behind", {
 
 test_that("an interrupt while the builder waits in Python is an interrupt", {
   skip_if_no_keras()
-  skip_if_not_installed("callr")
-  rs <- callr::r_session$new()
-  on.exit(rs$close(), add = TRUE)
-  rs$run(function() {
-    library(kerasmesh)
-    simulate_devices(8)
-    invisible(reticulate::import("keras"))
-  })
+  rs <- keras_session()
   rs$call(function() {
     keras <- reticulate::import("keras")
     time <- reticulate::import("time")

@@ -90,14 +90,7 @@ test_that("search_layout() rejects other bad input with classed errors", {
 
 test_that("an interrupted search leaves the session usable", {
   skip_if_no_keras()
-  skip_if_not_installed("callr")
-  rs <- callr::r_session$new()
-  on.exit(rs$close(), add = TRUE)
-  rs$run(function() {
-    library(kerasmesh)
-    simulate_devices(8)
-    invisible(reticulate::import("keras"))
-  })
+  rs <- keras_session()
   rs$call(function() {
     keras <- reticulate::import("keras")
     mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
@@ -170,11 +163,10 @@ test_that("a builder that builds another model each call is an error", {
                      name = "net")
   }
   mesh <- device_mesh(c(data = 2, model = 4))
+  pinned <- layout_map(mesh, "net/dense/bias" = NA)
   expect_error(
     within_seconds(search_layout(changing, mesh, batch_size = 16,
-                                 loss = "mse",
-                                 fixed = layout_map(mesh, "net/dense/bias" = NA)),
-                   120),
+                                 loss = "mse", fixed = pinned), 120),
     "\"net/dense/kernel\" had shape 32.64, then 32.72",
     class = "kerasmesh_error_search_builder"
   )

@@ -100,14 +100,20 @@ def _check(objective: Any, memory: Any, bandwidth: Any, flop_rate: Any,
                              "number of FLOPs per second.", received=flop_rate)
 
 
-def _check_meshes(mesh: Any, start: Any, fixed: Any,
-                  batch_dim_name: Any) -> None:
-    """`start` and `fixed` on `mesh`, `batch_dim_name` one of its axes."""
+def _batch_axis(mesh: Any, start: Any, fixed: Any,
+                batch_dim_name: Any) -> str:
+    """The batch axis (`batch_dim_name`, by default the mesh's first),
+    once it, `start` and `fixed` are known to be of `mesh`.
+
+    Raises:
+        KerasmeshError: kinds `mesh_mismatch`, `batch_dim_name`.
+    """
     for arg, value in (("start", start), ("fixed", fixed)):
         if value is not None:
             check_same_mesh(mesh, _layout_of(value).device_mesh, arg)
-    if batch_dim_name is not None:
-        check_batch_dim_name(batch_dim_name, list(mesh.axis_names))
+    if batch_dim_name is None:
+        return str(mesh.axis_names[0])
+    return check_batch_dim_name(batch_dim_name, list(mesh.axis_names))
 
 
 def _layout_of(start: Any) -> Any:
@@ -217,19 +223,18 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
         Plain values: see `search_result.result()`.
 
     Raises:
-        KerasmeshError: kinds `memory_budget` (nothing fits: the smallest
-            memory reached and its rules), `search_fixed`, `timeout`,
-            `argument`, and the planner's and cost's kinds.
+        KerasmeshError: kinds `memory_budget` (the smallest memory
+            reached and its rules), `search_fixed`, `search_builder`,
+            `mesh_mismatch`, `batch_dim_name`, `timeout`, `argument`, and
+            the planner's and cost's kinds.
     """
-    began = time.monotonic() - float(spent or 0)
-    timeout = float(timeout)
+    began, timeout = time.monotonic() - float(spent or 0), float(timeout)
     sizes = {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
     memory = device_memory() if memory == "device" else memory
     _check(objective, memory, bandwidth, flop_rate, sizes)
-    _check_meshes(mesh, start, fixed, batch_dim_name)
     step = {"batch_size": batch_size, "optimizer": optimizer or "sgd",
             "loss": loss, "input_shapes": input_shapes,
-            "batch_dim": batch_dim_name or mesh.axis_names[0]}
+            "batch_dim": _batch_axis(mesh, start, fixed, batch_dim_name)}
     models = _models(model, blocks, timeout, time.monotonic() - began)
     space = SearchSpace(list(models.values())[-1], mesh, fixed)
     full = None if blocks is None or blocks <= 2 else int(blocks)
