@@ -3,9 +3,9 @@
 # `kerasmesh_warning_deprecated` that names the new one, and an argument
 # given under both names is an error of class `kerasmesh_error_deprecated`
 # saying which to keep. vignette("vocabulary") lists every rename. A
-# function keeps its old argument last, with the default `deprecated()`,
-# and takes its value with `memory <- renamed_arg("memory",
-# "device_memory")` before it uses the new one (see compare_layouts()).
+# function whose `device_memory` became `memory` declares
+# `device_memory = deprecated()` after `memory` and starts with
+# `memory <- renamed_arg("memory", "device_memory")`.
 
 # The default of an argument's old name: missing, so that `missing()` tells
 # whether the caller used it.
@@ -20,7 +20,7 @@ renamed_arg <- function(new, old, env = rlang::caller_env(),
   if (!given(old)) {
     return(get(new, envir = env))
   }
-  fn <- renamed_caller(env) # nolint: object_usage_linter. cli.
+  fn <- renamed_caller(env) # nolint: object_usage_linter. cli reads it.
   if (given(new)) {
     kerasmesh_abort(
       c("Can't use both {.arg {new}} and its old name {.arg {old}}.",
