@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from numbers import Real
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..core.backend import require_backend

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.backend import require_backend
 from ..core.describe import object_type
-from ..core.errors import KerasmeshError, quoted
+from ..core.errors import KerasmeshError
 from ..layout_map.rules import describe_layout_map
 from ..mesh.device_mesh import (check_batch_dim_name, describe_mesh,
                                 resolve_devices)
