@@ -7,6 +7,8 @@ on small made-up trees and see each rule fail."""
 import os
 import re
 
+from source_trees import write_tree
+
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 DOCS = ("CONTRIBUTING.md", "ARCHITECTURE.md")
 # Where a path in the docs may be relative to, besides the root: the shim
@@ -80,16 +82,8 @@ def test_architecture_md_names_every_r_file():
     assert unlisted_r_files(ROOT) == []
 
 
-def write(root, files):
-    for rel, text in files.items():
-        path = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-
-
 def test_a_path_that_does_not_exist_is_reported(tmp_path):
-    write(str(tmp_path), {
+    write_tree(str(tmp_path), {
         "R/utils-checks.R": "", "R/plan.R": "",
         "inst/python/kerasmesh/core/kinds.py": "",
         "CONTRIBUTING.md": "Checks in `R/checks.R` and `R/utils-checks.R`; "

@@ -12,6 +12,7 @@ import re
 import pytest
 
 import kerasmesh
+from source_trees import write_tree
 
 SHIM = os.path.dirname(kerasmesh.__file__)
 ARCHITECTURE = os.path.join(os.path.dirname(__file__), "..", "..",
@@ -168,14 +169,6 @@ def test_each_package_imports_only_what_architecture_md_lists():
     assert table["core"] == set()
     imports = package_imports(top_level_edges(modules()))
     assert layer_problems(imports, table) == []
-
-
-def write_tree(root, files):
-    for rel, text in files.items():
-        path = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
 
 
 def test_the_layer_check_finds_an_import_the_table_does_not_list(tmp_path):
