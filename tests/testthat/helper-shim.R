@@ -16,7 +16,8 @@ local_shim_export <- function(name, from, env = parent.frame()) {
   reticulate::py_set_attr(api, "__all__",
                           reticulate::r_to_py(as.list(c(exports, parts[[2]]))))
   withr::defer({
-    reticulate::py_set_attr(api, "__all__", reticulate::r_to_py(exports))
+    reticulate::py_set_attr(api, "__all__",
+                            reticulate::r_to_py(as.list(exports)))
     reticulate::import_builtins()$delattr(api, parts[[2]])
   }, envir = env)
   invisible()

@@ -95,9 +95,11 @@ test_that("variable_values() says what it received instead of a model", {
 test_that("numpy_array() sends values column-major with R's dimensions", {
   sent <- shim_request("numpy_array", matrix(1:6, nrow = 2))
   expect_identical(sent$name, "arrays.as_array")
-  expect_identical(sent$args, list(1:6, list(2L, 3L), "float32"))
+  expect_identical(sent$args, list(values = 1:6, shape = list(2L, 3L),
+                                   dtype = "float32"))
   sent <- shim_request("numpy_array", c(TRUE, FALSE), dtype = "bool")
-  expect_identical(sent$args, list(c(TRUE, FALSE), list(2L), "bool"))
+  expect_identical(sent$args, list(values = c(TRUE, FALSE),
+                                   shape = list(2L), dtype = "bool"))
   cube <- array(as.numeric(1:24), c(2, 3, 4))
   expect_identical(shim_request("numpy_array", cube)$args[[2]],
                    list(2L, 3L, 4L))

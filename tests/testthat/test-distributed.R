@@ -107,7 +107,9 @@ test_that("distributed_initialize() sends whole numbers and launchers' env", {
   sent <- shim_request("distributed_initialize", "10.0.0.1:1234",
                        num_processes = 2, process_id = 1, timeout = 60)
   expect_identical(sent$name, "distributed.initialize")
-  expect_identical(sent$args[1:4], list("10.0.0.1:1234", 2L, 1L, 60L))
+  expect_identical(sent$args[1:4], list(coordinator_address = "10.0.0.1:1234",
+                                       num_processes = 2L, process_id = 1L,
+                                       timeout = 60L))
   env <- sent$args[[5]]
   expect_identical(env$SLURM_PROCID, "1")
   expect_identical(env$OMPI_COMM_WORLD_SIZE, "2")

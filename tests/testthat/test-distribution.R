@@ -207,13 +207,16 @@ test_that("distribution functions refuse wrong R types before Python", {
 test_that("the distribution constructors send plain values", {
   sent <- shim_request("data_parallel", devices = c("cpu:0", "cpu:1"))
   expect_identical(sent$name, "distribution.data_parallel")
-  expect_identical(sent$args, list(NULL, list("cpu:0", "cpu:1"), TRUE))
+  expect_identical(sent$args, list(mesh = NULL, devices = list("cpu:0", "cpu:1"),
+                                   auto_shard_dataset = TRUE))
   sent <- shim_request("data_parallel", devices = 4,
                        auto_shard_dataset = FALSE)
-  expect_identical(sent$args, list(NULL, 4, FALSE))
+  expect_identical(sent$args, list(mesh = NULL, devices = 4,
+                                   auto_shard_dataset = FALSE))
   sent <- shim_request("model_parallel", fixture_layout_map(), "data", FALSE)
   expect_identical(sent$name, "distribution.model_parallel")
-  expect_identical(sent$args, list(NULL, "data", FALSE))
+  expect_identical(sent$args, list(layout_map = NULL, batch_dim_name = "data",
+                                   auto_shard_dataset = FALSE))
   # A mesh of more than one axis: only the first splits the batch.
   expect_warning(
     shim_request("data_parallel", mesh = fixture_mesh()),

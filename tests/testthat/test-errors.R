@@ -95,6 +95,7 @@ test_that("each kind of received value has R words", {
 
 test_that("no kerasmesh error calls the user's value a Python object", {
   skip_if_no_keras()
+  local_shim_export("mesh.resolve_shape", "mesh.device_mesh")
   mesh <- book_mesh()
   dict <- reticulate::dict(a = 1)
   messages <- vapply(list(

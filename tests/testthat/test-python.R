@@ -262,3 +262,18 @@ test_that("shim_call() refuses an argument without a name", {
   expect_error(kerasmesh:::shim_object("arrays.as_array", values = 1, 2),
                regexp = "must name every argument")
 })
+
+test_that("a test's shim export is gone after it, and api/ is as it was", {
+  skip_if_no_keras()
+  api <- reticulate::import("kerasmesh.api.errors", convert = FALSE)
+  before <- reticulate::py_to_r(reticulate::py_get_attr(api, "__all__"))
+  local({
+    local_shim_export("errors.kinds", "core.errors")
+    expect_true(is.list(kerasmesh:::shim_call("errors.kinds")))
+  })
+  after <- reticulate::py_get_attr(api, "__all__")
+  expect_true(inherits(after, "python.builtin.list"))
+  expect_identical(reticulate::py_to_r(after), before)
+  expect_error(kerasmesh:::shim_call("errors.kinds"),
+               class = "kerasmesh_error_python")
+})
