@@ -207,7 +207,8 @@ test_that("distribution functions refuse wrong R types before Python", {
 test_that("the distribution constructors send plain values", {
   sent <- shim_request("data_parallel", devices = c("cpu:0", "cpu:1"))
   expect_identical(sent$name, "distribution.data_parallel")
-  expect_identical(sent$args, list(mesh = NULL, devices = list("cpu:0", "cpu:1"),
+  expect_identical(sent$args, list(mesh = NULL,
+                                   devices = list("cpu:0", "cpu:1"),
                                    auto_shard_dataset = TRUE))
   sent <- shim_request("data_parallel", devices = 4,
                        auto_shard_dataset = FALSE)

@@ -21,6 +21,7 @@ test_that("a search that costed one layout draws it", {
   skip_if_not_installed("vdiffr")
   found <- fixture_search()
   found$cost$xla[["total"]] <- 2e9
+  found$cost$need <- 2e9
   found$cost$collectives$bytes <- 0 * found$cost$collectives$bytes
   found$candidates <- found$candidates[2, ]
   found$candidates$traffic <- 0
