@@ -11,6 +11,9 @@
 #'   (checked before Python is asked).}
 #' \item{`kerasmesh_error_array`}{Values and a shape (or a dtype) don't make an
 #'   array.}
+#' \item{`kerasmesh_error_array_conversion`}{reticulate can't convert an R array
+#'   to NumPy or back (before reticulate 1.38, with NumPy 2): use
+#'   [numpy_array()] and [r_array()].}
 #' \item{`kerasmesh_error_array_na`}{`NA` in values for an integer or logical
 #'   dtype.}
 #' \item{`kerasmesh_error_array_range`}{Values outside the range of the dtype.}
@@ -150,12 +153,13 @@ NULL
 # Every kind, by severity: what kerasmesh_abort() and kerasmesh_warn() accept.
 kind_names <- list(
   errors = c(
-    "argument", "array", "array_na", "array_range", "axis_names", "backend",
-    "batch_dim_name", "batch_size", "checkpoint_directory", "checkpoint_dtype",
-    "checkpoint_exists", "checkpoint_incomplete", "checkpoint_layout",
-    "checkpoint_model", "checkpoint_orbax", "checkpoint_shape",
-    "checkpoint_step", "checkpoint_variables", "checkpoint_write", "compile",
-    "deprecated", "device_mesh", "device_type", "devices", "devices_started",
+    "argument", "array", "array_conversion", "array_na", "array_range",
+    "axis_names", "backend", "batch_dim_name", "batch_size",
+    "checkpoint_directory", "checkpoint_dtype", "checkpoint_exists",
+    "checkpoint_incomplete", "checkpoint_layout", "checkpoint_model",
+    "checkpoint_orbax", "checkpoint_shape", "checkpoint_step",
+    "checkpoint_variables", "checkpoint_write", "compile", "deprecated",
+    "device_mesh", "device_type", "devices", "devices_started",
     "distributed_argument", "distributed_connect", "distributed_started",
     "distributed_timeout", "distribution", "distribution_argument", "dtype",
     "input_shapes", "install_download", "install_envname", "install_python",

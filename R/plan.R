@@ -153,14 +153,16 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #' `check_layout()` is most useful before the model exists, with a builder
 #' function: a layout that can't work then fails in a second, not after
 #' minutes of allocation. kerasmesh also checks on its own when a model
-#' trains under a [model_parallel()] distribution set with
-#' [set_distribution()] or [with_distribution()]: `fit()`, `evaluate()` and
-#' `predict()` first plan the model against the distribution's layout map,
-#' with the call's batch size (32 when not given) and sample count, so a
-#' batch size or a last batch that the batch axis can't divide is an error
-#' of class `kerasmesh_error_batch_size` before the first step, and rules
-#' that match nothing are reported once per model. Turn this off with
-#' `options(kerasmesh.check_layout = FALSE)`.
+#' trains under a distribution set with [set_distribution()] or
+#' [with_distribution()] (see "Batches" there): under [data_parallel()] and
+#' [model_parallel()], `fit()`, `evaluate()` and `predict()` first check
+#' every batch they will feed, so a batch size, a last batch, or a
+#' validation split or validation data that the batch axis can't divide is
+#' an error of class `kerasmesh_error_batch_size` before the first step.
+#' Under [model_parallel()] they also plan the model against the
+#' distribution's layout map, and rules that match nothing are reported
+#' once per model. Turn this off with `options(kerasmesh.check_layout =
+#' FALSE)`.
 #'
 #' @inheritParams layout_plan
 #' @param model A built Keras model, a function that builds one (see

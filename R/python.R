@@ -237,6 +237,9 @@ with_python_errors <- function(expr, call = rlang::caller_env()) {
   withCallingHandlers(
     expr,
     error = function(e) {
+      if (is_numpy_version_error(e)) {
+        abort_array_conversion(e, call)
+      }
       if (is_python_error(e)) {
         abort_from_python(python_error_description(e), call)
       }
@@ -270,6 +273,15 @@ python_error_description <- function(e) {
     bullets = list(),
     traceback = last$traceback
   )
+}
+
+# reticulate before 1.38 can't convert between R arrays and NumPy 2 arrays:
+# "Required version of NumPy not available: incompatible NumPy binary
+# version 33554432 (expecting version 16777225)", raised in R (and with
+# no Python exception behind it) when an R array is passed to Python.
+is_numpy_version_error <- function(e) {
+  grepl("incompatible NumPy binary version", conditionMessage(e),
+        fixed = TRUE)
 }
 
 is_python_error <- function(e) {

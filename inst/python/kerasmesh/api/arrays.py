@@ -5,6 +5,7 @@ from ..core.arrays import (
     variable_values,
     as_lists,
     check_representable,
+    to_r,
 )
 
 __all__ = [
@@ -12,4 +13,5 @@ __all__ = [
     "variable_values",
     "as_lists",
     "check_representable",
+    "to_r",
 ]

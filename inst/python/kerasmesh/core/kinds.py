@@ -91,6 +91,11 @@ ARGUMENT = _kind(
 ARRAY = _kind(
     "array",
     error="Values and a shape (or a dtype) don't make an array.")
+ARRAY_CONVERSION = _kind(
+    "array_conversion",
+    error="reticulate can't convert an R array to NumPy or back (before "
+          "reticulate 1.38, with NumPy 2): use [numpy_array()] and "
+          "[r_array()].")
 ARRAY_NA = _kind(
     "array_na",
     error="`NA` in values for an integer or logical dtype.")
