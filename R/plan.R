@@ -30,10 +30,13 @@
 #'
 #' @param model A built Keras model, or a function of no arguments that
 #'   builds and returns one (preferred: nothing is allocated).
-#' @param layout A [layout_map()] or a [model_parallel()] distribution, or
-#'   a Keras `LayoutMap` or `ModelParallel` from anywhere (such as a
-#'   keras-hub backbone's `get_layout_map()`). With a layout map, the batch
-#'   axis is the mesh's first axis, as in Keras.
+#' @param layout A [layout_map()], a [model_parallel()] or
+#'   [data_parallel()] distribution, or a Keras `LayoutMap`,
+#'   `ModelParallel` or `DataParallel` from anywhere (such as a keras-hub
+#'   backbone's `get_layout_map()`). With a layout map, the batch axis is
+#'   the mesh's first axis, as in Keras. A data-parallel distribution
+#'   replicates every variable on its mesh: its plan gives the memory of
+#'   each copy and checks the batch size.
 #' @param batch_size The global batch size to check against the batch axis,
 #'   or `NULL`.
 #' @param optimizer An optimizer name such as `"adam"` or a Keras optimizer,
@@ -232,6 +235,11 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
       batch_dim_name = .subset2(layout, "batch_dim_name")
     ))
   }
+  if (inherits(layout, "kerasmesh_data_parallel")) {
+    # No rules: every variable replicated, the batch split over its axis.
+    return(list(layout = .subset2(layout, "py"),
+                batch_dim_name = .subset2(layout, "batch_dim_name")))
+  }
   if (inherits(layout, "kerasmesh_layout_map")) {
     return(list(layout = .subset2(layout, "py"), batch_dim_name = NULL))
   }
@@ -239,13 +247,9 @@ plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
   if (inherits(layout, "python.builtin.object")) {
     return(list(layout = layout, batch_dim_name = NULL))
   }
-  what <- "a layout map or a model-parallel distribution"
-  way_out <- if (inherits(layout, "kerasmesh_distribution")) {
-    "A data-parallel distribution replicates every variable: there is
-         no layout to plan."
-  } else {
-    "Create one with {.fn layout_map} or {.fn model_parallel}."
-  }
+  what <- "a layout map or a distribution"
+  way_out <- "Create one with {.fn layout_map}, {.fn model_parallel} or
+              {.fn data_parallel}."
   if (is.object(layout)) {
     # cli < 3.6.1 names every S3 class, later ones the first only.
     kerasmesh_abort(

@@ -79,21 +79,23 @@ def as_model(model: Any) -> Any:
 
 def layout_source(layout: Any, batch_dim_name: str | None = None
                   ) -> tuple[Any, str]:
-    """The LayoutMap and the batch axis from a LayoutMap or ModelParallel.
+    """The LayoutMap and the batch axis from a LayoutMap, a ModelParallel
+    or a DataParallel (an empty map on its mesh: every variable
+    replicated).
 
     The batch axis defaults, as in Keras, to the mesh's first axis.
     """
-    from keras.distribution import LayoutMap, ModelParallel
+    from keras.distribution import DataParallel, LayoutMap, ModelParallel
 
-    if isinstance(layout, ModelParallel):
+    if isinstance(layout, (ModelParallel, DataParallel)):
         if batch_dim_name is None:
             batch_dim_name = layout.batch_dim_name
-        layout = layout._layout_map
+        layout = layout._layout_map if isinstance(layout, ModelParallel) \
+            else LayoutMap(layout.device_mesh)
     if not isinstance(layout, LayoutMap):
         raise KerasmeshError(
             kinds.LAYOUT_MAP,
-            "`layout` must be a layout map or a model-parallel "
-            "distribution.",
+            "`layout` must be a layout map or a distribution.",
             received=layout)
     if layout.device_mesh is None:
         raise KerasmeshError(
@@ -268,12 +270,16 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
                                              columns["trainable"]) if t)
     batch_ways = sizes.get(batch_dim_name)
     optimizer = opt["optimizer"]
+    weight_ids = {id(w) for w in model.weights}
     return {
         "model": model.name,
         "variables": len(variables),
         "trainable": len(trainable),
+        # As Keras's count_params(): weights only, not the state of seed
+        # generators (Dropout's), which `variables` also lists.
         "parameters": float(sum(p.placement.items
-                                for _, p in placement.variables)),
+                                for v, p in placement.variables
+                                if id(v) in weight_ids)),
         "bytes": float(weights),
         "dtypes": sorted(set(columns["dtype"])),
         "device_weights": float(device_weights),
