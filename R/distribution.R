@@ -124,6 +124,15 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' `steps_per_epoch` (or `steps`) stop before a last batch: their last
 #' batches are not checked.
 #'
+#' @section Quantizing:
+#' Keras's `model$quantize("int8")` makes new variables for the quantized
+#' kernels, and Keras places a new variable by the distribution in effect
+#' when it is made. Quantize a sharded model inside its distribution,
+#' `with_distribution(dist, model$quantize("int8"))`, and the int8 kernels
+#' keep the layout. Outside it they would land on one device: for a model
+#' made or trained while a kerasmesh distribution was set, `quantize()`
+#' then warns first, with class `kerasmesh_warning_quantize_placement`.
+#'
 #' `with_distribution()` and `local_distribution()` follow withr: they set
 #' the distribution for the duration of `code` or of the calling function,
 #' and restore the previous one afterwards, also when an error occurs.

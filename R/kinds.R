@@ -133,6 +133,9 @@
 #'   variable's rank.}
 #' \item{`kerasmesh_warning_mesh_rank`}{A data-parallel mesh has more than one
 #'   axis; its first is used.}
+#' \item{`kerasmesh_warning_quantize_placement`}{A model laid out over several
+#'   devices is quantized outside its distribution: the quantized weights are
+#'   made on one device.}
 #' \item{`kerasmesh_warning_replicated`}{A large variable matches no rule and
 #'   stays replicated.}
 #' \item{`kerasmesh_warning_rows_dropped`}{Rows of the last batch that don't
@@ -170,9 +173,9 @@ kind_names <- list(
     "search_fixed", "shape", "timeout", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
-    "layout_plan", "layout_rank", "mesh_rank", "replicated", "rows_dropped",
-    "search_extrapolation", "search_unstable_paths", "unmatched_output_rule",
-    "unmatched_rule")
+    "layout_plan", "layout_rank", "mesh_rank", "quantize_placement",
+    "replicated", "rows_dropped", "search_extrapolation",
+    "search_unstable_paths", "unmatched_output_rule", "unmatched_rule")
 )
 
 # `kinds$mesh_shape` is "mesh_shape"; an unknown name is an error, not NULL.

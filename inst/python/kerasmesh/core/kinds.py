@@ -289,6 +289,11 @@ OPTIMIZER = _kind(
 PYTHON = _kind(
     "python",
     error="Any other Python error.")
+QUANTIZE_PLACEMENT = _kind(
+    "quantize_placement",
+    warning="A model laid out over several devices is quantized outside "
+            "its distribution: the quantized weights are made on one "
+            "device.")
 REPLICATED = _kind(
     "replicated",
     warning="A large variable matches no rule and stays replicated.")

@@ -25,6 +25,7 @@ from ..core.layout_problems import WARNING
 from ..plan.batches import batch_problems
 from ..plan.planner import first_error, plan_layout
 from ..core import kinds
+from . import quantize
 from .batches import Feed, call_feeds
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
@@ -61,7 +62,9 @@ def set_auto_check(enabled: bool) -> bool:
 
 
 def install() -> None:
-    """Wrap `keras.Model`'s training and inference methods (idempotent)."""
+    """Wrap `keras.Model`'s training and inference methods, and its
+    `__new__` so that models made meanwhile have their `quantize()`
+    watched (`quantize.watch()`) (idempotent)."""
     import keras
 
     for name in GUARDED_METHODS:
@@ -69,6 +72,21 @@ def install() -> None:
             continue
         _REPLACED[name] = keras.Model.__dict__.get(name)
         setattr(keras.Model, name, _guarded(getattr(keras.Model, name)))
+    if "__new__" not in _REPLACED:
+        _REPLACED["__new__"] = keras.Model.__dict__.get("__new__")
+        keras.Model.__new__ = _watching_new(keras.Model.__new__)
+
+
+def _watching_new(new: Callable) -> Any:
+    """`keras.Model.__new__` that watches the model's `quantize()`."""
+    @functools.wraps(new)
+    def wrapper(cls, *args, **kwargs):
+        model = new(cls, *args, **kwargs)
+        quantize.watch(model)
+        return model
+
+    wrapper._kerasmesh_guard = True
+    return staticmethod(wrapper)
 
 
 def uninstall() -> None:
@@ -80,6 +98,8 @@ def uninstall() -> None:
 
     for name, own in list(_REPLACED.items()):
         current = keras.Model.__dict__.get(name)
+        if isinstance(current, staticmethod):
+            current = current.__func__
         if getattr(current, "_kerasmesh_guard", False):
             if own is None:
                 delattr(keras.Model, name)
@@ -104,6 +124,7 @@ def follow(dist: Any) -> None:
 def _guarded(method: Callable) -> Callable:
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        quantize.watch(self)
         check_placement(self)
         check_before_training(self, method.__name__, args, kwargs,
                               function=method)
