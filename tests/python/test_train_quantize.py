@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from kerasmesh.core.errors import KerasmeshWarning
+from kerasmesh.core.errors import KerasmeshError, KerasmeshWarning
 from kerasmesh.train import guard, quantize
 from kerasmesh.train.distribution import set_distribution
 
@@ -69,7 +69,9 @@ def test_a_model_trained_under_the_distribution_is_watched(dist):
     model = dense()  # made before: not watched yet
     assert not quantize.watched(model)
     set_distribution(dist)
-    with pytest.raises(Exception):
+    # Made before the distribution, so it can't predict under it; the
+    # guard saw it all the same.
+    with pytest.raises(KerasmeshError, match="before the distribution"):
         model.predict(np.zeros((8, 16), "float32"), verbose=0)
     assert quantize.watched(model)
 

@@ -2,15 +2,6 @@
 # that costs or plans one: layout_plan(), layout_cost(), compare_layouts()
 # and search_layout(), for an optimizer made in the builder too.
 
-compiled_net <- function(optimizer) {
-  force(optimizer)
-  function() {
-    model <- search_net()
-    model$compile(optimizer = optimizer(), loss = "mse")
-    model
-  }
-}
-
 adam <- function() keras()$optimizers$Adam(learning_rate = 0.01)
 loss_scaled <- function() {
   keras()$optimizers$LossScaleOptimizer(keras()$optimizers$Adam())
@@ -22,7 +13,7 @@ for (case in list(list("Adam", adam), list("LossScaleOptimizer",
     skip_if_no_keras()
     name <- case[[1]]
     make <- case[[2]]
-    build <- compiled_net(make)
+    build <- recompiled(search_net, make)
     mesh <- device_mesh(c(data = 2, model = 4))
     lm <- layout_map(mesh, "net/dense/kernel" = c(NA, "model"),
                      "net/dense/bias" = NA)

@@ -77,21 +77,13 @@ test_that("mixed precision bytes match XLA and the placed arrays", {
 test_that("gradient accumulation and LossScaleOptimizer bytes match", {
   skip_if_no_keras()
   keras <- keras()
-  with_optimizer <- function(optimizer) {
-    force(optimizer)
-    function() {
-      model <- build_mlp()
-      model$compile(optimizer = optimizer(), loss = "mse")
-      model
-    }
-  }
-  accumulating <- with_optimizer(function() {
+  accumulating <- recompiled(build_mlp, function() {
     keras$optimizers$Adam(gradient_accumulation_steps = 2L)
   })
   real <- expect_costed_as_placed(accumulating, data_parallel(),
                                   data_parallel())
   expect_true(any(grepl("accumulat", real$path[real$source == "optimizer"])))
-  loss_scaled <- with_optimizer(function() {
+  loss_scaled <- recompiled(build_mlp, function() {
     keras$optimizers$LossScaleOptimizer(keras$optimizers$Adam())
   })
   expect_costed_as_placed(loss_scaled, model_parallel(book_layout()),

@@ -7,6 +7,9 @@ divide a batch. While a distribution set by kerasmesh is in effect,
 `keras.Model`'s `fit()`, `evaluate()`, `predict()` and `*_on_batch()`
 check both first.
 
+While installed, the guard also wraps `keras.Model.__new__`, so that every
+model made meanwhile has its `quantize()` watched (`quantize.py`).
+
 The guard is installed when kerasmesh sets a distribution and removed when
 it sets none (`set_distribution(None)`, or leaving `with_distribution()`
 back to no distribution): outside, `keras.Model.fit` is Keras's own
