@@ -54,7 +54,7 @@ summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
   if (is.null(by)) {
     return(NextMethod())
   }
-  by <- check_choice(by, c("variable", "layer"))
+  by <- check_choice(by, c("variable", "layer"), all_means_first = FALSE)
   att <- object$attribution %||% new_cost_attribution(NULL)
   total <- sum(object$collectives$bytes)
   rows <- if (by == "variable") att$variables else att$layers

@@ -94,8 +94,9 @@
 #' `JAX_COORDINATOR_PORT` its port, as in JAX. An IPv6 address keeps its
 #' brackets, as in `"[::1]:1234"`. Incomplete launcher variables, two
 #' launchers' variables at once, a count or id beyond the bound above, a
-#' variable longer than 65,536 characters, or a process id that is not
-#' below the count are errors of class
+#' variable longer than 65,536 characters, a process id that is not below
+#' the count, or a `KERAS_DISTRIBUTION_*` count or id that contradicts the
+#' launcher's own are errors of class
 #' `kerasmesh_error_distributed_argument` that name the variables. A
 #' failure to reach the coordinator names the launcher and the address.
 #' The vignette has recipes for each.

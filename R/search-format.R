@@ -10,7 +10,7 @@ new_layout_search <- function(desc, mesh) {
     rules = vapply(candidates, function(c) as.integer(c$rules), 1L),
     seconds = vapply(candidates, function(c) c$seconds, 1)
   )
-  desc$cost <- new_layout_cost(desc$cost)
+  if (!is.null(desc$cost)) desc$cost <- new_layout_cost(desc$cost)
   structure(c(list(layout_map = lm, mesh = mesh), desc),
             class = "kerasmesh_layout_search")
 }
@@ -41,8 +41,7 @@ format.kerasmesh_layout_search <- function(x, ...) {
     if (is.null(f)) "-" else sprintf("%s, %s", format_bytes(f$memory),
                                      format_bytes(f$traffic))
   }
-  found <- list(memory = x$cost$xla[["total"]],
-                traffic = sum(x$cost$collectives$bytes))
+  found <- search_found(x)
   budget <- if (is.null(x$budget)) "none" else format_bytes(x$budget)
   c(
     sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
@@ -55,16 +54,24 @@ format.kerasmesh_layout_search <- function(x, ...) {
               as.integer(x$pruned))
     },
     if (!is.null(x$stopped)) "The time ran out: the best layout by then.",
+    if (isFALSE(x$verified)) {
+      "Not verified: XLA had no time left to compile it at full depth."
+    },
     "",
     "Per device (memory, traffic per step):",
-    sprintf("  found          %s (verified by XLA)", figure(found)),
+    sprintf("  found          %s (%s)", figure(found),
+            if (isFALSE(x$verified)) "the search's own figure" else
+              "verified by XLA"),
     sprintf("  data parallel  %s", figure(x$data_parallel)),
     if (!is.null(x$start)) sprintf("  start          %s", figure(x$start)),
     if (length(x$blocks)) {
-      c(sprintf("  (data parallel and start extrapolated from %s blocks)",
-                paste(unlist(x$depths), collapse = " and ")),
-        sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
-                100 * x$linearity$memory, 100 * x$linearity$traffic))
+      sprintf("  (%s extrapolated from %s blocks)",
+              if (is.null(x$cost)) "all" else "data parallel and start",
+              paste(unlist(x$depths), collapse = " and "))
+    },
+    if (length(x$blocks) && !is.null(x$linearity)) {
+      sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
+              100 * x$linearity$memory, 100 * x$linearity$traffic)
     },
     format_top_traffic(x$cost),
     "",
@@ -72,9 +79,22 @@ format.kerasmesh_layout_search <- function(x, ...) {
   )
 }
 
+# The found layout's memory and traffic: its verified cost's, or, when the
+# time ran out before the full compile, the search's own figures.
+search_found <- function(x) {
+  if (is.null(x$cost)) {
+    return(list(memory = x$predicted$memory, traffic = x$predicted$traffic))
+  }
+  list(memory = x$cost$xla[["total"]],
+       traffic = sum(x$cost$collectives$bytes))
+}
+
 # The found layout's variables with the most traffic, when the verified
 # cost could attribute any (see summary.kerasmesh_layout_cost()).
 format_top_traffic <- function(cost, n = 3) {
+  if (is.null(cost)) {
+    return(character())
+  }
   top <- utils::head(summary(cost, by = "variable"), n)
   if (nrow(top) == 0) {
     return(character())

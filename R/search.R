@@ -53,8 +53,12 @@
 #' when a search takes more than 2 seconds. `timeout` stops the search
 #' (at 85% of it, or 75% with `blocks`, leaving the rest for the full
 #' compiles; runners-up are verified only while time is left) and returns
-#' the best layout found by then, saying so; an
-#' interrupt (Ctrl-C) stops it and leaves the session usable.
+#' the best layout found by then, saying so. When the time runs out before
+#' XLA compiles the best layout at full depth, that layout is returned with
+#' the search's own figures (its quick compile, or, with `blocks`, the
+#' extrapolation and no `cost`) and `verified` `FALSE`: its fit then rests
+#' on those figures alone. An interrupt (Ctrl-C) stops it and leaves the
+#' session usable.
 #'
 #' @inheritParams layout_cost
 #' @param model A function of no arguments that builds the model (built
@@ -67,8 +71,9 @@
 #'   GPUs and TPUs; none on CPUs), `Inf` for none.
 #' @param start A layout to improve on: a [layout_map()], a Keras
 #'   `LayoutMap` (such as a keras-hub backbone's `get_layout_map()`) or a
-#'   distribution.
-#' @param fixed A [layout_map()] of rules the search never changes.
+#'   distribution, on `mesh`.
+#' @param fixed A [layout_map()] on `mesh` of rules the search never
+#'   changes.
 #' @param objective `"traffic"` or `"time"` (see below).
 #' @param blocks The model's number of blocks, when `model` builds any.
 #' @param bandwidth For `objective = "time"`: bytes per second over each
@@ -80,7 +85,8 @@
 #' @param timeout Seconds the whole search may take.
 #' @param verbose Whether to say which layouts were compiled.
 #' @return A `kerasmesh_layout_search`: a list with `layout_map` (the
-#'   chosen [layout_map()]), `cost` (its [layout_cost()], verified),
+#'   chosen [layout_map()]), `cost` (its [layout_cost()], verified
+#'   unless `verified` is `FALSE`),
 #'   `predicted` (the search's figures for it), `runners_up`,
 #'   `data_parallel` and `start` (figures: `memory`, `traffic`, by axes,
 #'   `flops`), `classes` (per class: the chosen axes and what the other
@@ -123,12 +129,16 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   check_plan_model(model, arg = "model", call = call)
   mesh <- as_device_mesh(mesh)
   batch_size <- check_whole(batch_size)
-  objective <- rlang::arg_match(objective)
+  objective <- check_choice(objective, c("traffic", "time"))
   memory <- search_memory_arg(memory, call = call)
   blocks <- search_blocks_arg(blocks, model, call = call)
   start <- search_layout_arg(start, call = call)
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
-  if (!is.null(bandwidth)) bandwidth <- as.list(bandwidth)
+  bandwidth <- search_bandwidth_arg(bandwidth, call = call)
+  flop_rate <- check_number(flop_rate, "a positive number of FLOPs per second",
+                            min = 0, exclusive_min = TRUE, allow_null = TRUE)
+  if (!is.null(batch_dim_name)) check_string(batch_dim_name)
+  check_flag(verbose)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   bar <- search_progress(verbose, started)
@@ -153,7 +163,21 @@ search_memory_arg <- function(x, call = rlang::caller_env()) {
   if (is.numeric(x) && length(x) == 1 && identical(x, Inf)) {
     return(NULL)
   }
-  as.numeric(parse_bytes(x, arg = "memory", call = call))
+  x <- as.numeric(parse_bytes(x, arg = "memory", call = call))
+  if (is.infinite(x)) NULL else x
+}
+
+search_bandwidth_arg <- function(x, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  named <- !is.null(names(x)) && all(nzchar(names(x))) && !anyNA(names(x))
+  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) || !named) {
+    stop_input_type(x, "positive bytes per second, named by mesh axis",
+                    way_out = "Such as {.code c(data = 50e9, model = 450e9)}.",
+                    arg = "bandwidth", call = call)
+  }
+  as.list(x)
 }
 
 search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {

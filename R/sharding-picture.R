@@ -33,8 +33,8 @@
 #'   * a [device_mesh()], with `axes` and `shape`.
 #' @param path A variable path such as `"sequential/dense/kernel"`, or a
 #'   unique ending of one after a `/` (`"dense/kernel"`). May be omitted
-#'   when a report or plan has a single variable. For a mesh, only a label
-#'   for the picture.
+#'   when a model, report or plan has a single variable. For a mesh, only a
+#'   label for the picture.
 #' @param shape The tensor's shape: whole numbers, or a keras3 `shape()`.
 #' @param axes The layout: for each dimension the mesh axis it is split
 #'   over, `NA` when not split, in any form [layout_map()] takes (such as
@@ -74,14 +74,14 @@ sharding_picture <- function(x, ...) {
 
 #' @rdname sharding_picture
 #' @export
-sharding_picture.default <- function(x, path, ...) {
+sharding_picture.default <- function(x, path = NULL, ...) {
   if (!inherits(x, "python.builtin.object")) {
     stop_input_type(x, "a Keras model, a sharding report, a layout plan,
          a layout map or a device mesh", show_value = FALSE)
   }
-  check_supplied(c(path = missing(path)))
-  new_sharding_picture(shim_call("blocks.variable_blocks", x,
-                                 check_string(path)))
+  if (!is.null(path)) check_string(path)
+  new_sharding_picture(shim_call("blocks.variable_blocks", model = x,
+                                 path = path))
 }
 
 #' @rdname sharding_picture
@@ -183,6 +183,15 @@ new_sharding_picture <- function(desc) {
 # path ending in "/<path>".
 picture_row <- function(x, path, call = rlang::caller_env()) {
   paths <- x$path
+  if (length(paths) == 0) {
+    kerasmesh_abort(
+      c("There is no variable to picture.",
+        x = "The model has no variables.",
+        i = "Picture a model with weights, or a tensor on a mesh:
+             {.code sharding_picture(mesh, axes = , shape = )}."),
+      kind = kinds$variable_path, call = call
+    )
+  }
   if (is.null(path)) {
     if (length(paths) == 1) {
       return(1L)

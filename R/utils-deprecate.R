@@ -2,11 +2,10 @@
 # style of the lifecycle package: the old name gives a warning of class
 # `kerasmesh_warning_deprecated` that names the new one, and an argument
 # given under both names is an error of class `kerasmesh_error_deprecated`
-# saying which to keep. vignette("vocabulary") lists every rename.
-#
-#   compare_layouts <- function(model, distributions, ..., memory = NULL,
-#                               device_memory = deprecated()) {
-#     memory <- renamed_arg("memory", "device_memory")
+# saying which to keep. vignette("vocabulary") lists every rename. A
+# function whose `device_memory` became `memory` declares
+# `device_memory = deprecated()` after `memory` and starts with
+# `memory <- renamed_arg("memory", "device_memory")`.
 
 # The default of an argument's old name: missing, so that `missing()` tells
 # whether the caller used it.
@@ -21,7 +20,7 @@ renamed_arg <- function(new, old, env = rlang::caller_env(),
   if (!given(old)) {
     return(get(new, envir = env))
   }
-  fn <- renamed_caller(env)
+  fn <- renamed_caller(env) # nolint: object_usage_linter. cli reads it.
   if (given(new)) {
     kerasmesh_abort(
       c("Can't use both {.arg {new}} and its old name {.arg {old}}.",

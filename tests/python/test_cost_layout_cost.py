@@ -257,3 +257,52 @@ def test_a_compiled_model_lends_its_optimizer_and_loss(mesh):
     assert result["plan"]["optimizer"] == "Adam"
     # The model's own optimizer is not built by costing it.
     assert not model.optimizer.built
+
+
+def dict_heads():
+    """Two outputs in a dict whose keys are not the layers' names (Keras
+    orders them by key: "label" before "score")."""
+    inputs = keras.Input((32,), name="x")
+    return keras.Model(inputs, {
+        "score": keras.layers.Dense(8, name="a")(inputs),
+        "label": keras.layers.Dense(4, name="b")(inputs)})
+
+
+@pytest.mark.parametrize("loss", [{"score": "mse", "label": "mae"},
+                                  {"label": "mae", "score": "mse"}])
+def test_a_dict_output_model_takes_a_loss_per_output_key(mesh, loss):
+    result = cost.layout_cost(dict_heads, model_parallel(mesh), 16, "sgd",
+                              loss)
+    assert result["loss"] == "mae, mse"
+    assert result["memory"]["inputs"] == 8 * (32 + 8 + 4) * 4
+
+
+def test_a_dict_output_model_compiled_by_keras_costs_with_its_loss(mesh):
+    model = dict_heads()
+    model.compile(optimizer="sgd", loss={"score": "mse", "label": "mae"})
+    x = np.zeros((16, 32), "float32")
+    model.fit(x, {"score": np.zeros((16, 8)), "label": np.zeros((16, 4))},
+              verbose=0)
+    result = cost.layout_cost(model, model_parallel(mesh), 16)
+    assert result["loss"] == "mae, mse"
+
+
+def test_a_loss_for_an_output_the_model_lacks_is_a_loss_error(mesh):
+    with pytest.raises(KerasmeshError) as info:
+        cost.layout_cost(dict_heads, model_parallel(mesh), 16, "sgd",
+                         {"score": "mse", "labels": "mae"})
+    assert info.value.kind == "loss"
+    assert '"label"' in str(info.value)
+
+
+def test_targets_under_mixed_bfloat16_are_fed_as_float32(mesh):
+    before = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        result = cost.layout_cost(mlp, model_parallel(mesh), 16, "sgd",
+                                  "mse")
+    finally:
+        keras.config.set_dtype_policy(before)
+    # The MLP's output is bfloat16, but Keras casts float targets to
+    # floatx: 8 rows of 32 inputs and 16 targets, 4 bytes each.
+    assert result["memory"]["inputs"] == 8 * (32 + 16) * 4

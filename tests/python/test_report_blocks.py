@@ -127,3 +127,20 @@ def test_an_unplaced_variable_is_one_block(mesh):
     assert out["mesh"] is None
     assert len(out["blocks"]["devices"]) == 1
     assert np.prod(out["shard_shape"]) == 8
+
+
+def test_a_model_without_variables_says_so_and_one_needs_no_path():
+    empty = keras.Sequential([keras.Input((4,)), keras.layers.Flatten()],
+                             name="empty")
+    for path in (None, "dense/kernel"):
+        with pytest.raises(KerasmeshError) as e:
+            blocks.variable_blocks(empty, path)
+        assert e.value.kind == "variable_path"
+        assert 'Model "empty" has no variables.' in str(e.value)
+        assert "path" not in e.value.message
+    one = keras.Sequential([keras.Input((4,)),
+                            keras.layers.Dense(2, use_bias=False)])
+    assert blocks.variable_blocks(one)["path"] == one.variables[0].path
+    two = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    with pytest.raises(KerasmeshError, match="one of the 2 variables"):
+        blocks.variable_blocks(two)

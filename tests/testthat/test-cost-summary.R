@@ -64,6 +64,10 @@ test_that("summary() of a cost checks `by` and its dots", {
                class = "kerasmesh_error_argument")
   expect_snapshot(summary(cost, by = "rule"), error = TRUE)
   expect_error(summary(cost, "variable"), class = "kerasmesh_error_argument")
+  # Two choices are not one (the default is NULL, not the choices).
+  expect_error(summary(cost, by = c("variable", "layer")),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(summary(cost, by = c("variable", "layer")), error = TRUE)
 })
 
 test_that("layout_cost() attributes a model-parallel layer's traffic", {

@@ -271,3 +271,37 @@ test_that("input shapes and losses go to the shim as plain values", {
                    list(a = "mse", b = "mae"))
   expect_null(to_loss(NULL))
 })
+
+test_that("a dict-output model takes a loss per output key, as Keras does", {
+  skip_if_no_keras()
+  keras <- keras()
+  build <- function() {
+    inputs <- keras$Input(shape = list(32L), name = "x")
+    keras$Model(inputs, list(
+      score = keras$layers$Dense(8L, name = "a")(inputs),
+      label = keras$layers$Dense(4L, name = "b")(inputs)
+    ))
+  }
+  cost <- layout_cost(build, model_parallel(book_layout()), batch_size = 16,
+                      loss = list(score = "mse", label = "mae"))
+  expect_identical(cost$loss, "mae, mse")
+  # Device 0's batch: 8 rows of 32 inputs and of 8 + 4 targets.
+  expect_equal(cost$memory[["inputs"]], 8 * (32 + 8 + 4) * 4)
+  expect_error(
+    layout_cost(build, model_parallel(book_layout()), batch_size = 16,
+                loss = list(score = "mse", labels = "mae")),
+    "Not outputs: \"labels\"", class = "kerasmesh_error_loss"
+  )
+})
+
+test_that("targets under mixed_bfloat16 count as the float32 Keras feeds", {
+  skip_if_no_keras()
+  config <- keras()$config
+  before <- config$dtype_policy()
+  config$set_dtype_policy("mixed_bfloat16")
+  withr::defer(config$set_dtype_policy(before))
+  cost <- layout_cost(mlp_builder(), model_parallel(book_layout()),
+                      batch_size = 16, loss = "mse")
+  # 8 rows of 32 inputs and 16 targets, 4 bytes each (the outputs are bf16).
+  expect_equal(cost$memory[["inputs"]], 8 * (32 + 16) * 4)
+})

@@ -79,6 +79,26 @@ test_that("a launcher's local process id must be a whole number", {
                class = "kerasmesh_error_distributed_started")
 })
 
+test_that("Keras's variables contradicting a launcher's are an error", {
+  start_jax()
+  withr::local_envvar(
+    JOB_COMPLETION_INDEX = "0", JAX_COORDINATOR_ADDRESS = "127.0.0.1:1234",
+    KERASMESH_NUM_PROCESSES = "2",
+    KERAS_DISTRIBUTION_JOB_ADDRESSES = "127.0.0.1:1234",
+    KERAS_DISTRIBUTION_NUM_PROCESSES = "2",
+    KERAS_DISTRIBUTION_PROCESS_ID = "1"
+  )
+  expect_snapshot(distributed_initialize(), error = TRUE)
+  withr::local_envvar(KERAS_DISTRIBUTION_PROCESS_ID = "0",
+                      KERAS_DISTRIBUTION_NUM_PROCESSES = "3")
+  expect_error(distributed_initialize(), "KERASMESH_NUM_PROCESSES",
+               class = "kerasmesh_error_distributed_argument")
+  # Where they agree, the next check runs.
+  withr::local_envvar(KERAS_DISTRIBUTION_NUM_PROCESSES = "2")
+  expect_error(distributed_initialize(),
+               class = "kerasmesh_error_distributed_started")
+})
+
 test_that("distributed_initialize() after JAX started is an error", {
   start_jax()
   expect_error(

@@ -163,3 +163,23 @@ test_that("a sharding report's rows are pictured by path, with its mesh", {
                       class = "kerasmesh_error_device_mesh")
   expect_match(conditionMessage(err), "sequential/dense/bias", fixed = TRUE)
 })
+
+test_that("a model without variables is pictured as having none", {
+  skip_if_no_keras()
+  keras <- keras()
+  empty <- keras$Sequential(list(keras$Input(shape = list(4L)),
+                                 keras$layers$Flatten()), name = "empty")
+  report <- variable_sharding(empty)
+  expect_equal(nrow(report), 0)
+  expect_snapshot(error = TRUE, {
+    sharding_picture(empty)
+    plot(report)
+  })
+  expect_error(sharding_picture(empty, "dense/kernel"),
+               "has no variables", class = "kerasmesh_error_variable_path")
+  one <- keras$Sequential(list(keras$Input(shape = list(4L)),
+                               keras$layers$Dense(2L, use_bias = FALSE,
+                                                  name = "dense")),
+                          name = "one")
+  expect_identical(sharding_picture(one)$path, "one/dense/kernel")
+})

@@ -115,8 +115,23 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
     return _picture(placement, str(dtype), blocks, desc, path, "planned")
 
 
-def _find_variable(model: Any, path: str) -> Any:
+def _find_variable(model: Any, path: str | None) -> Any:
     variables = [v for _, v in variables_by_source(model)]
+    if not variables:
+        raise KerasmeshError(
+            kinds.VARIABLE_PATH, "There is no variable to picture.",
+            x=f'Model "{model.name}" has no variables.',
+            i="Picture a model with weights, or a tensor on a mesh: "
+              "sharding_picture(mesh, axes = , shape = ).")
+    if path is None:
+        if len(variables) == 1:
+            return variables[0]
+        shown = [v.path for v in variables[:6]]
+        raise KerasmeshError(
+            kinds.VARIABLE_PATH,
+            f"`path` must name one of the {len(variables)} variables.",
+            i=f"Paths: {', '.join(quoted(shown))}"
+              f"{', ...' if len(variables) > 6 else ''}.")
     for v in variables:
         if v.path == path:
             return v
@@ -134,20 +149,21 @@ def _find_variable(model: Any, path: str) -> Any:
          else []))
 
 
-def variable_blocks(model: Any, path: str) -> dict:
+def variable_blocks(model: Any, path: str | None = None) -> dict:
     """`sharding_blocks()` facts for a placed variable, from its array.
 
     Args:
         model: a built Keras model.
         path: the variable's path, or a unique ending of it after a "/"
             ("dense/kernel" for "sequential/dense/kernel"); optimizer
-            variables count once the optimizer is built.
+            variables count once the optimizer is built. None for a
+            model's only variable.
 
     Raises:
         KerasmeshError: kinds `model`, `variable_path`.
     """
     check_model(model)
-    variable = _find_variable(model, str(path))
+    variable = _find_variable(model, None if path is None else str(path))
     value = variable.value
     sharding = value.sharding
     shape = tuple(int(s) for s in value.shape)

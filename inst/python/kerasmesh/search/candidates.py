@@ -90,6 +90,9 @@ class Search:
         self.bound_holds = True
         self.pruned: set[tuple] = set()
         self.fits = False
+        # (choice, cost) of the best candidate costed at full depth: the
+        # result's cost if the time runs out before it is verified.
+        self.best_cost: tuple[tuple, dict] | None = None
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -149,17 +152,18 @@ class Search:
             return None
         start = time.monotonic()
         try:
-            figs = [figures(self._cost(d, m, choice))
-                    for d, m in self.models.items()]
+            costs = [self._cost(d, m, choice) for d, m in self.models.items()]
         except KerasmeshError as e:
             if e.kind == kinds.TIMEOUT:
                 self.out_of_time = True
                 return None
             if e.kind != kinds.COMPILE:
                 raise
-            figs = None
+            costs = None
+        figs = None if costs is None else [figures(r) for r in costs]
         f = None if figs is None else figs[0] if len(figs) == 1 else \
             _extrapolate(figs[0], figs[1], self.depth)
+        self._keep_best(choice, f, costs)
         self.seen[choice] = f
         self.fits = self.fits or self.score(f)[0] == 0
         self.log.append({"choice": choice, "figures": f,
@@ -169,6 +173,14 @@ class Search:
             self.progress(len(self.log), best[1] if best[0] == 0 else None,
                           *((f["memory"], f["traffic"]) if f else ()))
         return f
+
+    def _keep_best(self, choice: tuple, f: dict | None,
+                   costs: list | None) -> None:
+        if costs is None or len(costs) != 1:
+            return
+        best = self.best_cost
+        if best is None or self.score(f) < self.score(self.seen[best[0]]):
+            self.best_cost = (choice, costs[0])
 
     def best_of(self, choices: list[tuple]) -> tuple[tuple | None, tuple]:
         best, key = None, (3,)

@@ -44,10 +44,8 @@ class VariableClass:
     bytes: float
     options: list[Axes] = field(default_factory=list)
     fixed: Axes | None = None
-
-    @property
-    def key(self) -> str:
-        return paths_regex(self.paths)
+    # A key matching exactly `paths` among the model's (`SearchSpace`).
+    key: str = ""
 
 
 def _placeable(path: str, shape: list[int], axes: Axes,
@@ -115,6 +113,10 @@ class SearchSpace:
         self.sizes = mesh_sizes(mesh)
         self.classes = variable_classes(model, self.sizes)
         self.paths = [p for c in self.classes for p in c.paths]
+        self._every_path = [v.path for v in model_variables(model)]
+        self._keys: dict[tuple, str] = {}
+        for c in self.classes:
+            c.key = self.exact_key(c.paths)
         self.fixed = fixed
         self.fixed_keys = rule_keys(fixed) if fixed is not None else []
         self._shards: dict[tuple, float] = {}
@@ -205,19 +207,30 @@ class SearchSpace:
             a = self.classes[i].options[choice[i]]
             if any(e is not None for e in a):
                 by_axes.setdefault(a, []).append(i)
-        out = []
-        for a, members in by_axes.items():
-            paths = [p for i in members for p in self.classes[i].paths]
-            key = paths_regex(paths)
-            if self._matches_only(key, paths):
-                out.append((key, list(a)))
-            else:
-                out += [(self.classes[i].key, list(a)) for i in members]
-        return out
+        return [(self.exact_key([p for i in members
+                                 for p in self.classes[i].paths]), list(a))
+                for a, members in by_axes.items()]
+
+    def exact_key(self, paths: list[str]) -> str:
+        """One key that matches exactly `paths` among the model's
+        variables: numbers as `\\d+` where that matches no other path,
+        else the numbers spelt out, else the paths themselves. Classes
+        that differ only in shape share a template (`dense_0`, `dense_2`
+        beside `dense_1`, `dense_3`), so the compact key alone could give
+        two classes one key."""
+        known = self._keys.get(tuple(paths))
+        if known is not None:
+            return known
+        candidates = [paths_regex(paths), paths_regex(paths, False)]
+        key = next((k for k in candidates if self._matches_only(k, paths)),
+                   "(?:" + "|".join(re.escape(p) for p in paths) + ")")
+        self._keys[tuple(paths)] = key
+        return key
 
     def _matches_only(self, key: str, paths: list[str]) -> bool:
         resolver = RuleResolver([key])
-        hits = {p for p in self.paths if resolver.resolve(p)[0] is not None}
+        hits = {p for p in self._every_path
+                if resolver.resolve(p)[0] is not None}
         return hits == set(paths)
 
     def layout_map(self, choice: tuple) -> Any:

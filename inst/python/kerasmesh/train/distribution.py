@@ -6,9 +6,9 @@ from typing import Any
 
 from ..core.backend import require_backend
 from ..core.describe import kind_of
-from ..core.errors import KerasmeshError, quoted
+from ..core.errors import KerasmeshError
 from ..core.layout import describe_layout_map
-from ..core.mesh import describe_mesh, resolve_devices
+from ..core.mesh import check_batch_dim_name, describe_mesh, resolve_devices
 from . import checked, guard
 from ..core import kinds
 
@@ -86,11 +86,7 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
     axes = described["mesh"]["axis_names"]
     if batch_dim_name is None:
         batch_dim_name = axes[0]
-    if not isinstance(batch_dim_name, str) or batch_dim_name not in axes:
-        raise KerasmeshError(
-            kinds.BATCH_DIM_NAME, "`batch_dim_name` must be an axis of the mesh.",
-            received=batch_dim_name,
-            i=f"The mesh's axes are {', '.join(quoted(axes))}.")
+    check_batch_dim_name(batch_dim_name, axes)
     dist = checked.checked_model_parallel(layout_map, batch_dim_name,
                                   auto_shard_dataset)
     return describe_distribution(dist)
