@@ -15,8 +15,8 @@ export _R_CHECK_CRAN_INCOMING_REMOTE_ := false
 export _R_CHECK_SYSTEM_CLOCK_ := FALSE
 PYTHON := $(KERASMESH_VENV)/bin/python
 
-.PHONY: setup setup-site demo check pytest rcheck lint bench document \
-  site site-check coverage check-debian13 test-chroot-cleanup \
+.PHONY: setup setup-site demo demo-fresh check pytest rcheck lint bench \
+  document site site-check coverage check-debian13 test-chroot-cleanup \
   check-no-python
 
 setup:
@@ -27,6 +27,11 @@ setup-site: setup
 
 demo: setup
 	Rscript demo/book-mesh.R
+
+# `make demo` from a newcomer's shell: KERAS_BACKEND, RETICULATE_PYTHON and
+# XLA_FLAGS unset, Keras's keras.json saying "tensorflow" (then absent).
+demo-fresh:
+	bash tools/demo-fresh.sh
 
 # Debian 13 (R 4.5, reticulate 1.41, Python 3.13) in a chroot cached under
 # ~/.cache/kerasmesh/debian13: build what is missing, check that the runner

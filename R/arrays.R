@@ -5,7 +5,12 @@
 #' they come back, so R matrices can't be passed to `fit()` the same way on
 #' every version. `numpy_array()` builds the NumPy array in Python from R's
 #' values and hands it back unconverted, on every reticulate version;
-#' `variable_values()` reads a model's variables back as R arrays.
+#' `r_array()` brings an array Keras returns (`predict()`'s) back as an R
+#' array, and `variable_values()` reads a model's variables back as R
+#' arrays. (`as.array()` leaves a NumPy array unchanged on reticulate
+#' before 1.38.) There, an R array passed to Keras inside
+#' [with_distribution()] or [with_kerasmesh_errors()] is an error of class
+#' `kerasmesh_error_array_conversion` that names these functions.
 #'
 #' `numpy_array()` is not reticulate's (and keras3's) `np_array()`, which
 #' keeps R's type (doubles become float64) and accepts any R array: it
@@ -56,16 +61,62 @@ variable_values <- function(model) {
   check_python_object(model, "a Keras model", kind = kinds$model)
   values <- shim_call("arrays.variable_values", model = model)
   out <- Map(function(shape, v) {
-    shape <- as.integer(unlist(shape))
-    v <- as.numeric(unlist(v))
-    if (length(shape) <= 1) {
-      return(v)
-    }
-    a <- array(v, dim = rev(shape))
-    aperm(a, rev(seq_along(shape)))
+    row_major_array(as.numeric(unlist(v)), shape)
   }, values$shapes, values$values)
   names(out) <- as.character(unlist(values$paths))
   out
+}
+
+#' @rdname numpy_array
+#' @param array What Keras returned: a NumPy array (such as `predict()`'s
+#'   result), a JAX array or a Keras tensor, or a list of them (a model
+#'   with several outputs). An R array or vector (what reticulate >= 1.38
+#'   makes of a NumPy array) is returned as it is.
+#' @return `r_array()`: an R array with the dimensions of `array` (a
+#'   vector for one dimension, a matrix for two), of type logical, integer
+#'   (or double, for integers R's can't hold) or double; a list of them
+#'   for a list or dictionary of arrays.
+#' @export
+#' @examplesIf keras_available()
+#' keras <- reticulate::import("keras")
+#' model <- keras$Sequential(list(keras$Input(shape = list(3L)),
+#'                                keras$layers$Dense(2L)))
+#' pred <- model$predict(numpy_array(matrix(1, 4, 3)), verbose = 0L)
+#' r_array(pred) # a 4 x 2 matrix, on every reticulate version
+r_array <- function(array) {
+  if (!inherits(array, "python.builtin.object")) {
+    if (is.numeric(array) || is.logical(array)) {
+      return(array)
+    }
+    if (is.list(array) && !is.object(array)) {
+      return(lapply(array, r_array))
+    }
+    stop_input_type(array, "a NumPy array or a list of them",
+                    show_value = FALSE, kind = kinds$array)
+  }
+  r_value(shim_call("arrays.to_r", x = array))
+}
+
+# An R value from arrays.to_r()'s description.
+r_value <- function(desc) {
+  if (!is.null(desc$items)) {
+    out <- lapply(desc$items, r_value)
+    if (!is.null(desc$names)) names(out) <- as.character(unlist(desc$names))
+    return(out)
+  }
+  values <- unlist(desc$values) %||% vector(desc$type, 0)
+  storage.mode(values) <- desc$type
+  row_major_array(values, desc$shape)
+}
+
+# Row-major (C order) values of an array of `shape` as an R array: a vector
+# for up to one dimension.
+row_major_array <- function(values, shape) {
+  shape <- as.integer(unlist(shape))
+  if (length(shape) <= 1) {
+    return(values)
+  }
+  aperm(array(values, dim = rev(shape)), rev(seq_along(shape)))
 }
 
 # Integer and logical NA have no NaN: reticulate would pass them as

@@ -6,8 +6,9 @@
 # it loads and finds it unset; keras3::use_backend() sets the one asked
 # for). Only when nobody chose one (`KERAS_BACKEND` unset) and kerasmesh is
 # the first to start Python or Keras does kerasmesh choose "jax", at that
-# moment. Once Keras has started its backend can't change, so every call
-# that can start Keras or needs the distribution API checks it first.
+# moment (simulate_devices() counts as starting Python). Once Keras has
+# started its backend can't change, so every call that can start Keras or
+# needs the distribution API checks it first.
 
 # Chooses JAX when no backend is chosen and Keras has not started; returns
 # what Keras runs on, or will start on: list(started =, backend =).
@@ -18,6 +19,16 @@ choose_backend <- function() {
     state$backend <- "jax"
   }
   state
+}
+
+# The choices kerasmesh makes when it starts Python (JAX when no backend is
+# chosen, and kerasmesh's Python), made before Python starts, for
+# simulate_devices(): a script's first kerasmesh call, after which code may
+# import Keras itself. A Python that can't be found is left for the call
+# that needs it to report.
+prepare_python <- function() {
+  tryCatch(configure_python(), kerasmesh_error_no_keras = function(e) NULL)
+  invisible()
 }
 
 # Signals `kerasmesh_error_backend` unless Keras runs, or will start, on

@@ -25,6 +25,13 @@ list_devices <- function(device_type = NULL) {
 #' with the same `n` does nothing; a different `n` after JAX started is an
 #' error, because only a new R session can change it.
 #'
+#' Called before Python starts, `simulate_devices()` also makes the choices
+#' kerasmesh makes when it starts Python (see [kerasmesh-package]), without
+#' starting it: the JAX backend when `KERAS_BACKEND` is unset, and
+#' kerasmesh's Python. Code that imports Keras itself afterwards
+#' (`reticulate::import("keras")`) then starts it on JAX, whatever
+#' `keras.json` says.
+#'
 #' @param n Number of CPU devices, a whole number from 1 to 4096 (more
 #'   would only exhaust memory and threads on one machine).
 #' @return `n`, invisibly.
@@ -49,6 +56,7 @@ simulate_devices <- function(n = 8) {
     }
     return(invisible(n))
   }
+  prepare_python()
   flags <- gsub(
     "--xla_force_host_platform_device_count=[0-9]+", "",
     Sys.getenv("XLA_FLAGS")

@@ -99,10 +99,41 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' the other kerasmesh classes) on every version.
 #'
 #' Under a [model_parallel()] distribution these methods also check the
-#' model's layout and the batch first (see [check_layout()]): a batch size
-#' the batch axis can't divide, or any other layout problem that would
-#' crash, is an error naming the variable and the rule. Turn this off with
-#' `options(kerasmesh.check_layout = FALSE)`.
+#' model's layout first (see [check_layout()]): a layout problem that
+#' would crash is an error naming the variable and the rule. Turn this off,
+#' and the check of batches, with `options(kerasmesh.check_layout =
+#' FALSE)`.
+#'
+#' @section Batches:
+#' Keras splits every batch over the distribution's batch axis (the
+#' mesh's first axis under [data_parallel()]), and JAX can't split one the
+#' axis doesn't divide: it fails at the first step, or at the end of the
+#' first epoch for a last partial batch or for validation data. kerasmesh
+#' does not drop or pad samples: under either distribution, `fit()`,
+#' `evaluate()` and `predict()` on arrays check every batch they will feed
+#' before they start, and signal `kerasmesh_error_batch_size`, naming the
+#' data, the batch size, what is left over and the fix:
+#' * the batch size (`batch_size`, 32 when not given) must be a multiple
+#'   of the batch axis's size, and so must `validation_batch_size`;
+#' * the last batch of each epoch too: the sample count must be a
+#'   multiple of the axis's size (100 rows can't be trained on 8 devices in
+#'   any batch size; 96 or 104 can);
+#' * `validation_split` splits the samples as Keras does (the first
+#'   `floor(n * (1 - validation_split))` train), and both parts must
+#'   divide; `validation_data` is checked with its own sample count.
+#'
+#' Datasets and generators are batched by Keras itself, and calls with
+#' `steps_per_epoch` (or `steps`) stop before a last batch: their last
+#' batches are not checked.
+#'
+#' @section Quantizing:
+#' Keras's `model$quantize("int8")` makes new variables for the quantized
+#' kernels, and Keras places a new variable by the distribution in effect
+#' when it is made. Quantize a sharded model inside its distribution,
+#' `with_distribution(dist, model$quantize("int8"))`, and the int8 kernels
+#' keep the layout. Outside it they would land on one device: for a model
+#' made or trained while a kerasmesh distribution was set, `quantize()`
+#' then warns first, with class `kerasmesh_warning_quantize_placement`.
 #'
 #' `with_distribution()` and `local_distribution()` follow withr: they set
 #' the distribution for the duration of `code` or of the calling function,

@@ -40,6 +40,21 @@ with_kerasmesh_errors <- function(code) {
   with_python_errors(code)
 }
 
+# An R array reticulate can't convert to NumPy (see
+# is_numpy_version_error()): the way out is numpy_array() and r_array().
+abort_array_conversion <- function(e, call) {
+  kerasmesh_abort(
+    c("R arrays can't be passed to Python here: reticulate before 1.38
+       can't convert them to NumPy 2 arrays.",
+      x = cli_escape(first_lines(conditionMessage(e), 1)),
+      i = "Make the arrays with {.fn numpy_array}, as in
+           {.code model$fit(numpy_array(x), numpy_array(y))}, and bring
+           results back with {.fn r_array}.",
+      i = "Or update reticulate: from 1.38 it converts NumPy 2 arrays."),
+    kind = kinds$array_conversion, call = call
+  )
+}
+
 kerasmesh_abort <- function(message, kind, ..., call = rlang::caller_env(),
                             .envir = parent.frame()) {
   cli::cli_abort(

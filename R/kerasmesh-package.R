@@ -33,13 +33,24 @@
 #'   `keras3::use_backend("jax")` sets it to `"jax"` (and declares `jax`
 #'   instead of `tensorflow` for reticulate's managed Python).
 #' * When `KERAS_BACKEND` is unset at the moment kerasmesh first starts
-#'   Python or Keras, kerasmesh sets it to `"jax"`.
+#'   Python or Keras, kerasmesh sets it to `"jax"`. [simulate_devices()]
+#'   counts as that moment, although it starts nothing: called before
+#'   anything else starts Python, it sets `KERAS_BACKEND` to `"jax"` (when
+#'   unset) and chooses kerasmesh's Python, so that code which then imports
+#'   Keras itself (`reticulate::import("keras")`) starts it on JAX. A script
+#'   whose first line after `library(kerasmesh)` imports Keras directly
+#'   gets Keras's own default instead: start it with `simulate_devices()`
+#'   or another kerasmesh call.
 #' * Otherwise a backend other than JAX is an error of class
 #'   `kerasmesh_error_backend`, which names the backend and the way out:
 #'   `keras3::use_backend("jax")` or `Sys.setenv(KERAS_BACKEND = "jax")`
 #'   before Keras starts, after restarting R if it has started already.
-#'   ~/.keras/keras.json's backend is not a choice kerasmesh sees: Keras
-#'   writes it on first import, and `KERAS_BACKEND` overrides it.
+#'   A choice is `KERAS_BACKEND`, set by you, by keras3 when it loads or
+#'   by `keras3::use_backend()`. The backend in `keras.json` (in
+#'   `KERAS_HOME`, by default ~/.keras) is not a choice kerasmesh sees:
+#'   Keras writes it itself on its first import, with its own default
+#'   (`"tensorflow"`), so it can't tell a user's choice from Keras's; the
+#'   `KERAS_BACKEND` kerasmesh sets overrides it.
 #'
 #' [simulate_devices()], [keras_available()], [install_kerasmesh()] and
 #' printing existing kerasmesh objects work whatever the backend.

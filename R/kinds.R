@@ -11,6 +11,9 @@
 #'   (checked before Python is asked).}
 #' \item{`kerasmesh_error_array`}{Values and a shape (or a dtype) don't make an
 #'   array.}
+#' \item{`kerasmesh_error_array_conversion`}{reticulate can't convert an R array
+#'   to NumPy or back (before reticulate 1.38, with NumPy 2): use
+#'   [numpy_array()] and [r_array()].}
 #' \item{`kerasmesh_error_array_na`}{`NA` in values for an integer or logical
 #'   dtype.}
 #' \item{`kerasmesh_error_array_range`}{Values outside the range of the dtype.}
@@ -135,6 +138,9 @@
 #'   variable's rank.}
 #' \item{`kerasmesh_warning_mesh_rank`}{A data-parallel mesh has more than one
 #'   axis; its first is used.}
+#' \item{`kerasmesh_warning_quantize_placement`}{A model laid out over several
+#'   devices is quantized outside its distribution: the quantized weights are
+#'   made on one device.}
 #' \item{`kerasmesh_warning_replicated`}{A large variable matches no rule and
 #'   stays replicated.}
 #' \item{`kerasmesh_warning_rows_dropped`}{Rows of the last batch that don't
@@ -155,12 +161,13 @@ NULL
 # Every kind, by severity: what kerasmesh_abort() and kerasmesh_warn() accept.
 kind_names <- list(
   errors = c(
-    "argument", "array", "array_na", "array_range", "axis_names", "backend",
-    "batch_dim_name", "batch_size", "checkpoint_directory", "checkpoint_dtype",
-    "checkpoint_exists", "checkpoint_incomplete", "checkpoint_layout",
-    "checkpoint_model", "checkpoint_orbax", "checkpoint_shape",
-    "checkpoint_step", "checkpoint_variables", "checkpoint_write", "compile",
-    "deprecated", "device_mesh", "device_type", "devices", "devices_started",
+    "argument", "array", "array_conversion", "array_na", "array_range",
+    "axis_names", "backend", "batch_dim_name", "batch_size",
+    "checkpoint_directory", "checkpoint_dtype", "checkpoint_exists",
+    "checkpoint_incomplete", "checkpoint_layout", "checkpoint_model",
+    "checkpoint_orbax", "checkpoint_shape", "checkpoint_step",
+    "checkpoint_variables", "checkpoint_write", "compile", "deprecated",
+    "device_mesh", "device_type", "devices", "devices_started",
     "distributed_argument", "distributed_connect", "distributed_started",
     "distributed_timeout", "distribution", "distribution_argument", "dtype",
     "input_shapes", "install_download", "install_envname", "install_python",
@@ -171,9 +178,9 @@ kind_names <- list(
     "search_builder", "search_fixed", "shape", "timeout", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
-    "layout_plan", "layout_rank", "mesh_rank", "replicated", "rows_dropped",
-    "search_extrapolation", "search_unstable_paths", "unmatched_output_rule",
-    "unmatched_rule")
+    "layout_plan", "layout_rank", "mesh_rank", "quantize_placement",
+    "replicated", "rows_dropped", "search_extrapolation",
+    "search_unstable_paths", "unmatched_output_rule", "unmatched_rule")
 )
 
 # `kinds$mesh_shape` is "mesh_shape"; an unknown name is an error, not NULL.

@@ -256,3 +256,21 @@ signal_plan_problems <- function(plan, call = rlang::caller_env()) {
   }
   invisible(plan)
 }
+
+new_plan_problems <- function(problems) {
+  field <- function(name) {
+    vapply(problems, function(p) p[[name]] %||% NA_character_, character(1))
+  }
+  out <- data.frame(
+    severity = field("severity"), kind = field("kind"), path = field("path"),
+    rule = field("rule"), message = field("message"),
+    stringsAsFactors = FALSE
+  )
+  out$bullets <- lapply(problems, function(p) {
+    stats::setNames(
+      vapply(p$bullets, function(b) b[[2]], character(1)),
+      vapply(p$bullets, function(b) b[[1]], character(1))
+    )
+  })
+  out
+}

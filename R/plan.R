@@ -31,10 +31,13 @@
 #' @param model A built Keras model, or a function of no arguments that
 #'   builds and returns one (preferred: nothing is allocated).
 #' @param distribution What the model is placed with: a [model_parallel()]
-#'   distribution or a [layout_map()] (taken as `model_parallel()` of it),
-#'   or a Keras `ModelParallel` or `LayoutMap` from anywhere (such as a
-#'   keras-hub backbone's `get_layout_map()`). With a layout map, the batch
-#'   axis is the mesh's first axis, as in Keras.
+#'   or [data_parallel()] distribution or a [layout_map()] (taken as
+#'   `model_parallel()` of it), or a Keras `ModelParallel`, `DataParallel`
+#'   or `LayoutMap` from anywhere (such as a keras-hub backbone's
+#'   `get_layout_map()`). With a layout map, the batch axis is the mesh's
+#'   first axis, as in Keras. A data-parallel distribution replicates every
+#'   variable on its mesh: its plan gives the memory of each copy and checks
+#'   the batch size.
 #' @param batch_size The global batch size to check against the batch axis,
 #'   or `NULL`.
 #' @param optimizer An optimizer name such as `"adam"` or a Keras optimizer,
@@ -161,14 +164,16 @@ layout_plan <- function(model, distribution, batch_size = NULL,
 #' `check_layout()` is most useful before the model exists, with a builder
 #' function: a layout that can't work then fails in a second, not after
 #' minutes of allocation. kerasmesh also checks on its own when a model
-#' trains under a [model_parallel()] distribution set with
-#' [set_distribution()] or [with_distribution()]: `fit()`, `evaluate()` and
-#' `predict()` first plan the model against the distribution's layout map,
-#' with the call's batch size (32 when not given) and sample count, so a
-#' batch size or a last batch that the batch axis can't divide is an error
-#' of class `kerasmesh_error_batch_size` before the first step, and rules
-#' that match nothing are reported once per model. Turn this off with
-#' `options(kerasmesh.check_layout = FALSE)`.
+#' trains under a distribution set with [set_distribution()] or
+#' [with_distribution()] (see "Batches" there): under [data_parallel()] and
+#' [model_parallel()], `fit()`, `evaluate()` and `predict()` first check
+#' every batch they will feed, so a batch size, a last batch, or a
+#' validation split or validation data that the batch axis can't divide is
+#' an error of class `kerasmesh_error_batch_size` before the first step.
+#' Under [model_parallel()] they also plan the model against the
+#' distribution's layout map, and rules that match nothing are reported
+#' once per model. Turn this off with `options(kerasmesh.check_layout =
+#' FALSE)`.
 #'
 #' @inheritParams layout_plan
 #' @param model A built Keras model, a function that builds one (see
@@ -244,6 +249,11 @@ check_plan_distribution <- function(x, arg = rlang::caller_arg(x),
       batch_dim_name = .subset2(x, "batch_dim_name")
     ))
   }
+  if (inherits(x, "kerasmesh_data_parallel")) {
+    # No rules: every variable replicated, the batch split over its axis.
+    return(list(distribution = .subset2(x, "py"),
+                batch_dim_name = .subset2(x, "batch_dim_name")))
+  }
   if (inherits(x, "kerasmesh_layout_map")) {
     return(list(distribution = .subset2(x, "py"), batch_dim_name = NULL))
   }
@@ -251,13 +261,9 @@ check_plan_distribution <- function(x, arg = rlang::caller_arg(x),
   if (inherits(x, "python.builtin.object")) {
     return(list(distribution = x, batch_dim_name = NULL))
   }
-  what <- "a layout map or a model-parallel distribution"
-  way_out <- if (inherits(x, "kerasmesh_distribution")) {
-    "A data-parallel distribution replicates every variable: there is
-         no layout to plan."
-  } else {
-    "Create one with {.fn layout_map} or {.fn model_parallel}."
-  }
+  what <- "a layout map or a distribution"
+  way_out <- "Create one with {.fn layout_map}, {.fn model_parallel} or
+              {.fn data_parallel}."
   if (is.object(x)) {
     # cli < 3.6.1 names every S3 class, later ones the first only.
     kerasmesh_abort(
@@ -320,24 +326,6 @@ new_layout_plan <- function(desc) {
   attr(df, "mesh") <- new_device_mesh(desc$mesh)
   class(df) <- c("kerasmesh_layout_plan", "data.frame")
   df
-}
-
-new_plan_problems <- function(problems) {
-  field <- function(name) {
-    vapply(problems, function(p) p[[name]] %||% NA_character_, character(1))
-  }
-  out <- data.frame(
-    severity = field("severity"), kind = field("kind"), path = field("path"),
-    rule = field("rule"), message = field("message"),
-    stringsAsFactors = FALSE
-  )
-  out$bullets <- lapply(problems, function(p) {
-    stats::setNames(
-      vapply(p$bullets, function(b) b[[2]], character(1)),
-      vapply(p$bullets, function(b) b[[1]], character(1))
-    )
-  })
-  out
 }
 
 plan_chr <- function(x) {

@@ -254,6 +254,9 @@ with_python_errors <- function(expr, call = rlang::caller_env()) {
   withCallingHandlers(
     expr,
     error = function(e) {
+      if (is_numpy_version_error(e)) {
+        abort_array_conversion(e, call)
+      }
       if (is_python_error(e)) {
         abort_from_python(python_error_description(e), call)
       }
@@ -287,6 +290,15 @@ python_error_description <- function(e) {
     bullets = list(),
     traceback = last$traceback
   )
+}
+
+# reticulate before 1.38 can't convert between R arrays and NumPy 2 arrays:
+# "Required version of NumPy not available: incompatible NumPy binary
+# version 33554432 (expecting version 16777225)", raised in R (and with
+# no Python exception behind it) when an R array is passed to Python.
+is_numpy_version_error <- function(e) {
+  grepl("incompatible NumPy binary version", conditionMessage(e),
+        fixed = TRUE)
 }
 
 is_python_error <- function(e) {
@@ -326,19 +338,4 @@ on_package_load <- function(package, fn) {
     fn()
   }
   setHook(packageEvent(package, "onLoad"), function(...) fn())
-}
-
-# Value conversion between R and Python ------------------------------------
-
-# An R vector as a list for Python, with NA as None.
-na_to_null <- function(x) {
-  out <- as.list(x)
-  out[is.na(x)] <- list(NULL)
-  out
-}
-
-# Sizes from Python as integers, or doubles when they overflow R's integers.
-whole_numbers <- function(x) {
-  x <- as.numeric(unlist(x))
-  if (all(x <= .Machine$integer.max)) as.integer(x) else x
 }

@@ -30,7 +30,7 @@ format.kerasmesh_layout_search <- function(x, ...) {
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
     sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
-            x$objective, nrow(x$candidates), format(x$space_size),
+            x$objective, nrow(x$candidates), format_whole(x$space_size),
             x$method),
     sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
             x$seconds, as.integer(x$compiles), budget),

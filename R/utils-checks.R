@@ -65,6 +65,11 @@ check_whole <- function(x, ..., min = 1, max = .Machine$integer.max,
                         what = NULL, allow_null = FALSE, kind = kinds$argument,
                         arg = rlang::caller_arg(x),
                         call = rlang::caller_env()) {
+  if (missing(x)) {
+    # Left out by the caller's caller (a required `batch_size`): say so,
+    # rather than R's "argument is missing, with no default".
+    check_supplied(stats::setNames(TRUE, arg), call = call)
+  }
   if (allow_null && is.null(x)) {
     return(NULL)
   }

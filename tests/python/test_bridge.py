@@ -70,3 +70,20 @@ def test_other_python_warnings_are_shown_not_swallowed():
         out = envelope(fn, (), {})
     assert out["warnings"] == []
     assert not issubclass(RuntimeWarning, KerasmeshWarning)
+
+
+def test_integers_r_cant_hold_cross_as_floats():
+    # reticulate 1.28 wraps them around: 15,332,469,805,107 became
+    # -563,441,613 (a search's space size).
+    big = 15_332_469_805_107
+    value = {"space_size": big, "n": 7, "flag": True,
+             "nested": [1, (2**31, -(2**31))]}
+    out = plain(value)
+    assert out == {"space_size": float(big), "n": 7, "flag": True,
+                   "nested": [1, (2.0**31, -(2.0**31))]}
+    assert type(out["space_size"]) is float and type(out["n"]) is int
+    assert out["flag"] is True
+    assert isinstance(out["nested"][1], tuple)
+    assert value["space_size"] == big  # the input is left as it was
+    assert plain(2**31 - 1) == 2**31 - 1
+    assert type(plain(2**31 - 1)) is int

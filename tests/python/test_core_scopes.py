@@ -83,3 +83,30 @@ def test_keras_compile_is_back_after_the_scope_on_every_path():
             raise RuntimeError("boom")
     assert keras.Model.__dict__.get("compile") is own
     assert keras.Model.compile is inherited
+
+
+def test_an_optimizer_made_in_the_builder_works_in_the_shape_only_scope():
+    def builder():
+        model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(8)])
+        model.compile(optimizer=keras.optimizers.LossScaleOptimizer(
+            keras.optimizers.Adam(1e-3)), loss="mse")
+        return model
+
+    with pytest.raises(ValueError, match="stateless scope"):
+        with scopes.shape_only():
+            builder()
+    with scopes.shape_only(), scopes.compile_outside_stateless_scope():
+        model = builder()
+    assert type(model.optimizer).__name__ == "LossScaleOptimizer"
+    assert all(v._value is None for v in model.weights)
+
+
+def test_keras_optimizer_constructor_is_back_after_the_scope():
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    own = BaseOptimizer.__dict__["__init__"]
+    with pytest.raises(RuntimeError, match="boom"):
+        with scopes.compile_outside_stateless_scope():
+            assert BaseOptimizer.__dict__["__init__"] is not own
+            raise RuntimeError("boom")
+    assert BaseOptimizer.__dict__["__init__"] is own

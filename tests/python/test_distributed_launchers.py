@@ -124,6 +124,12 @@ def test_two_launchers_at_once_are_named():
     (dict(K8S, JOB_COMPLETION_INDEX="2"), ("`JOB_COMPLETION_INDEX`",)),
     (dict(SRUN, SLURM_NTASKS="two"), ("`SLURM_NTASKS`",)),
     (dict(SRUN, SLURM_PROCID="-1"), ("`SLURM_PROCID`",)),
+    (dict(SRUN, SLURM_LOCALID="one"), ("`SLURM_LOCALID`", '"one"')),
+    (dict(SRUN, SLURM_LOCALID="-1"), ("`SLURM_LOCALID`",)),
+    (dict(MPIRUN, OMPI_COMM_WORLD_LOCAL_RANK="x1"),
+     ("`OMPI_COMM_WORLD_LOCAL_RANK`",)),
+    (dict(MPIRUN5, OMPI_COMM_WORLD_LOCAL_RANK="1.5"),
+     ("`OMPI_COMM_WORLD_LOCAL_RANK`",)),
 ])
 def test_ids_outside_the_count_and_bad_numbers_are_named(env, names):
     text = problem(env)

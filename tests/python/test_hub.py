@@ -133,3 +133,29 @@ def test_llama3_70b_plans_from_its_config_without_weights(mesh):
     assert errors(p) == []
     [g] = [g for g in p["groups"] if g["kind"] == "replicated"]
     assert g["paths"] == ["token_embedding/reverse_embeddings"]
+
+
+def causal_lm_with_lora():
+    backbone = keras_hub.models.GemmaBackbone(
+        vocabulary_size=256, num_layers=2, num_query_heads=4,
+        num_key_value_heads=4, hidden_dim=32, intermediate_dim=64,
+        head_dim=8)
+    task = keras_hub.models.GemmaCausalLM(backbone=backbone,
+                                          preprocessor=None)
+    task.backbone.enable_lora(rank=4)
+    return task
+
+
+def test_a_task_that_compiles_itself_plans_shape_only(mesh):
+    # GemmaCausalLM() compiles itself with an Adam its compile() makes:
+    # that optimizer is made outside the shape-only scope.
+    layout_map = keras_hub.models.GemmaBackbone.get_layout_map(mesh)
+    p = plan.plan_layout(causal_lm_with_lora, layout_map)
+    s = p["summary"]
+    assert s["optimizer"] == "Adam"
+    trainable = [path for path, t in zip(p["variables"]["path"],
+                                         p["variables"]["trainable"]) if t]
+    assert len(trainable) == 8
+    assert all("lora_kernel" in path for path in trainable)
+    # No "replicated" warning for the LoRA factors.
+    assert [q for q in p["problems"] if q["kind"] == "replicated"] == []

@@ -285,3 +285,29 @@ def test_batch_size_beyond_r_integers_is_refused(mesh):
     summary = plan.plan_layout(model, layout_map(mesh),
                                batch_size=2**31 - 1)["summary"]
     assert summary["batch_size"] == 2**31 - 1
+
+
+def test_parameters_are_what_keras_counts_without_seed_state(mesh):
+    def build():
+        return keras.Sequential([keras.Input((4,)), keras.layers.Dense(8),
+                                 keras.layers.Dropout(0.5),
+                                 keras.layers.Dense(2)])
+
+    model = build()
+    p = plan.plan_layout(build, layout_map(mesh))
+    # The Dropout's seed generator state is a variable (listed, with its
+    # bytes) but not a parameter.
+    assert any("seed_generator" in path for path in p["variables"]["path"])
+    assert p["summary"]["parameters"] == model.count_params() == 58
+
+
+def test_a_data_parallel_distribution_plans_every_variable_replicated(mesh):
+    dist = keras.distribution.DataParallel()
+    p = plan.plan_layout(small_sequential, dist, batch_size=16)
+    assert p["summary"]["batch_dim_name"] == "batch"
+    assert p["summary"]["batch_ways"] == 8
+    assert set(p["variables"]["copies"]) == {8}
+    assert p["problems"] == []
+    [problem] = plan.plan_layout(small_sequential, dist,
+                                 batch_size=12)["problems"]
+    assert problem["kind"] == "batch_size"

@@ -30,6 +30,19 @@ def test_vectors_small_variables_and_one_device_are_not_reported():
     assert problems.replicated_problems(cols, problems.DEFAULT_SHARE, 1) == []
 
 
+def test_lora_factors_are_replicated_by_design_and_not_reported():
+    for name in ("lora_kernel_a", "lora_kernel_b", "lora_embeddings_a"):
+        cols = columns()
+        cols["path"] = ["dense/kernel", "dense/bias", f"big/{name}"]
+        assert problems.replicated_problems(cols, problems.DEFAULT_SHARE,
+                                            8) == []
+    # A name that merely starts with "lora" is a variable like any other.
+    cols = columns()
+    cols["path"] = ["dense/kernel", "dense/bias", "big/lora_kernel"]
+    assert len(problems.replicated_problems(cols, problems.DEFAULT_SHARE,
+                                            8)) == 1
+
+
 def test_without_any_rule_placing_a_variable_nothing_is_replicated_by_mistake():
     cols = dict(columns(), rule=[None, None, None])
     assert problems.replicated_problems(cols, problems.DEFAULT_SHARE, 8) == []

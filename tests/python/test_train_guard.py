@@ -170,3 +170,66 @@ def test_check_before_training_reads_the_batch_of_on_batch_calls(mesh):
                 model, "train_on_batch", (np.zeros((3, 4)), np.zeros((3, 8))))
         guard.check_before_training(model, "predict_on_batch",
                                     (np.zeros((4, 4)),))
+
+
+def data_parallel_model():
+    set_distribution(keras.distribution.DataParallel())
+    model = small_sequential(2)
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+X, Y = np.zeros((100, 4), "float32"), np.zeros((100, 2), "float32")
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda m: m.fit(X, Y, batch_size=16, verbose=0),
+     ["The last batch of the training data", "last batch of 4", "drop 4 (to 96)",
+      "add 4 (to 104)"]),
+    (lambda m: m.fit(X, Y, batch_size=10, verbose=0),
+     ["Batch size 10 of the training data", "(2 left over)", "such as 8 or 16"]),
+    (lambda m: m.fit(X, Y, batch_size=3, verbose=0),
+     ["Batch size 3", "(3 left over)", "such as 8"]),
+    (lambda m: m.fit(X, Y, batch_size=20, verbose=0),
+     ["Batch size 20", "(4 left over)", "such as 16 or 24"]),
+    (lambda m: m.fit(X, Y, batch_size=16, validation_split=0.2, verbose=0),
+     ["The last batch of the validation split (0.2)", "20 samples",
+      "`validation_data`"]),
+    (lambda m: m.fit(X[:96], Y[:96], batch_size=16,
+                     validation_data=(X[:20], Y[:20]), verbose=0),
+     ["The last batch of the validation data", "20 samples"]),
+    (lambda m: m.fit(X[:96], Y[:96], batch_size=16,
+                     validation_data=(X[:16], Y[:16]),
+                     validation_batch_size=12, verbose=0),
+     ["Batch size 12 of the validation data", "`validation_batch_size`"]),
+    (lambda m: m.evaluate(X, Y, batch_size=16, verbose=0),
+     ["The last batch of the data to evaluate"]),
+    (lambda m: m.predict(X, batch_size=16, verbose=0),
+     ["The last batch of the data to predict"]),
+    (lambda m: m.predict(X[:4], verbose=0),
+     ["4 samples in batches of 32 leave a last batch of 4"]),
+])
+def test_data_parallel_batches_the_axis_cant_split_fail_first(call, says):
+    model = data_parallel_model()
+    weights = [np.array(w) for w in model.get_weights()]
+    with pytest.raises(KerasmeshError) as e:
+        call(model)
+    assert e.value.kind == "batch_size"
+    text = " ".join([e.value.message] + [b[1] for b in e.value.bullets])
+    for s in says:
+        assert s in text
+    assert 'batch axis "batch" (8)' in e.value.message
+    # Nothing ran: the weights are as they were.
+    assert all((a == np.array(b)).all()
+               for a, b in zip(weights, model.get_weights()))
+
+
+def test_data_parallel_batches_that_split_evenly_train(mesh):
+    model = data_parallel_model()
+    model.fit(X[:80], Y[:80], batch_size=16, validation_split=0.2,
+              verbose=0)
+    model.fit(X[:96], Y[:96], batch_size=16,
+              validation_data=(X[:24], Y[:24]), validation_batch_size=8,
+              verbose=0)
+    assert model.evaluate(X[:96], Y[:96], batch_size=32, verbose=0) >= 0
+    assert model.predict(X[:96], batch_size=16, verbose=0).shape == (96, 2)

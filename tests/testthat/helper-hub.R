@@ -47,3 +47,24 @@ hub_mesh <- function() {
 hub_layout_map <- function(family, mesh = hub_mesh()) {
   hub_class(family)$get_layout_map(reticulate::r_to_py(mesh))
 }
+
+# A builder for a tiny keras-hub task: a 2-block Gemma CausalLM (no
+# preprocessor), which compiles itself with its own Adam when made, with
+# LoRA (rank 4) on its backbone's query and value kernels.
+hub_causal_lm_builder <- function(lora = TRUE) {
+  hub <- reticulate::import("keras_hub")
+  function() {
+    backbone <- hub$models$GemmaBackbone(
+      vocabulary_size = 256L, num_layers = 2L, num_query_heads = 4L,
+      num_key_value_heads = 4L, hidden_dim = 32L, intermediate_dim = 64L,
+      head_dim = 8L
+    )
+    task <- hub$models$GemmaCausalLM(backbone = backbone,
+                                     preprocessor = NULL)
+    if (lora) task$backbone$enable_lora(rank = 4L)
+    task
+  }
+}
+
+# The CausalLM's inputs, without the batch dimension: 16 tokens.
+hub_task_inputs <- list(token_ids = 16, padding_mask = 16)

@@ -45,3 +45,15 @@ shared_mlp_data <- function(n = 64) {
   set.seed(11)
   list(x = matrix(rnorm(n * 32), n), y = matrix(rnorm(n * 16), n))
 }
+
+# A builder: `build()`'s model compiled again, with a new `optimizer()` (a
+# function that makes one) and the mean squared error.
+recompiled <- function(build, optimizer) {
+  force(build)
+  force(optimizer)
+  function() {
+    model <- build()
+    model$compile(optimizer = optimizer(), loss = "mse")
+    model
+  }
+}

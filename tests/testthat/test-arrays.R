@@ -106,3 +106,75 @@ test_that("numpy_array() sends values column-major with R's dimensions", {
   # Double NA goes down as it is (NaN in Python); integer NA is refused.
   expect_identical(shim_request("numpy_array", c(1, NA))$args[[1]], c(1, NA))
 })
+
+test_that("r_array() brings arrays back with their shape and type", {
+  skip_if_no_keras()
+  a <- array(as.double(1:24), c(2, 3, 4))
+  expect_identical(r_array(numpy_array(a, "float64")), a)
+  m <- matrix(c(1.5, -2, NaN, Inf), 2)
+  expect_identical(r_array(numpy_array(m)), m)
+  expect_identical(r_array(numpy_array(1:6, "int32")), 1:6)
+  expect_identical(r_array(numpy_array(c(TRUE, FALSE), "bool")),
+                   c(TRUE, FALSE))
+  expect_identical(r_array(numpy_array(2.5)), 2.5)
+  np <- reticulate::import("numpy", convert = FALSE)
+  expect_identical(r_array(np$zeros(c(0L, 3L))), matrix(0, 0, 3))
+  # Integers R's can't hold come as doubles.
+  big <- np$array(list(3e9, 1), dtype = "int64")
+  expect_identical(r_array(big), c(3e9, 1))
+  # bfloat16 (a JAX dtype NumPy doesn't have) as doubles.
+  expect_identical(r_array(numpy_array(c(0.5, 2), "bfloat16")), c(0.5, 2))
+  # Several outputs: a list, named for a dictionary.
+  both <- reticulate::dict(a = numpy_array(1:2), b = numpy_array(3))
+  expect_identical(r_array(both), list(a = c(1, 2), b = 3))
+})
+
+test_that("r_array() gives predict()'s result as an R matrix", {
+  skip_if_no_keras()
+  model <- build_mlp()
+  x <- matrix(seq(0, 1, length.out = 5 * 32), 5)
+  pred <- model$predict(numpy_array(x), verbose = 0L)
+  out <- r_array(pred)
+  expect_true(is.matrix(out))
+  expect_identical(dim(out), c(5L, 16L))
+  # The model by hand: relu(x W1 + b1) W2 + b2.
+  w <- variable_values(model)
+  hidden <- pmax(sweep(x %*% w[[1]], 2, w[[2]], "+"), 0)
+  expect_equal(out, sweep(hidden %*% w[[3]], 2, w[[4]], "+"),
+               tolerance = 1e-5)
+  # An R array (what reticulate >= 1.38 returns) is left as it is.
+  expect_identical(r_array(out), out)
+  expect_identical(r_array(list(out)), list(out))
+})
+
+test_that("r_array() refuses what is not an array", {
+  expect_error(r_array("a"), class = "kerasmesh_error_array")
+  expect_error(r_array(data.frame(a = 1)), class = "kerasmesh_error_array")
+  skip_if_no_keras()
+  expect_error(r_array(reticulate::r_to_py("a")),
+               class = "kerasmesh_error_array")
+})
+
+test_that("an R array reticulate can't convert names numpy_array()", {
+  err <- simpleError(paste(
+    "Required version of NumPy not available: incompatible NumPy binary",
+    "version 33554432 (expecting version 16777225)"
+  ))
+  expect_true(kerasmesh:::is_numpy_version_error(err))
+  expect_snapshot(error = TRUE,
+                  kerasmesh:::abort_array_conversion(err, call = NULL))
+  skip_if_no_keras()
+  model <- build_mlp()
+  x <- matrix(0, 8, 32)
+  y <- matrix(0, 8, 16)
+  fit <- function() {
+    with_kerasmesh_errors(model$fit(x, y, verbose = 0L, epochs = 1L))
+  }
+  if (utils::packageVersion("reticulate") >= "1.38") {
+    expect_no_error(fit())
+  } else {
+    expect_error(fit(), class = "kerasmesh_error_array_conversion")
+    expect_error(with_distribution(data_parallel(), fit()),
+                 class = "kerasmesh_error_array_conversion")
+  }
+})

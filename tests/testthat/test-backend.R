@@ -46,6 +46,8 @@ test_that("both load orders leave the backend keras3 chose, and both fail", {
     Sys.unsetenv("KERAS_BACKEND")
     library(first, character.only = TRUE)
     library(second, character.only = TRUE)
+    # simulate_devices() keeps the choice keras3 made.
+    kerasmesh::simulate_devices(8)
     err <- tryCatch(kerasmesh::device_mesh(c(data = 2, model = 4)),
                     error = identity)
     c(backend = Sys.getenv("KERAS_BACKEND"), class = class(err)[1],
@@ -74,6 +76,29 @@ test_that("kerasmesh chooses JAX when it starts Python and nobody chose", {
       keras$backend$backend())
   })
   expect_identical(out, c("jax", "jax", "jax"))
+})
+
+test_that("simulate_devices() chooses JAX before code imports Keras itself", {
+  skip_if_not_installed("callr")
+  skip_if_no_keras()
+  # A newcomer's machine: nothing exported, and the keras.json Keras wrote
+  # on an earlier import without KERAS_BACKEND says "tensorflow".
+  home <- withr::local_tempdir()
+  writeLines('{"backend": "tensorflow"}', file.path(home, "keras.json"))
+  out <- callr::r(function() {
+    Sys.unsetenv(c("KERAS_BACKEND", "XLA_FLAGS", "JAX_PLATFORMS"))
+    library(kerasmesh)
+    simulate_devices(8)
+    started <- reticulate::py_available(initialize = FALSE)
+    keras <- reticulate::import("keras")
+    list(started = started, env = Sys.getenv("KERAS_BACKEND"),
+         backend = keras$backend$backend(),
+         devices = length(keras$distribution$list_devices()))
+  }, env = c(callr::rcmd_safe_env(), KERAS_HOME = home))
+  expect_identical(out, list(started = FALSE, env = "jax", backend = "jax",
+                             devices = 8L))
+  # Keras's own config is left as it was.
+  expect_match(readLines(file.path(home, "keras.json")), "tensorflow")
 })
 
 test_that("a backend chosen after Python started reaches Keras", {

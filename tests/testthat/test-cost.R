@@ -218,6 +218,17 @@ test_that("layout_cost() and compare_layouts() check arguments before Python", {
   })
 })
 
+test_that("a builder without a batch size is a classed error", {
+  dist <- fixture_distribution()
+  build <- function() stop("not built")
+  expect_error(layout_cost(build, dist), class = "kerasmesh_error_argument")
+  expect_error(compare_layouts(build, list(a = dist)),
+               class = "kerasmesh_error_argument")
+  expect_error(search_layout(build, fixture_mesh()),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(error = TRUE, layout_cost(build, dist))
+})
+
 test_that("input shapes and losses go to the shim as plain values", {
   to_shapes <- kerasmesh:::check_input_shapes
   expect_identical(to_shapes(list(token_ids = 128, padding_mask = c(4, 8))),

@@ -66,6 +66,19 @@ test_that("distributed_initialize() falls back to Keras's variables", {
                class = "kerasmesh_error_distributed_started")
 })
 
+test_that("a launcher's local process id must be a whole number", {
+  start_jax()
+  withr::local_envvar(
+    SLURM_JOB_ID = "1234", SLURM_STEP_NODELIST = "localhost",
+    SLURM_NTASKS = "2", SLURM_PROCID = "1", SLURM_LOCALID = "one"
+  )
+  expect_snapshot(distributed_initialize(), error = TRUE)
+  withr::local_envvar(SLURM_LOCALID = "1")
+  # Valid: the next check runs.
+  expect_error(distributed_initialize(),
+               class = "kerasmesh_error_distributed_started")
+})
+
 test_that("Keras's variables contradicting a launcher's are an error", {
   start_jax()
   withr::local_envvar(

@@ -143,6 +143,48 @@ test_that("training under model_parallel() checks the batch size first", {
   expect_null(get_distribution())
 })
 
+test_that("data_parallel() names a batch its axis can't split, before fit", {
+  skip_if_no_keras()
+  set.seed(3)
+  xm <- matrix(rnorm(100 * 32), 100)
+  ym <- matrix(rnorm(100 * 16), 100)
+  x <- numpy_array(xm)
+  y <- numpy_array(ym)
+  local_distribution(data_parallel())
+  model <- build_mlp()
+  before <- variable_values(model)
+  fit <- function(...) model$fit(x, y, epochs = 1L, verbose = 0L, ...)
+  expect_snapshot(error = TRUE, {
+    with_kerasmesh_errors(fit(batch_size = 16L))
+    with_kerasmesh_errors(fit(batch_size = 10L))
+    with_kerasmesh_errors(fit(batch_size = 16L, validation_split = 0.2))
+  })
+  for (batch_size in c(16L, 10L, 3L, 20L)) {
+    expect_error(with_kerasmesh_errors(fit(batch_size = batch_size)),
+                 class = "kerasmesh_error_batch_size")
+  }
+  expect_error(
+    with_kerasmesh_errors(fit(batch_size = 16L,
+                              validation_data = list(x, y))),
+    class = "kerasmesh_error_batch_size"
+  )
+  expect_error(with_kerasmesh_errors(model$evaluate(x, y, verbose = 0L)),
+               class = "kerasmesh_error_batch_size")
+  expect_error(with_kerasmesh_errors(model$predict(x, verbose = 0L)),
+               class = "kerasmesh_error_batch_size")
+  # Nothing ran.
+  expect_identical(variable_values(model), before)
+  # 96 rows split evenly in batches of 16, validated on 16 more.
+  x96 <- numpy_array(xm[1:96, ])
+  y96 <- numpy_array(ym[1:96, ])
+  model$fit(x96, y96, batch_size = 16L, epochs = 1L, verbose = 0L,
+            validation_data = list(numpy_array(xm[1:16, ]),
+                                   numpy_array(ym[1:16, ])))
+  expect_identical(dim(r_array(model$predict(x96, batch_size = 16L,
+                                             verbose = 0L))),
+                   c(96L, 16L))
+})
+
 test_that("options(kerasmesh.check_layout = FALSE) turns the check off", {
   skip_if_no_keras()
   withr::local_options(kerasmesh.check_layout = FALSE)

@@ -202,13 +202,40 @@ test_that("several errors make one condition with every kind's class", {
   expect_identical(nrow(err$problems), 2L)
 })
 
+test_that("a plan counts parameters as Keras does, without seed state", {
+  skip_if_no_keras()
+  # Its Dropout has a seed generator, whose state is a variable.
+  build <- function() output_sharding_model(name = "mlp")
+  plan <- layout_plan(build, layout_map(book_mesh()))
+  expect_true(any(grepl("seed_generator", plan$path)))
+  expect_equal(summary(plan)$parameters, build()$count_params())
+  expect_match(format(plan), "Parameters: 160,016 ", fixed = TRUE,
+               all = FALSE)
+})
+
+test_that("check_layout() accepts data_parallel(): all replicated", {
+  skip_if_no_keras()
+  dist <- data_parallel()
+  plan <- check_layout(net(), dist, batch_size = 16)
+  expect_s3_class(plan, "kerasmesh_layout_plan")
+  expect_true(all(plan$copies == 8L))
+  expect_identical(plan$device_bytes, plan$bytes)
+  expect_identical(summary(plan)$batch_dim_name, "batch")
+  expect_identical(summary(plan)$batch_ways, 8L)
+  err <- expect_error(check_layout(net(), dist, batch_size = 12),
+                      class = "kerasmesh_error_batch_size")
+  expect_match(conditionMessage(err), "(4 left over)", fixed = TRUE)
+  # Keras's own DataParallel too.
+  expect_s3_class(layout_plan(net(), reticulate::r_to_py(dist)),
+                  "kerasmesh_layout_plan")
+})
+
 test_that("layout_plan() checks its arguments", {
   skip_if_no_keras()
   lm <- layout_map(book_mesh())
   expect_snapshot(error = TRUE, {
     layout_plan(42, lm)
     layout_plan(net(), "lm")
-    layout_plan(net(), data_parallel())
     layout_plan(net(), lm, batch_size = 0)
     layout_plan(net(), lm, optimizer = 3)
     layout_plan(function() 3, lm)
@@ -266,7 +293,7 @@ test_that("layout_plan() checks its R arguments before Python", {
   expect_error(layout_plan(build, lm, replicated_share = NA),
                class = "kerasmesh_error_argument")
   expect_snapshot(error = TRUE, {
-    layout_plan(build, fixture_distribution("distribution-data-parallel"))
+    layout_plan(build, fixture_mesh())
     layout_plan(build, lm, replicated_share = -0.1)
     layout_plan(list(), fixture_distribution())
   })

@@ -46,6 +46,17 @@ test_that("a search says how many layouts it spared compiling", {
   )))
 })
 
+test_that("a search prints a large space in full, never negative", {
+  found <- fixture_search()
+  # What the shim sends for 15,332,469,805,107 layouts: a double, since
+  # reticulate 1.28 wraps larger integers around.
+  found$space_size <- 15332469805107
+  found$candidates <- found$candidates[c(1, 2, 2), ]
+  expect_match(format(found)[1],
+               "3 layouts costed of 15,332,469,805,107 (exhaustive)",
+               fixed = TRUE)
+})
+
 test_that("a search out of time before its full compile says so", {
   found <- fixture_search()
   found$predicted <- list(memory = 2e9, traffic = 1.5e9)

@@ -31,6 +31,8 @@ from typing import Any
 from .core.errors import KerasmeshError, envelope
 
 _PLAIN_LEAVES = (type(None), bool, int, float, str)
+_FLAT_LEAVES = (type(None), bool, float, str)
+_R_INTEGER_MAX = 2**31 - 1
 _CONVERTED_MODULES = ("numpy", "pandas")
 
 
@@ -45,22 +47,36 @@ def _function(name: str):
 
 def plain(value: Any, where: str = "value") -> Any:
     """`value`, after checking that reticulate converts it the same way on
-    every version: no NumPy or pandas object anywhere inside.
+    every version: no NumPy or pandas object anywhere inside, and no
+    integer R's integers can't hold (reticulate 1.28 wraps those around,
+    so 15,332,469,805,107 arrived as -563,441,613): those become floats,
+    in a copy of the containers that hold them. A value that needs no
+    change is returned as it is.
 
     Raises:
         TypeError: naming where the offending value is.
     """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if abs(value) <= _R_INTEGER_MAX else float(value)
     if isinstance(value, _PLAIN_LEAVES):
         return value
     if isinstance(value, dict):
-        for k, v in value.items():
-            plain(v, f"{where}[{k!r}]")
-        return value
+        out = {k: plain(v, f"{where}[{k!r}]") for k, v in value.items()}
+        same = all(out[k] is v for k, v in value.items())
+        return value if same else out
     if isinstance(value, (list, tuple)):
+        out = None
         for i, v in enumerate(value):
-            if not isinstance(v, _PLAIN_LEAVES):
-                plain(v, f"{where}[{i}]")
-        return value
+            if type(v) in _FLAT_LEAVES or \
+                    (type(v) is int and abs(v) <= _R_INTEGER_MAX):
+                continue  # the common case, without a call
+            w = plain(v, f"{where}[{i}]")
+            if w is not v:
+                out = list(value) if out is None else out
+                out[i] = w
+        if out is None:
+            return value
+        return tuple(out) if isinstance(value, tuple) else out
     module = type(value).__module__.partition(".")[0]
     if module in _CONVERTED_MODULES:
         raise TypeError(

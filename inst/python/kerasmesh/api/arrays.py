@@ -2,10 +2,12 @@
 
 from ..arrays.values import (
     as_array,
+    to_r,
     variable_values,
 )
 
 __all__ = [
     "as_array",
+    "to_r",
     "variable_values",
 ]

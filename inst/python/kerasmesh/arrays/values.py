@@ -182,6 +182,52 @@ def as_lists(array: Any) -> dict:
             "values": [float(x) for x in a.ravel(order="C")]}
 
 
+R_INTEGER_MAX = 2**31 - 1
+
+
+def to_r(x: Any) -> dict:
+    """An array (NumPy, JAX, a Keras tensor, a number), or a list, tuple
+    or dict of them, as plain values R rebuilds with `r_array()`.
+
+    Returns:
+        {"shape", "type" ("logical", "integer" or "double"), "values" (row
+        major)} for an array; {"names" (None for a list), "items"} for a
+        list, tuple or dict. Integers R's integers can't hold, and
+        unsigned 32-bit and wider ones, come as doubles.
+
+    Raises:
+        KerasmeshError: kind `array` for anything else (strings, complex
+            numbers, objects).
+    """
+    import numpy as np
+
+    if isinstance(x, dict):
+        return {"names": [str(k) for k in x],
+                "items": [to_r(v) for v in x.values()]}
+    if isinstance(x, (list, tuple)):
+        return {"names": None, "items": [to_r(v) for v in x]}
+    try:
+        a = np.asarray(host_value(x) if hasattr(x, "addressable_shards")
+                       else x)
+    except Exception as e:  # noqa: BLE001 - anything NumPy can't read
+        raise KerasmeshError(kinds.ARRAY, "`x` must be an array.",
+                             received=x) from e
+    if a.dtype == bool:
+        kind = "logical"
+    elif a.dtype.kind in "iu" and (a.size == 0 or (
+            int(a.min()) >= -R_INTEGER_MAX and
+            int(a.max()) <= R_INTEGER_MAX)):
+        kind, a = "integer", a.astype(np.int64)
+    elif a.dtype.kind in "iuf" or str(a.dtype) == "bfloat16":
+        kind, a = "double", a.astype(np.float64)
+    else:
+        raise KerasmeshError(
+            kinds.ARRAY, "`x` must hold numbers or logicals.",
+            x=f"Its dtype is {a.dtype}.")
+    return {"shape": [int(n) for n in a.shape], "type": kind,
+            "values": a.ravel(order="C").tolist()}
+
+
 def host_value(array: Any) -> Any:
     """A NumPy copy of a (possibly global) array in this process.
 

@@ -91,6 +91,11 @@ ARGUMENT = _kind(
 ARRAY = _kind(
     "array",
     error="Values and a shape (or a dtype) don't make an array.")
+ARRAY_CONVERSION = _kind(
+    "array_conversion",
+    error="reticulate can't convert an R array to NumPy or back (before "
+          "reticulate 1.38, with NumPy 2): use [numpy_array()] and "
+          "[r_array()].")
 ARRAY_NA = _kind(
     "array_na",
     error="`NA` in values for an integer or logical dtype.")
@@ -288,6 +293,11 @@ OPTIMIZER = _kind(
 PYTHON = _kind(
     "python",
     error="Any other Python error.")
+QUANTIZE_PLACEMENT = _kind(
+    "quantize_placement",
+    warning="A model laid out over several devices is quantized outside "
+            "its distribution: the quantized weights are made on one "
+            "device.")
 REPLICATED = _kind(
     "replicated",
     warning="A large variable matches no rule and stays replicated.")

@@ -7,6 +7,7 @@ previous state is remembered on entry and restored on exit, on every path.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 
 
@@ -53,37 +54,49 @@ def shape_only() -> Iterator[None]:
 
 @contextlib.contextmanager
 def compile_outside_stateless_scope() -> Iterator[None]:
-    """Let `Model.compile()` run inside `shape_only()`.
+    """Let `Model.compile()`, and optimizers, run inside `shape_only()`.
 
     `compile()` creates small variables from values (the optimizer's
     iteration count and learning rate), which a StatelessScope refuses
     ("attempting to create a variable while in a stateless scope"), so a
     builder that compiles its model (as training code does) could not be
-    planned. Inside this scope `keras.Model.compile` runs with the
-    stateless scope lifted, as if called after the build; those scalars
-    are allocated, the model's weights still are not. Keras's own method
-    is back on exit, on every path.
+    planned. So does making an optimizer before `compile()`: a builder's
+    `keras.optimizers.Adam(1e-3)`, or a keras-hub task (`GemmaCausalLM`)
+    whose constructor compiles itself with an optimizer its own `compile()`
+    makes. Inside this scope `keras.Model.compile` and Keras's optimizer
+    constructor run with the stateless scope lifted, as if called after
+    the build; those scalars are allocated, the model's weights still are
+    not. Keras's own methods are back on exit, on every path.
     """
     import keras
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    with _lifted(keras.Model, "compile"), _lifted(BaseOptimizer, "__init__"):
+        yield
+
+
+@contextlib.contextmanager
+def _lifted(cls: type, name: str) -> Iterator[None]:
+    """`cls.<name>` runs without the stateless scope while inside."""
     from keras.src.backend.common import global_state
 
-    cls = keras.Model
-    own = cls.__dict__.get("compile")
-    keras_compile = cls.compile
+    own = cls.__dict__.get(name)
+    keras_method = getattr(cls, name)
 
-    def compile(self, *args, **kwargs):  # noqa: A001 - Keras's name
+    @functools.wraps(keras_method)
+    def method(self, *args, **kwargs):
         scope = global_state.get_global_attribute("stateless_scope")
         global_state.set_global_attribute("stateless_scope", None)
         try:
-            return keras_compile(self, *args, **kwargs)
+            return keras_method(self, *args, **kwargs)
         finally:
             global_state.set_global_attribute("stateless_scope", scope)
 
-    cls.compile = compile
+    setattr(cls, name, method)
     try:
         yield
     finally:
         if own is not None:
-            cls.compile = own
+            setattr(cls, name, own)
         else:
-            del cls.compile
+            delattr(cls, name)

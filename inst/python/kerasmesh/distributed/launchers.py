@@ -51,6 +51,9 @@ OMPI5_REQUIRED = ("PMIX_NAMESPACE", "PMIX_SERVER_URI2")
 K8S_REQUIRED = ("JOB_COMPLETION_INDEX", "JAX_COORDINATOR_ADDRESS",
                 "KERASMESH_NUM_PROCESSES")
 K8S_MARKERS = ("JOB_COMPLETION_INDEX",)
+# A process's id among those on its host, which JAX reads (to pick the
+# host's devices) when the launcher sets it.
+LOCAL_IDS = {"Slurm": "SLURM_LOCALID", "Open MPI": "OMPI_COMM_WORLD_LOCAL_RANK"}
 
 LAUNCHERS = {
     "Slurm": (SLURM_MARKERS, SLURM_REQUIRED),
@@ -159,6 +162,8 @@ def detect(environ: Mapping[str, str]) -> dict | None:
             f"`{pid_var}` must be below `{n_var}` ({name}).",
             x=f"`{pid_var}` is {pid} and `{n_var}` is {n}.",
             i=f"Process ids run from 0 to {n - 1}.")
+    if LOCAL_IDS.get(name) in environ:
+        _count(environ, LOCAL_IDS[name], minimum=0)
     return {"launcher": name, "coordinator_address": address,
             "num_processes": n, "process_id": pid,
             "variables": list(required),

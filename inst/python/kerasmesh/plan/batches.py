@@ -15,10 +15,17 @@ MAX_WHOLE = 2**31 - 1
 
 
 def batch_problems(batch_dim_name: str, batch_size: int | None,
-                   sizes: dict[str, int], samples: int | None = None
+                   sizes: dict[str, int], samples: int | None = None,
+                   what: str | None = None, argument: str = "batch_size"
                    ) -> list[dict]:
     """Errors for a batch axis the mesh lacks, or a batch (or the last
-    batch of `samples`) that the batch axis can't split evenly."""
+    batch of `samples`) that the batch axis can't split evenly.
+
+    Args:
+        what: the data the batches hold ("the validation data"), for the
+            message; None for a plan's batch size.
+        argument: the argument that sets `batch_size`, for the fix.
+    """
     if batch_dim_name not in sizes:
         return [problem(
             kinds.LAYOUT_AXES, ERROR, None, None,
@@ -33,30 +40,46 @@ def batch_problems(batch_dim_name: str, batch_size: int | None,
     last = samples % batch_size if samples else 0
     if batch_size % ways == 0 and last % ways == 0:
         return []
+    axis = f'batch axis "{batch_dim_name}" ({ways})'
     if batch_size % ways == 0:
-        return [problem(
-            kinds.BATCH_SIZE, ERROR, None, None,
-            f"The last batch can't be split evenly over batch axis "
-            f'"{batch_dim_name}" ({ways}).',
-            [("x", f"{samples} samples in batches of {batch_size} leave a "
-                   f"last batch of {last}, not a multiple of {ways}; JAX "
-                   "fails at the end of the first epoch."),
-             ("i", f"Drop or add samples to make {ways} divide the last "
-                   "batch, or use a batch size that divides the sample "
-                   "count.")],
-            "last batch")]
+        return [_last_batch_problem(axis, ways, batch_size, samples, what)]
     lower = (batch_size // ways) * ways
     options = [str(n) for n in (lower, lower + ways) if n > 0]
+    left = batch_size % ways
+    subject = f"Batch size {batch_size}" + (f" of {what}" if what else "")
+    use = f"`{argument}`" if what else "a batch size"
     return [problem(
         kinds.BATCH_SIZE, ERROR, None, None,
-        f'Batch size {batch_size} can\'t be split evenly over batch axis '
-        f'"{batch_dim_name}" ({ways}).',
-        [("x", f"{batch_size} is not a multiple of {ways}; JAX fails when "
-               "Keras splits the first batch."),
-         ("i", f"Use a multiple of {ways}, such as "
+        f"{subject} can't be split evenly over {axis}.",
+        [("x", f"{batch_size} is not a multiple of {ways} ({left} left "
+               "over); JAX fails when Keras splits the first batch."),
+         ("i", f"Use a multiple of {ways} as {use}, such as "
                f"{' or '.join(options)}; the last batch of an epoch must be "
                "a multiple too.")],
         "batch size")]
+
+
+def _last_batch_problem(axis: str, ways: int, batch_size: int, samples: int,
+                        what: str | None) -> dict:
+    """The last batch of `samples` (batch_size a multiple of `ways`): only
+    a sample count that `ways` divides can fix it."""
+    last = samples % batch_size
+    extra = ways - samples % ways
+    bullets = [
+        ("x", f"{samples} samples in batches of {batch_size} leave a last "
+              f"batch of {last}, not a multiple of {ways}; JAX fails at the "
+              "end of the first epoch."),
+        ("i", f"Use a sample count that {ways} divides: drop "
+              f"{samples % ways} (to {samples - samples % ways}) or add "
+              f"{extra} (to {samples + extra}). No batch size can help: "
+              f"each must be a multiple of {ways}.")]
+    if what and what.startswith("the validation split"):
+        bullets.append(("i", "Or pass `validation_data` with a multiple of "
+                             f"{ways} samples instead of `validation_split`."))
+    return problem(
+        kinds.BATCH_SIZE, ERROR, None, None,
+        f"The last batch{' of ' + what if what else ''} can't be split "
+        f"evenly over {axis}.", bullets, "last batch")
 
 
 def check_batch_size(batch_size: Any) -> int | None:

@@ -82,22 +82,25 @@ def as_model(model: Any) -> Any:
 
 def layout_source(distribution: Any, batch_dim_name: str | None = None
                   ) -> tuple[Any, str]:
-    """The LayoutMap and the batch axis from a LayoutMap or ModelParallel.
+    """The LayoutMap and the batch axis from a LayoutMap, a ModelParallel
+    or a DataParallel (an empty map on its mesh: every variable
+    replicated).
 
     The batch axis defaults, as in Keras, to the mesh's first axis.
     """
-    from keras.distribution import LayoutMap, ModelParallel
+    from keras.distribution import DataParallel, LayoutMap, ModelParallel
 
     layout_map = distribution
-    if isinstance(distribution, ModelParallel):
+    if isinstance(distribution, (ModelParallel, DataParallel)):
         if batch_dim_name is None:
             batch_dim_name = distribution.batch_dim_name
-        layout_map = distribution._layout_map
+        layout_map = distribution._layout_map \
+            if isinstance(distribution, ModelParallel) \
+            else LayoutMap(distribution.device_mesh)
     if not isinstance(layout_map, LayoutMap):
         raise KerasmeshError(
             kinds.LAYOUT_MAP,
-            "`distribution` must be a layout map or a model-parallel "
-            "distribution.",
+            "`distribution` must be a layout map or a distribution.",
             received=distribution)
     if layout_map.device_mesh is None:
         raise KerasmeshError(
@@ -273,12 +276,16 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
     batch_ways = sizes.get(batch_dim_name)
     optimizer = opt["optimizer"]
     device_total = device_weights + device_gradients + opt["device"]
+    weight_ids = {id(w) for w in model.weights}
     return {
         "model": model.name,
         "variables": len(variables),
         "trainable": len(trainable),
+        # As Keras's count_params(): weights only, not the state of seed
+        # generators (Dropout's), which `variables` also lists.
         "parameters": float(sum(p.placement.items
-                                for _, p in placement.variables)),
+                                for v, p in placement.variables
+                                if id(v) in weight_ids)),
         "bytes": float(weights),
         "dtypes": sorted(set(columns["dtype"])),
         "device_weights": float(device_weights),

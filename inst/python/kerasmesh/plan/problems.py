@@ -33,12 +33,19 @@ FIXABLE = (kinds.LAYOUT_DIVISIBILITY, kinds.REPLICATED)
 # Big variables that no rule matches
 
 
+# Keras's LoRA factors (`enable_lora()`): "lora_kernel_a", "lora_kernel_b",
+# "lora_embeddings_a", ... Replicating them is the usual choice (keras-hub's
+# layout maps leave them so): they are small beside the frozen kernel.
+_LORA_FACTOR = re.compile(r"(?:^|/)lora_\w+_[ab]$")
+
+
 def replicated_problems(columns: dict, share: float, n_devices: int
                         ) -> list[dict]:
     """Warnings for unmatched variables over `share` of per-device weights.
 
     Only variables of rank 2 or more: vectors (biases, normalization
-    scales) are small beside their layer's kernel and replicated by design.
+    scales) are small beside their layer's kernel and replicated by design,
+    and so are LoRA factors (`lora_kernel_a`, `lora_kernel_b`).
 
     Args:
         columns: the plan's variable columns.
@@ -56,6 +63,7 @@ def replicated_problems(columns: dict, share: float, n_devices: int
         # Vectors (biases, norm scales) are left replicated by design.
         if columns["rule"][i] is not None or columns["problem"][i] \
                 or len(columns["shape"][i]) < 2 \
+                or _LORA_FACTOR.search(path) \
                 or total <= 0 or device / total <= share:
             continue
         pct = 100 * device / total

@@ -232,7 +232,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     sizes = {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
     memory = device_memory() if memory == "device" else memory
     _check(objective, memory, bandwidth, flop_rate, sizes)
-    step = {"batch_size": batch_size, "optimizer": optimizer or "sgd",
+    step = {"batch_size": batch_size, "optimizer": optimizer,
             "loss": loss, "input_shapes": input_shapes,
             "batch_dim": _batch_axis(mesh, start, fixed, batch_dim_name)}
     models = _models(model, blocks, timeout, time.monotonic() - began)

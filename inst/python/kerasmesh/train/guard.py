@@ -7,6 +7,9 @@ divide a batch. While a distribution set by kerasmesh is in effect,
 `keras.Model`'s `fit()`, `evaluate()`, `predict()` and `*_on_batch()`
 check both first.
 
+While installed, the guard also wraps `keras.Model.__new__`, so that every
+model made meanwhile has its `quantize()` watched (`quantize.py`).
+
 The guard is installed when kerasmesh sets a distribution and removed when
 it sets none (`set_distribution(None)`, or leaving `with_distribution()`
 back to no distribution): outside, `keras.Model.fit` is Keras's own
@@ -17,19 +20,20 @@ distribution that checks each variable as it is created is `checked.py`'s.
 from __future__ import annotations
 
 import functools
-import inspect
 from typing import Any
 from collections.abc import Callable, Iterable
 
 from ..core.errors import KerasmeshError, KerasmeshWarning, warn
 from ..core.kinds import WARNING
+from ..plan.batches import batch_problems
 from ..plan.planner import first_error, plan_layout
 from ..core import kinds
+from . import quantize
+from .batches import Feed, call_feeds
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
                    "test_on_batch", "predict_on_batch")
 TRAINING_METHODS = ("fit", "evaluate", "predict")
-DEFAULT_BATCH_SIZE = 32
 
 
 class KerasmeshLayoutWarning(KerasmeshWarning):
@@ -61,7 +65,9 @@ def set_auto_check(enabled: bool) -> bool:
 
 
 def install() -> None:
-    """Wrap `keras.Model`'s training and inference methods (idempotent)."""
+    """Wrap `keras.Model`'s training and inference methods, and its
+    `__new__` so that models made meanwhile have their `quantize()`
+    watched (`quantize.watch()`) (idempotent)."""
     import keras
 
     for name in GUARDED_METHODS:
@@ -69,6 +75,21 @@ def install() -> None:
             continue
         _REPLACED[name] = keras.Model.__dict__.get(name)
         setattr(keras.Model, name, _guarded(getattr(keras.Model, name)))
+    if "__new__" not in _REPLACED:
+        _REPLACED["__new__"] = keras.Model.__dict__.get("__new__")
+        keras.Model.__new__ = _watching_new(keras.Model.__new__)
+
+
+def _watching_new(new: Callable) -> Any:
+    """`keras.Model.__new__` that watches the model's `quantize()`."""
+    @functools.wraps(new)
+    def wrapper(cls, *args, **kwargs):
+        model = new(cls, *args, **kwargs)
+        quantize.watch(model)
+        return model
+
+    wrapper._kerasmesh_guard = True
+    return staticmethod(wrapper)
 
 
 def uninstall() -> None:
@@ -80,6 +101,8 @@ def uninstall() -> None:
 
     for name, own in list(_REPLACED.items()):
         current = keras.Model.__dict__.get(name)
+        if isinstance(current, staticmethod):
+            current = current.__func__
         if getattr(current, "_kerasmesh_guard", False):
             if own is None:
                 delattr(keras.Model, name)
@@ -104,6 +127,7 @@ def follow(dist: Any) -> None:
 def _guarded(method: Callable) -> Callable:
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        quantize.watch(self)
         check_placement(self)
         check_before_training(self, method.__name__, args, kwargs,
                               function=method)
@@ -187,55 +211,53 @@ def check_placement(model: Any, dist: Any = None) -> None:
 # The batch and the layout
 
 
-def _first_shape(x: Any) -> Any:
-    shape = getattr(x, "shape", None)
-    if shape is None and isinstance(x, (list, tuple)) and x:
-        shape = getattr(x[0], "shape", None)
-    if shape is None and isinstance(x, dict) and x:
-        shape = getattr(next(iter(x.values())), "shape", None)
-    return shape
-
-
 def batch_of_call(name: str, args: tuple, kwargs: dict,
                   function: Callable | None = None, model: Any = None
                   ) -> tuple[int | None, int | None]:
-    """The batch size and sample count a training call will use.
+    """The batch size and sample count of the data a call feeds first
+    (`batches.call_feeds()`'s first feed; samples None for `*_on_batch`).
 
-    The call's arguments are bound to the signature of `function` (Keras's
-    own method by default), so positional and named arguments count alike.
     Returns (None, None) when the call does not bind (Keras then raises its
     own error) or `x` has no shape (a dataset or generator).
     """
-    import keras
+    feeds = call_feeds(name, args, kwargs, function, model)
+    if not feeds:
+        return None, None
+    return feeds[0].batch_size, feeds[0].samples
 
-    function = function or getattr(keras.Model, name)
-    function = getattr(function, "__wrapped__", function)
-    try:
-        bound = inspect.signature(function).bind(model, *args, **kwargs)
-    except TypeError:
-        return None, None
-    shape = _first_shape(bound.arguments.get("x"))
-    if shape is None or not len(shape) or shape[0] is None:
-        return None, None
-    samples = int(shape[0])
-    if name.endswith("_on_batch"):
-        return samples, None
-    batch_size = bound.arguments.get("batch_size")
-    if batch_size is None:
-        batch_size = DEFAULT_BATCH_SIZE
-    return int(batch_size), samples
+
+def batch_axis(dist: Any) -> tuple[str, dict[str, int]]:
+    """The distribution's batch axis and its mesh's axis sizes."""
+    mesh = dist.device_mesh
+    sizes = {str(a): int(n) for a, n in zip(mesh.axis_names, mesh.shape)}
+    return dist.batch_dim_name or next(iter(sizes)), sizes
+
+
+def check_feeds(feeds: Iterable[Feed], dist: Any) -> None:
+    """Raise the first batch of `feeds` that the distribution's batch axis
+    can't split (kind `batch_size`), before anything runs."""
+    axis, sizes = batch_axis(dist)
+    for f in feeds:
+        error = first_error(batch_problems(axis, f.batch_size, sizes,
+                                           f.samples, f.what, f.argument))
+        if error is not None:
+            raise error
 
 
 def check_before_training(model: Any, name: str = "fit", args: tuple = (),
                           kwargs: dict | None = None,
                           function: Callable | None = None) -> None:
-    """Check a model against the current ModelParallel before it runs.
+    """Check a model against the current distribution before it runs.
 
-    Raises the first problem that would crash (such as a batch size, or a
-    last batch, the batch axis can't divide) as a `KerasmeshError`, and
-    warns once per model and rule set about rules that match nothing and
-    layouts shorter than a variable's rank. Does nothing unless a
-    ModelParallel distribution is set and the check is enabled.
+    Under DataParallel and ModelParallel, every batch the call will feed
+    (`batches.call_feeds()`: the training data, a last partial batch, the
+    validation split or data, the data to evaluate or predict) must split
+    evenly over the batch axis, or a `KerasmeshError` of kind `batch_size`
+    names it. Under ModelParallel the model is also planned under the
+    layout: the first problem that would crash is raised, and rules that
+    match nothing and layouts shorter than a variable's rank are warned
+    about once per model and rule set. Does nothing unless such a
+    distribution is set and the check is enabled.
 
     Args:
         model: the model whose method was called.
@@ -244,34 +266,44 @@ def check_before_training(model: Any, name: str = "fit", args: tuple = (),
         function: Keras's own method, whose signature reads the call.
     """
     import keras
-    from keras.distribution import ModelParallel
+    from keras.distribution import DataParallel, ModelParallel
 
     dist = keras.distribution.distribution()
-    if not _AUTO_CHECK["enabled"] or not isinstance(dist, ModelParallel) \
-            or not getattr(model, "built", False):
+    if not _AUTO_CHECK["enabled"] or \
+            not isinstance(dist, (DataParallel, ModelParallel)) or \
+            not getattr(model, "built", False):
         return
-    batch_size, samples = batch_of_call(name, args, kwargs or {}, function,
-                                        model)
-    key = (id(model), id(dist), batch_size, samples)
+    feeds = call_feeds(name, args, kwargs or {}, function, model)
+    key = (id(model), id(dist), tuple(feeds))
     seen = _AUTO_CHECK["checked"]
     if key in seen:
         return
+    check_feeds(feeds, dist)
+    if isinstance(dist, ModelParallel):
+        check_layout(model, dist, feeds[0].batch_size if feeds else None,
+                     key)
+    if len(seen) > 256:
+        seen.clear()
+    seen[key] = True
+
+
+def check_layout(model: Any, dist: Any, batch_size: int | None,
+                 key: tuple) -> None:
+    """Plan `model` under `dist`'s layout map: raise the first problem that
+    would crash; warn about the others once per model and distribution."""
+    seen = _AUTO_CHECK["checked"]
     try:
         plan = plan_layout(model, dist, batch_size=batch_size,
-                           optimizer=None, samples=samples)
+                           optimizer=None)
     except Exception as e:  # noqa: BLE001 - a failed check must not stop
         warn(kinds.LAYOUT_CHECK, f"kerasmesh could not check the layout: {e}",
              category=KerasmeshLayoutWarning)
-        seen[key] = True
         return
     error = first_error(plan["problems"])
     if error is not None:
         raise error
     if not any(k[:2] == key[:2] for k in seen):
         warn_problems(plan["problems"])
-    if len(seen) > 256:
-        seen.clear()
-    seen[key] = True
 
 
 def warn_problems(problems: Iterable[dict]) -> None:
