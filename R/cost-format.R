@@ -1,7 +1,7 @@
 # The objects layout_cost() and compare_layouts() return, and their
 # console renderings.
 
-new_layout_cost <- function(desc) {
+new_layout_cost <- function(desc, topology = NULL) {
   num <- function(x) vapply(x, function(v) as.numeric(v), 1)
   ops <- desc$ops
   collectives <- data.frame(
@@ -44,7 +44,13 @@ new_layout_cost <- function(desc) {
       ),
       compile_seconds = desc$compile_seconds,
       versions = desc$versions,
-      warnings = as.character(unlist(desc$warnings))
+      warnings = as.character(unlist(desc$warnings)),
+      compute_dtype = desc$compute_dtype %||% NA_character_,
+      bfloat16 = desc$bfloat16 %||% NA_character_,
+      reshardings = new_cost_reshardings(desc$reshardings),
+      xla_log = as.character(unlist(desc$xla_log)),
+      time = new_cost_time(desc$time),
+      topology = topology
     ),
     class = "kerasmesh_layout_cost"
   )
@@ -77,6 +83,9 @@ new_layout_comparison <- function(costs, limit = NULL) {
   df$traffic <- vapply(costs, function(c) sum(c$collectives$bytes), 1)
   df$collectives <- vapply(costs, function(c) sum(c$collectives$count), 1L)
   df$compile_seconds <- vapply(costs, function(c) c$compile_seconds, 1)
+  if (all(vapply(costs, function(c) !is.null(c$time), TRUE))) {
+    df$time <- vapply(costs, function(c) c$time$total, 1)
+  }
   if (!is.null(limit)) {
     df$fits <- df$total <= limit
   }
@@ -132,6 +141,8 @@ format.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL) {
             format_bytes(xla[["total"]])),
     if (!is.null(limit)) format_fits(m[["total"]], limit),
     format_collectives(x$collectives),
+    format_cost_time(x$time, x$topology),
+    format_compile_notes(x),
     sprintf("Compiled in %.2f s: Keras %s, JAX %s, jaxlib %s, XLA %s",
             x$compile_seconds, x$versions$keras, x$versions$jax,
             x$versions$jaxlib, x$versions$xla),
@@ -158,6 +169,9 @@ format.kerasmesh_layout_comparison <- function(x, ...) {
   if (!is.null(x$fits)) {
     shown$fits <- ifelse(x$fits, "yes", "no")
   }
+  if (!is.null(x$time)) {
+    shown$time <- format_seconds(x$time)
+  }
   traffic <- attr(x, "traffic")
   per_axis <- vapply(x$layout, function(l) {
     t <- traffic[traffic$layout == l, , drop = FALSE]
@@ -175,7 +189,7 @@ format.kerasmesh_layout_comparison <- function(x, ...) {
             attr(x, "batch_size")),
     "Memory per device and traffic per device per step:",
     format_table(shown, right = c("weights", "optimizer", "activations",
-                                  "total", "traffic")),
+                                  "total", "traffic", "time")),
     if (!is.null(limit)) {
       sprintf("Device memory: %s", attr(limit, "label"))
     },

@@ -88,6 +88,7 @@
 #' @seealso [compare_layouts()] for several layouts side by side;
 #'   [layout_plan()] for the variables alone.
 #' @export
+#' @order 1
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
@@ -109,11 +110,11 @@
 #' plot(cost)
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, ...,
-                        timeout = 300) {
+                        topology = NULL, timeout = 300) {
   check_dots_none()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
               timeout = timeout, started = elapsed_seconds(),
-              call = rlang::current_env())
+              call = rlang::current_env(), topology = topology)
 }
 
 # layout_cost() for a call that started at `started` (elapsed_seconds()):
@@ -121,22 +122,23 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, timeout = 300,
                         started = elapsed_seconds(),
-                        call = rlang::caller_env()) {
+                        call = rlang::caller_env(), topology = NULL) {
   check_plan_model(model, arg = "model", call = call)
   distribution <- cost_distribution_arg(distribution, call = call)
   batch_size <- check_whole(batch_size, call = call)
+  machine <- topology_arg(topology, call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   cost_of <- function(model) {
     shim_call(
       "cost.layout_cost", model, distribution, batch_size, step$optimizer,
       step$loss, step$input_shapes, timeout, elapsed_seconds() - started,
-      call = call
+      topology = machine, call = call
     )
   }
   new_layout_cost(with_plan_model(model, cost_of, deadline = started + timeout,
                                   timeout = timeout, arg = "model",
-                                  call = call))
+                                  call = call), topology)
 }
 
 #' Compare layouts by what one training step costs
@@ -160,7 +162,8 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
 #'   layout and columns `layout`, `mesh`, `weights`, `optimizer`, `inputs`,
 #'   `activations`, `outputs`, `total` (bytes per device), `traffic` (bytes
 #'   per device per step, all collectives), `collectives` (their count),
-#'   `compile_seconds` and, with `device_memory`, `fits`. Attribute
+#'   `compile_seconds`, with `device_memory` `fits`, and with `topology`
+#'   `time` (modeled seconds per global batch). Attribute
 #'   `traffic` holds the traffic per layout, mesh axis and kind, and
 #'   `costs` the [layout_cost()] results.
 #' @export
@@ -186,7 +189,7 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
 #' cmp
 #' plot(cmp)
 compare_layouts <- function(model, layouts, batch_size, ...,
-                            device_memory = NULL) {
+                            device_memory = NULL, topology = NULL) {
   call <- rlang::current_env()
   if (!is.list(layouts) || inherits(layouts, "kerasmesh_object") ||
       length(layouts) == 0 || is.null(names(layouts)) ||
@@ -203,13 +206,19 @@ compare_layouts <- function(model, layouts, batch_size, ...,
   check_plan_model(model, arg = "model", call = call)
   limit <- parse_limit(device_memory)
   batch_size <- check_whole(batch_size)
+  machine <- topology_arg(topology, call = call)
   started <- elapsed_seconds()
   for (name in names(layouts)) {
     layouts[[name]] <- cost_distribution_arg(
       layouts[[name]], arg = paste0("layouts$", name), call = call
     )
   }
-  costs <- cost_layouts(model, layouts, batch_size, started, call, ...)
+  costs <- cost_layouts(model, layouts, batch_size, started, call, ...,
+                        topology = machine)
+  costs <- lapply(costs, function(c) {
+    c$topology <- topology
+    c
+  })
   new_layout_comparison(costs, limit)
 }
 
@@ -219,14 +228,14 @@ compare_layouts <- function(model, layouts, batch_size, ...,
 # kept, with the original as the parent).
 cost_layouts <- function(model, layouts, batch_size, started, call,
                          optimizer = NULL, loss = NULL, input_shapes = NULL,
-                         timeout = 300, ...) {
+                         timeout = 300, topology = NULL, ...) {
   check_dots_none(call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   results <- with_plan_model(model, function(m) {
     shim_call("compare.layout_costs", m, unname(layouts), batch_size,
               step$optimizer, step$loss, step$input_shapes, timeout,
-              elapsed_seconds() - started, call = call)
+              elapsed_seconds() - started, topology = topology, call = call)
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
   costs <- Map(function(result, name, i) {
@@ -277,20 +286,6 @@ check_dots_none <- function(env = rlang::caller_env(),
       stop(e)
     }
   )
-}
-
-# A compile left running by a timeout must end before the process exits:
-# exiting while XLA compiles aborts in its C++ code.
-wait_for_compiles_at_exit <- function() {
-  if (is.null(the$compile_waiter)) {
-    the$compile_waiter <- new.env()
-    reg.finalizer(the$compile_waiter, function(e) {
-      if (python_started()) {
-        try(shim_call("cost.wait_for_compiles"), silent = TRUE)
-      }
-    }, onexit = TRUE)
-  }
-  invisible()
 }
 
 # -- arguments ----------------------------------------------------------------

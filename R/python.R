@@ -282,6 +282,20 @@ first_lines <- function(x, n = 3) {
   paste(utils::head(lines, n), collapse = "\n")
 }
 
+# A compile left running by a timeout must end before the process exits:
+# exiting while XLA compiles aborts in its C++ code.
+wait_for_compiles_at_exit <- function() {
+  if (is.null(the$compile_waiter)) {
+    the$compile_waiter <- new.env()
+    reg.finalizer(the$compile_waiter, function(e) {
+      if (python_started()) {
+        try(shim_call("cost.wait_for_compiles"), silent = TRUE)
+      }
+    }, onexit = TRUE)
+  }
+  invisible()
+}
+
 # Registered for reticulate::r_to_py() when reticulate loads (see zzz.R), so
 # that library(kerasmesh) does not load reticulate (over a second, through
 # its S4 imports).
