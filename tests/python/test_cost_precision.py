@@ -112,3 +112,17 @@ def test_float16_of_the_model_itself_is_not_renamed():
     assert precision.rename_dtypes(ops, (None, False))[0]["dtypes"] == \
         ["bf16", "f32"]
     assert precision.rename_dtypes(ops, None)[0]["dtypes"] == ["bf16", "f32"]
+
+
+def test_a_quick_compile_retypes_bfloat16_the_same_way(mesh, by_policy):
+    lm = keras.distribution.LayoutMap(mesh)
+    lm[".*d1.*kernel"] = (None, "model")
+    lm[".*d2.*kernel"] = ("model", None)
+    d = keras.distribution.ModelParallel(layout_map=lm, batch_dim_name="data")
+    quick = cost.layout_cost(two_dense("mixed_bfloat16"), d, 16, "adam",
+                             "mse", quick=True)
+    full = by_policy["mixed_bfloat16"]
+    assert quick["bfloat16"] == precision.AS_FLOAT16
+    assert quick["xla"] == full["xla"]
+    assert [o["bytes"] for o in quick["ops"]] == \
+        [o["bytes"] for o in full["ops"]]
