@@ -18,7 +18,7 @@ format.kerasmesh_device_topology <- function(x, ...) {
   if (all(links$link == "")) {
     links$link <- NULL
   }
-  memory <- format_bytes(x$memory)
+  memory <- bytes_text(x$memory)
   if (!is.na(x$memory_bandwidth)) {
     memory <- paste(memory, "at", format_rate(x$memory_bandwidth))
   }
@@ -56,14 +56,14 @@ format_peak_flops <- function(flops) {
   paste(text, names(flops))
 }
 
-# Rates and FLOP/s with format_bytes()'s units: "450 GB/s", "989 TFLOP/s";
+# Rates and FLOP/s with bytes_text()'s units: "450 GB/s", "989 TFLOP/s";
 # NA as "-".
 format_rate <- function(x) {
-  ifelse(is.na(x), "-", paste0(format_bytes(x), "/s"))
+  ifelse(is.na(x), "-", paste0(bytes_text(x), "/s"))
 }
 
 format_flops <- function(x) {
-  sub("B$", "FLOP/s", format_bytes(x))
+  sub("B$", "FLOP/s", bytes_text(x))
 }
 
 # "40%".

@@ -196,11 +196,11 @@ topology_figures <- function(f, call = rlang::caller_env()) {
     }
     value <- if (bad(x)) x else
       topology_check(parse(x, arg = arg, call = call))
-    if (bad(value)) {
+    if (bad(value) || !is.numeric(value) || length(value) != 1) {
       stop_input_type(x, "a positive number", kind = kinds$topology,
                       arg = arg, call = call)
     }
-    value
+    as.vector(value)
   }
   for (arg in c("devices_per_node", "memory", "peak_flops",
                 "intra_node_bandwidth")) {
@@ -218,7 +218,7 @@ topology_figures <- function(f, call = rlang::caller_env()) {
   f$devices_per_node <- check_whole(f$devices_per_node,
                                     kind = kinds$topology,
                                     arg = "devices_per_node", call = call)
-  f$memory <- positive(f$memory, "memory", parse_bytes)
+  f$memory <- positive(f$memory, "memory", check_bytes)
   f$peak_flops <- topology_peak_flops(f$peak_flops, call)
   f$intra_node_bandwidth <- positive(f$intra_node_bandwidth,
                                      "intra_node_bandwidth", parse_rate)
@@ -291,7 +291,7 @@ parse_rate <- function(x, arg = rlang::caller_arg(x),
                     way_out = "Units: B/s, kB/s, ... TB/s (bytes), b/s,
                                ... Tb/s (bits), KiB/s, ... TiB/s.")
   }
-  bytes <- parse_bytes(paste0(m[2], m[3], "B"), arg = arg, call = call)
+  bytes <- check_bytes(paste0(m[2], m[3], "B"), arg = arg, call = call)
   if (m[4] == "B") bytes else bytes / 8
 }
 

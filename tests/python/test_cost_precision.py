@@ -34,7 +34,7 @@ def costs(mesh, policy):
 
 
 def activation_all_reduce(result):
-    (op,) = [o for o in result["ops"] if o["kind"] == "all-reduce"
+    (op,) = [o for o in result["ops"] if o["collective"] == "all-reduce"
              and o["axes"] == ["model"]]
     return op
 

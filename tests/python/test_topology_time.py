@@ -23,8 +23,8 @@ def machine(nodes=2, per_node=4, **figures):
         "efficiency": 0.5} | figures)
 
 
-def op(kind, groups, nbytes=8 * GB, axes=("model",)):
-    return {"kind": kind, "bytes": nbytes, "groups": groups,
+def op(collective, groups, nbytes=8 * GB, axes=("model",)):
+    return {"collective": collective, "bytes": nbytes, "groups": groups,
             "axes": list(axes)}
 
 
@@ -33,12 +33,12 @@ ACROSS = [[0, 4], [1, 5], [2, 6], [3, 7]]
 NODES = [0, 0, 0, 0, 1, 1, 1, 1]
 
 
-@pytest.mark.parametrize("kind,share,steps", [
+@pytest.mark.parametrize("collective,share,steps", [
     ("all-reduce", 2 * 3 / 4, 6), ("all-gather", 3 / 4, 3),
     ("reduce-scatter", 3 / 4, 3), ("all-to-all", 3 / 4, 3)])
 def test_ring_algorithms_inside_a_node_send_their_share_at_nvlink_speed(
-        kind, share, steps):
-    seconds = collective_seconds(op(kind, IN_NODE), NODES, machine())
+        collective, share, steps):
+    seconds = collective_seconds(op(collective, IN_NODE), NODES, machine())
     assert seconds == pytest.approx(share * 8 * GB / (400 * GB) +
                                     steps * INTRA)
 

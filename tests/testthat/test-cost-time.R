@@ -143,7 +143,7 @@ test_that("a mixed_bfloat16 step is costed at 2 bytes, as on a GPU", {
   f32 <- cost("float32")
   bf16 <- cost("mixed_bfloat16")
   activation <- function(c) {
-    c$ops$bytes[c$ops$kind == "all-reduce" & c$ops$axes == "model"]
+    c$ops$bytes[c$ops$collective == "all-reduce" & c$ops$axes == "model"]
   }
   expect_identical(activation(bf16), activation(f32) / 2)
   expect_lt(bf16$xla[["temp"]], 0.65 * f32$xla[["temp"]])

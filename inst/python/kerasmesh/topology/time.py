@@ -2,8 +2,8 @@
 
 `step_time()` turns what one compiled step costs (XLA's count of
 floating-point operations, and the collectives `cost/hlo.py` reads from
-the HLO: kind, bytes per device, device groups, mesh axes) into seconds
-per global batch:
+the HLO: the collective, bytes per device, device groups, mesh axes) into
+seconds per global batch:
 
 * compute: FLOPs over the topology's FLOP/s for the model's compute
   dtype times its efficiency (`Topology.flop_rate()`); FLOPs spent
@@ -44,7 +44,7 @@ def _ring(sends: float, steps: float) -> Callable[[int], tuple[float,
     return lambda n: (sends * (n - 1) / n, steps * (n - 1))
 
 
-# kind -> n devices -> (share of the op's bytes each device sends, steps).
+# collective -> n devices -> (share of its bytes each device sends, steps).
 # The bytes are `hlo.py`'s: the array each device takes part with (the
 # gathered array of an all-gather, the array a reduce-scatter reduces).
 ALGORITHMS: dict[str, Callable[[int], tuple[float, float]]] = {
@@ -100,26 +100,26 @@ def collective_seconds(op: dict, nodes: Sequence[int],
     """Seconds one collective takes each device.
 
     Args:
-        op: one of `hlo.parse_collectives()`'s dicts (`kind`, `bytes`,
+        op: one of `hlo.parse_collectives()`'s dicts (`collective`, `bytes`,
             `groups`: device positions; none for one group of all).
         nodes: the node of each position (`device_nodes()`).
         topology: the machine.
     """
     groups = [list(g) for g in op["groups"]] or [list(range(len(nodes)))]
-    if op["kind"] == "collective-permute":
+    if op["collective"] == "collective-permute":
         # Pairs of (source, target): one step, over the slowest pair.
         n = 2 if any(len(set(g)) > 1 for g in groups) else 1
     else:
         n = max(len(g) for g in groups)
-    if n < 2 or op["kind"] not in ALGORITHMS:
+    if n < 2 or op["collective"] not in ALGORITHMS:
         return 0.0
     spanned = max(len({nodes[i] for i in g if 0 <= i < len(nodes)})
                   for g in groups)
-    share, steps = ALGORITHMS[op["kind"]](n)
-    if op["kind"] == "collective-permute":
+    share, steps = ALGORITHMS[op["collective"]](n)
+    if op["collective"] == "collective-permute":
         inter = 1.0 if spanned > 1 else 0.0
     else:
-        inter = _INTER_STEPS.get(op["kind"], 1) * (spanned - 1)
+        inter = _INTER_STEPS.get(op["collective"], 1) * (spanned - 1)
     bandwidth, _ = topology.link(crosses_nodes=spanned > 1)
     _, intra_latency = topology.link(crosses_nodes=False)
     inter_latency = topology.link(crosses_nodes=True)[1] if spanned > 1 \
