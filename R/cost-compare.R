@@ -32,9 +32,9 @@
 #'   seconds per global batch: see [layout_cost()]). An error costing one
 #'   layout names the layout (by name and position) and keeps the class of
 #'   the error it wraps, which is its `parent`; a layout that is not a
-#'   distribution is an error before any layout is costed. Attribute `traffic` holds the
-#'   traffic per layout, mesh axis and collective, and `costs` the
-#'   [layout_cost()] results.
+#'   distribution is an error before any layout is costed. Attribute
+#'   `traffic` holds the traffic per layout, mesh axis and collective, and
+#'   `costs` the [layout_cost()] results.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
