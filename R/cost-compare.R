@@ -28,12 +28,13 @@
 #'   `activations`, `outputs`, `total` (bytes per device), `traffic` (bytes
 #'   per device per step, all collectives), `collectives` (their count),
 #'   `compile_seconds`, `need` (XLA's total per device, which decides
-#'   `fits`) and, with `memory`, `fits`. An error costing one layout names
-#'   the layout (by name and position) and keeps the class of the error it
-#'   wraps, which is its `parent`; a layout that is not a distribution is
-#'   an error before any layout is costed. Attribute `traffic` holds the
-#'   traffic per layout, mesh axis and collective, and `costs` the
-#'   [layout_cost()] results.
+#'   `fits`), with `memory` `fits`, and with `topology` `time` (modeled
+#'   seconds per global batch: see [layout_cost()]). An error costing one
+#'   layout names the layout (by name and position) and keeps the class of
+#'   the error it wraps, which is its `parent`; a layout that is not a
+#'   distribution is an error before any layout is costed. Attribute
+#'   `traffic` holds the traffic per layout, mesh axis and collective, and
+#'   `costs` the [layout_cost()] results.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
@@ -58,7 +59,8 @@
 compare_layouts <- function(model, distributions, batch_size,
                             optimizer = NULL, loss = NULL,
                             input_shapes = NULL, ..., memory = NULL,
-                            timeout = 600, layouts = deprecated(),
+                            topology = NULL, timeout = 600,
+                            layouts = deprecated(),
                             device_memory = deprecated()) {
   check_dots_none()
   call <- rlang::current_env()
@@ -71,9 +73,14 @@ compare_layouts <- function(model, distributions, batch_size,
   check_plan_model(model, arg = "model", call = call)
   memory <- check_bytes(memory)
   batch_size <- check_whole(batch_size)
+  machine <- topology_arg(topology, call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   costs <- cost_layouts(model, distributions, batch_size, step, started,
-                        call)
+                        call, machine)
+  costs <- lapply(costs, function(c) {
+    c$topology <- topology
+    c
+  })
   new_layout_comparison(costs, memory)
 }
 
@@ -104,14 +111,16 @@ check_distributions <- function(x, arg = rlang::caller_arg(x),
 # once and the compiles run in one Python loop (the loop search_layout()'s
 # shim reuses). An error costing one layout names it (its kerasmesh classes
 # kept, with the original as the parent).
-cost_layouts <- function(model, layouts, batch_size, step, started, call) {
+cost_layouts <- function(model, layouts, batch_size, step, started, call,
+                         topology = NULL) {
   timeout <- step$timeout
   results <- with_plan_model(model, function(m) {
     shim_call("compare.layout_costs", model = m,
               distributions = unname(layouts), batch_size = batch_size,
               optimizer = step$optimizer, loss = step$loss,
               input_shapes = step$input_shapes, timeout = timeout,
-              spent = elapsed_seconds() - started, call = call)
+              spent = elapsed_seconds() - started, topology = topology,
+              call = call)
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
   costs <- Map(function(result, name, i) {
@@ -150,6 +159,9 @@ new_layout_comparison <- function(costs, memory = NULL) {
   df$compile_seconds <- vapply(costs, function(c) c$compile_seconds, 1)
   df$need <- vapply(costs, function(c) c$need, 1)
   df$fits <- fits_memory(df$need, memory)
+  if (all(vapply(costs, function(c) !is.null(c$time), TRUE))) {
+    df$time <- vapply(costs, function(c) c$time$total, 1)
+  }
   rownames(df) <- NULL
   traffic <- do.call(rbind, c(
     list(data.frame(layout = character(), axes = character(),

@@ -30,6 +30,8 @@ format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
             bytes_text(xla[["total"]])),
     if (!is.null(memory)) format_fits(x$need, memory),
     format_collectives(x$collectives),
+    format_cost_time(x$time, x$topology),
+    format_compile_notes(x),
     sprintf("Compiled in %.2f s: Keras %s, JAX %s, jaxlib %s, XLA %s",
             x$compile_seconds, x$versions$keras, x$versions$jax,
             x$versions$jaxlib, x$versions$xla),
@@ -59,6 +61,9 @@ format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL) {
   if (!is.null(x$fits)) {
     shown$fits <- ifelse(x$fits, "yes", "no")
   }
+  if (!is.null(x$time)) {
+    shown$time <- format_seconds(x$time)
+  }
   traffic <- attr(x, "traffic")
   per_axis <- vapply(x$layout, function(l) {
     t <- traffic[traffic$layout == l, , drop = FALSE]
@@ -76,7 +81,7 @@ format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL) {
             attr(x, "batch_size")),
     "Memory per device and traffic per device per step:",
     format_table(shown, right = c("weights", "optimizer", "activations",
-                                  "total", "traffic")),
+                                  "total", "traffic", "time")),
     if (!is.null(memory)) {
       sprintf("Device memory: %s", attr(memory, "label"))
     },

@@ -101,6 +101,13 @@ cost_subtitle <- function(x, memory) {
         paste("fits:", paste(gsub("\n", " ", fits), collapse = ", "))
     ))
   }
+  if (!is.null(x$time)) {
+    subtitle <- c(subtitle, paste0(
+      "Modeled time per global batch: ",
+      paste(sprintf("%s: %s", gsub("\n", " ", x$layout),
+                    format_seconds(x$time)), collapse = ", ")
+    ))
+  }
   subtitle
 }
 

@@ -94,6 +94,7 @@
 #' @seealso [compare_layouts()] for several layouts side by side;
 #'   [layout_plan()] for the variables alone.
 #' @export
+#' @order 1
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
@@ -115,11 +116,11 @@
 #' plot(cost)
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, ...,
-                        timeout = 300) {
+                        topology = NULL, timeout = 300) {
   check_dots_none()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
               timeout = timeout, started = elapsed_seconds(),
-              call = rlang::current_env())
+              call = rlang::current_env(), topology = topology)
 }
 
 # layout_cost() for a call that started at `started` (elapsed_seconds()):
@@ -127,11 +128,12 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, timeout = 300,
                         started = elapsed_seconds(),
-                        call = rlang::caller_env()) {
+                        call = rlang::caller_env(), topology = NULL) {
   check_plan_model(model, arg = "model", call = call)
   distribution <- check_distribution(distribution, allow_null = FALSE,
                                      call = call)
   batch_size <- check_whole(batch_size, call = call)
+  machine <- topology_arg(topology, call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   cost_of <- function(model) {
@@ -139,13 +141,13 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
       "cost.layout_cost", model = model, distribution = distribution,
       batch_size = batch_size, optimizer = step$optimizer, loss = step$loss,
       input_shapes = step$input_shapes, timeout = timeout,
-      spent = elapsed_seconds() - started,
+      spent = elapsed_seconds() - started, topology = machine,
       call = call
     )
   }
   new_layout_cost(with_plan_model(model, cost_of, deadline = started + timeout,
                                   timeout = timeout, arg = "model",
-                                  call = call))
+                                  call = call), topology)
 }
 
 # The step's arguments of layout_cost(), compare_layouts(), search_layout(),
@@ -223,7 +225,7 @@ check_input_shapes <- function(x, call = rlang::caller_env()) {
 
 # -- the cost object -------------------------------------------------------
 
-new_layout_cost <- function(desc) {
+new_layout_cost <- function(desc, topology = NULL) {
   num <- function(x) vapply(x, function(v) as.numeric(v), 1)
   ops <- desc$ops
   collectives <- data.frame(
@@ -267,7 +269,13 @@ new_layout_cost <- function(desc) {
       ),
       compile_seconds = desc$compile_seconds,
       versions = desc$versions,
-      warnings = as.character(unlist(desc$warnings))
+      warnings = as.character(unlist(desc$warnings)),
+      compute_dtype = desc$compute_dtype %||% NA_character_,
+      bfloat16 = desc$bfloat16 %||% NA_character_,
+      reshardings = new_cost_reshardings(desc$reshardings),
+      xla_log = as.character(unlist(desc$xla_log)),
+      time = new_cost_time(desc$time),
+      topology = topology
     ),
     class = "kerasmesh_layout_cost"
   )

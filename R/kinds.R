@@ -117,6 +117,12 @@
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole numbers.}
 #' \item{`kerasmesh_error_timeout`}{Costing a training step took longer than its
 #'   timeout.}
+#' \item{`kerasmesh_error_topology`}{A device topology is not one: an unknown
+#'   preset, a figure that can't be (zero or negative memory, bandwidth or
+#'   FLOP/s, an efficiency outside (0, 1], a part of a node), or no peak FLOP/s
+#'   for the model's compute dtype.}
+#' \item{`kerasmesh_error_topology_devices`}{A device topology has another
+#'   number of devices than the mesh.}
 #' \item{`kerasmesh_error_variable_path`}{A variable path is not in the model.}
 #' }
 #'
@@ -175,7 +181,8 @@ kind_names <- list(
     "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
     "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_mismatch",
     "mesh_shape", "model", "model_placement", "no_keras", "optimizer", "python",
-    "search_builder", "search_fixed", "shape", "timeout", "variable_path"),
+    "search_builder", "search_fixed", "shape", "timeout", "topology",
+    "topology_devices", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
     "layout_plan", "layout_rank", "mesh_rank", "quantize_placement",

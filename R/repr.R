@@ -19,7 +19,8 @@ repr_classes <- c(
   "kerasmesh_sharding", "kerasmesh_sharding_picture",
   "kerasmesh_layout_cost", "kerasmesh_layout_comparison",
   "kerasmesh_cost_traffic", "kerasmesh_layout_search",
-  "kerasmesh_checkpoint_info", "kerasmesh_launch"
+  "kerasmesh_checkpoint_info", "kerasmesh_launch",
+  "kerasmesh_device_topology"
 )
 
 # The methods, by repr generic.

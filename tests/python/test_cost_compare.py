@@ -60,3 +60,15 @@ def test_building_past_the_timeout_is_a_timeout_error(mesh):
     out = compare.layout_costs(slow, layouts(mesh), 16, timeout=0.5)
     assert time.monotonic() - start < 3
     assert out[0]["kind"] == "timeout"
+
+
+def test_a_topology_gives_every_layout_its_modeled_time(mesh):
+    topo = {"nodes": 1, "devices_per_node": 8, "memory": 80e9,
+            "peak_flops": 100e12, "intra_node_bandwidth": 100e9}
+    out = compare.layout_costs(mlp, layouts(mesh), 16, "adam", "mse",
+                               topology=topo)
+    assert [r["ok"] for r in out] == [True, True]
+    for r, d in zip(out, layouts(mesh)):
+        alone = cost.layout_cost(mlp, d, 16, "adam", "mse", topology=topo)
+        assert r["value"]["time"] == alone["time"]
+        assert r["value"]["time"]["total"] > 0

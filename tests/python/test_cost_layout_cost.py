@@ -306,3 +306,54 @@ def test_targets_under_mixed_bfloat16_are_fed_as_float32(mesh):
     # The MLP's output is bfloat16, but Keras casts float targets to
     # floatx: 8 rows of 32 inputs and 16 targets, 4 bytes each.
     assert result["memory"]["inputs"] == 8 * (32 + 16) * 4
+
+
+def topology(nodes=2, per_node=4):
+    """Nodes of H100-like devices, as R's device_topology() sends them."""
+    return {"nodes": nodes, "devices_per_node": per_node, "memory": 80e9,
+            "peak_flops": {"bfloat16": 989e12, "float32": 495e12},
+            "intra_node_bandwidth": 450e9, "inter_node_bandwidth": 50e9,
+            "intra_node_latency": 3.4e-6, "inter_node_latency": 14e-6,
+            "efficiency": 0.4, "name": "test"}
+
+
+def test_a_topology_adds_the_modeled_time_of_the_step(mesh):
+    from kerasmesh.topology.machine import as_topology
+    from kerasmesh.topology.time import step_time
+
+    result = cost.layout_cost(mlp, model_parallel(mesh), 16, "adam", "mse",
+                              topology=topology())
+    t = result["time"]
+    assert "time" not in cost.layout_cost(mlp, model_parallel(mesh), 16,
+                                          "adam", "mse")
+    assert t["compute_dtype"] == "float32"
+    assert t["compute"] == pytest.approx(result["flops"] / (495e12 * 0.4))
+    assert set(t["communication"]["axes"]) == \
+        {"+".join(op["axes"]) for op in result["ops"]}
+    assert t["total"] == pytest.approx(
+        t["compute"] + sum(t["communication"]["seconds"]))
+    # The 2 x 4 mesh on 2 nodes of 4: "data" crosses nodes.
+    nodes = [0, 0, 0, 0, 1, 1, 1, 1]
+    assert t == step_time(result["ops"], result["flops"],
+                          as_topology(topology()), nodes, "float32")
+
+
+def test_a_topology_of_another_device_count_fails_before_tracing(
+        mesh, monkeypatch):
+    monkeypatch.setattr(cost, "_trace", lambda *a: pytest.fail("traced"))
+    with pytest.raises(KerasmeshError) as e:
+        cost.layout_cost(mlp, model_parallel(mesh), 16, "adam", "mse",
+                         topology=topology(nodes=4, per_node=8))
+    assert e.value.kind == "topology_devices"
+    assert "32 devices (4 nodes of 8)" in str(e.value)
+
+
+def test_a_topology_without_the_models_dtype_fails_before_compiling(
+        mesh, monkeypatch):
+    monkeypatch.setattr(cost, "_compile", lambda *a: pytest.fail("compiled"))
+    topo = topology() | {"peak_flops": {"bfloat16": 989e12}}
+    with pytest.raises(KerasmeshError) as e:
+        cost.layout_cost(mlp, model_parallel(mesh), 16, "adam", "mse",
+                         topology=topo)
+    assert e.value.kind == "topology"
+    assert "float32" in str(e.value)

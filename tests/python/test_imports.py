@@ -220,3 +220,13 @@ def test_api_modules_only_re_export():
         defined = [n for n in tree.body
                    if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
         assert not defined, module
+
+
+def test_the_topology_package_imports_only_core():
+    edges = top_level_edges(modules())
+    topology = {m: e for m, e in edges.items() if m.startswith("topology")}
+    assert "topology.time" in topology and "topology.machine" in topology
+    for module, imported in topology.items():
+        outside = {i for i in imported
+                   if i.split(".")[0] not in ("core", "topology")}
+        assert not outside, f"{module} imports {sorted(outside)}"

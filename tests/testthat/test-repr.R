@@ -20,7 +20,8 @@ repr_fixtures <- function() {
     cost = fixture_cost(), comparison = fixture_comparison("16GB"),
     cost_traffic = summary(fixture_cost(), by = "layer"),
     checkpoint_info = fixture_checkpoint_info(), launch = launch,
-    search = fixture_search()
+    search = fixture_search(),
+    topology = device_topology("h100-sxm-80gb", nodes = 2)
   )
 }
 

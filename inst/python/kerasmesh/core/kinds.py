@@ -330,6 +330,15 @@ SHAPE = _kind(
 TIMEOUT = _kind(
     "timeout",
     error="Costing a training step took longer than its timeout.")
+TOPOLOGY = _kind(
+    "topology",
+    error="A device topology is not one: an unknown preset, a figure that "
+          "can't be (zero or negative memory, bandwidth or FLOP/s, an "
+          "efficiency outside (0, 1], a part of a node), or no peak FLOP/s "
+          "for the model's compute dtype.")
+TOPOLOGY_DEVICES = _kind(
+    "topology_devices",
+    error="A device topology has another number of devices than the mesh.")
 UNMATCHED_OUTPUT_RULE = _kind(
     "unmatched_output_rule",
     warning="A rule matches no variable and no layer output.")

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import attribution, hlo
+from . import attribution, hlo, precision, xla_log
 from ..plan import planner as plan
 from ..core.backend import require_backend
 from ..plan.batches import check_batch_size
@@ -35,6 +35,8 @@ from ..mesh.device_mesh import describe_mesh
 from ..core.placement import mesh_sizes
 from .step import StepSpecs, lower_step, shard_bytes, step_specs
 from ..core import kinds
+from ..topology.machine import Topology, as_topology
+from ..topology.time import device_nodes, model_compute_dtype, step_time
 
 # --------------------------------------------------------------------------
 # Arguments
@@ -92,7 +94,8 @@ def versions() -> dict:
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
                 input_shapes: dict | None = None, timeout: Any = 300,
-                spent: Any = 0, quick: bool = False) -> dict:
+                spent: Any = 0, quick: bool = False,
+                topology: Any = None) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -109,19 +112,21 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         timeout: seconds for the whole call (building, tracing, compiling:
             `deadline.py`), less `spent`, seconds the caller spent before.
         quick: compile with `deadline.QUICK` (the search's candidates).
+        topology: the machine to model the step's time on, or None.
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
         (XLA's own figures), `need` (what decides a fit: `fits.need()`),
         `collectives` (columns by collective and axes), `ops` (each one),
         `attribution` (collective bytes by variable and layer), `plan`
-        (the planner's summary), `mesh`, `compile_seconds`, `versions` and
-        facts about the step.
+        (the planner's summary), `mesh`, `compile_seconds`, `versions`,
+        what the compile said and, with a topology, `time` (`_extras()`),
+        and facts about the step.
 
     Raises:
         KerasmeshError: the planner's error for a layout or batch size that
             can't work; kind `loss` for a loss that does not fit the
-            outputs; `input_shapes`; `timeout`; `compile`.
+            outputs; `input_shapes`; `timeout`; `compile`; `topology*`.
     """
     require_backend(("jax",), "Costing a layout")
     if check_batch_size(batch_size) is None:
@@ -130,6 +135,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     batch_size, timeout = int(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))
     layout_map, batch_dim, dist_type = distribution_layout(distribution)
+    machine = _machine(topology, layout_map.device_mesh)
     try:
         with clock.armed():
             model, planned, step, lowered, start = _trace(
@@ -140,15 +146,60 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             raise timeout_error(
                 timeout, f"The time ran out while {clock.phase}.") from None
         raise
+    dtype = _compute_dtype(model, machine)
+    compiled, how, log = _compile(lowered, clock, timeout, quick)
+    return _report(CompiledStep(
+        compiled, planned, step, dist_type, batch_dim, layout_map.device_mesh,
+        time.perf_counter() - start, how, log, dtype, machine))
+
+
+def _machine(topology: Any, keras_mesh: Any) -> tuple | None:
+    """(Topology, node of each mesh position), checked before anything
+    is built; None without a topology."""
+    if topology is None:
+        return None
+    machine = as_topology(topology)
+    return machine, device_nodes(describe_mesh(keras_mesh)["devices"],
+                                 machine)
+
+
+def _compute_dtype(model: Any, machine: tuple | None) -> str:
+    """The model's compute dtype, checked against the topology's peak
+    FLOP/s before the compile."""
+    dtype = model_compute_dtype(model)
+    if machine is not None:
+        machine[0].peak(dtype)
+    return dtype
+
+
+def _compile(lowered: Any, clock: Deadline, timeout: float,
+             quick: bool) -> tuple[Any, tuple, dict]:
+    """Compile the step with bfloat16 retyped for the CPU backend
+    (`precision.py`; compiled as it is when the retyped module fails) and
+    XLA's log kept off the console (`xla_log.py`).
+
+    Returns:
+        (the compiled step, (what was done with bfloat16, the module it
+        replaced), what XLA wrote: `xla_log.parse()`).
+    """
+    how, saved = precision.retype_bfloat16(lowered)
     try:
-        compiled = compile_within(lowered, clock, timeout, quick)
+        with xla_log.captured() as log:
+            try:
+                compiled = compile_within(lowered, clock, timeout, quick)
+            except KerasmeshError:
+                raise
+            except Exception:  # noqa: BLE001 - tried as it was, below
+                if saved is None:
+                    raise
+                precision.restore(lowered, saved)
+                how, saved = precision.WIDENED, None
+                compiled = compile_within(lowered, clock, timeout, quick)
     except KerasmeshError:
         raise
     except Exception as e:  # noqa: BLE001 - XLA's own error, classed
         raise _compile_error(e) from e
-    return _report(CompiledStep(compiled, planned, step, dist_type,
-                                batch_dim, layout_map.device_mesh,
-                                time.perf_counter() - start))
+    return compiled, (how, saved), xla_log.parse(log.text)
 
 
 def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
@@ -193,6 +244,11 @@ class CompiledStep:
         batch_dim: the batch axis.
         keras_mesh: the distribution's Keras DeviceMesh.
         seconds: how long lowering and compiling took.
+        bfloat16: (what the compile did with bfloat16, the module
+            `precision.retype_bfloat16()` replaced, or None).
+        log: what XLA wrote while compiling (`xla_log.parse()`).
+        dtype: the model's compute dtype.
+        machine: (Topology, node of each mesh position), or None.
     """
 
     compiled: Any
@@ -202,6 +258,10 @@ class CompiledStep:
     batch_dim: str
     keras_mesh: Any
     seconds: float
+    bfloat16: tuple = (precision.ABSENT, None)
+    log: dict | None = None
+    dtype: str = "float32"
+    machine: tuple[Topology, list[int]] | None = None
 
 
 def _report(step: CompiledStep) -> dict:
@@ -226,9 +286,10 @@ def _report(step: CompiledStep) -> dict:
         "outputs": max(0.0, xla["output"] - xla["alias"]),
     }
     memory["total"] = float(sum(memory.values()))
-    ops = hlo.parse_collectives(compiled.as_text(), list(sizes.values()),
-                                list(sizes))
-    return {
+    ops = precision.rename_dtypes(
+        hlo.parse_collectives(compiled.as_text(), list(sizes.values()),
+                              list(sizes)), step.bfloat16[1])
+    return _extras(step, ops) | {
         "memory": memory,
         "xla": xla,
         "need": fits.need(xla),
@@ -250,6 +311,21 @@ def _report(step: CompiledStep) -> dict:
         "flops": _flops(step.compiled),
         "versions": versions(),
     }
+
+
+def _extras(step: CompiledStep, ops: list[dict]) -> dict:
+    """What the compile said beyond its figures: `bfloat16` (how it was
+    compiled: `precision.py`), `reshardings` and `xla_log` (what XLA
+    wrote: `xla_log.parse()`), `compute_dtype` and, with a topology,
+    `time` (`topology.time.step_time()`)."""
+    log = step.log or xla_log.parse("")
+    out = {"bfloat16": step.bfloat16[0], "reshardings": log["reshardings"],
+           "xla_log": log["log"], "compute_dtype": step.dtype}
+    if step.machine is not None:
+        machine, nodes = step.machine
+        out["time"] = step_time(ops, _flops(step.compiled), machine, nodes,
+                                step.dtype)
+    return out
 
 
 def _flops(compiled: Any) -> float:

@@ -1,0 +1,90 @@
+# How a device topology prints, and the modeled time of a cost.
+
+#' @export
+format.kerasmesh_device_topology <- function(x, ...) {
+  nodes <- count_text(x$nodes, "node")
+  links <- data.frame(
+    " " = c("in a node", "between nodes"),
+    bandwidth = c(format_rate(x$intra_node_bandwidth),
+                  format_rate(x$inter_node_bandwidth)),
+    "latency a step" = format_seconds(c(x$intra_node_latency,
+                                        x$inter_node_latency)),
+    link = ifelse(is.na(x$links), "", x$links),
+    check.names = FALSE, stringsAsFactors = FALSE
+  )
+  if (x$nodes == 1 && is.na(x$inter_node_bandwidth)) {
+    links <- links[1, , drop = FALSE]
+  }
+  if (all(links$link == "")) {
+    links$link <- NULL
+  }
+  memory <- bytes_text(x$memory)
+  if (!is.na(x$memory_bandwidth)) {
+    memory <- paste(memory, "at", format_rate(x$memory_bandwidth))
+  }
+  c(
+    sprintf("<kerasmesh_device_topology> %s: %s of %s (%s)",
+            x$name, nodes, format_whole(x$devices_per_node),
+            count_text(x$devices, "device")),
+    sprintf("Device: %s, memory %s", x$description, memory),
+    strwrap(paste(format_peak_flops(x$peak_flops), collapse = ", "),
+            width = 78, initial = "Peak:   ", prefix = strrep(" ", 8)),
+    sprintf("Steps:  a training step reaches %s of peak (efficiency)",
+            format_share(x$efficiency)),
+    "Links of each device, each direction:",
+    format_table(links, right = c("bandwidth", "latency a step")),
+    if (length(x$given)) {
+      strwrap(paste0("Given in place of the preset's: ",
+                     paste(x$given, collapse = ", ")), width = 78,
+              exdent = 2)
+    }
+  )
+}
+
+#' @export
+print.kerasmesh_device_topology <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+# "989 TFLOP/s bfloat16", or "100 TFLOP/s (every dtype)".
+format_peak_flops <- function(flops) {
+  text <- format_flops(flops)
+  if (is.null(names(flops))) {
+    return(paste(text, "(every dtype)"))
+  }
+  paste(text, names(flops))
+}
+
+# Rates and FLOP/s with bytes_text()'s units: "450 GB/s", "989 TFLOP/s";
+# NA as "-".
+format_rate <- function(x) {
+  ifelse(is.na(x), "-", paste0(bytes_text(x), "/s"))
+}
+
+format_flops <- function(x) {
+  sub("B$", "FLOP/s", bytes_text(x))
+}
+
+# "40%".
+format_share <- function(x) {
+  paste0(format(signif(100 * x, 3)), "%")
+}
+
+# Seconds to three figures in the unit that reads best: "3.4 us" (a micro
+# sign in UTF-8), "12.3 ms", "1.25 s", "0 s"; NA as "-".
+format_seconds <- function(x) {
+  units <- c(s = 1, ms = 1e-3, us = 1e-6, ns = 1e-9)
+  if (cli::is_utf8_output()) {
+    names(units)[3] <- "\u00b5s"
+  }
+  vapply(x, function(s) {
+    if (is.na(s)) {
+      return("-")
+    }
+    i <- if (s == 0) 1 else match(TRUE, s >= units, nomatch = 4)
+    sprintf("%s %s",
+            trimws(formatC(s / units[[i]], digits = 3, format = "fg")),
+            names(units)[i])
+  }, "")
+}

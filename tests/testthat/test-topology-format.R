@@ -1,0 +1,34 @@
+# How a device topology prints.
+
+test_that("a topology prints its devices, peaks and links within 80 columns", {
+  expect_snapshot({
+    device_topology("h100-sxm-80gb", nodes = 4)
+    device_topology("a100-sxm-80gb", devices_per_node = 4,
+                    inter_node_bandwidth = "100Gb/s", efficiency = 0.3)
+    device_topology(devices_per_node = 4, memory = "24GB",
+                    peak_flops = 165e12, intra_node_bandwidth = "32GB/s")
+  })
+  for (topo in list(device_topology("h200-sxm-141gb", nodes = 16),
+                    device_topology("h100-sxm-80gb", memory_bandwidth = 1))) {
+    expect_lte(max(nchar(format(topo))), 80)
+  }
+})
+
+test_that("print() returns the topology invisibly", {
+  topo <- device_topology("h100-sxm-80gb")
+  printed <- capture.output(out <- withVisible(print(topo)))
+  expect_false(out$visible)
+  expect_identical(out$value, topo)
+  expect_identical(printed, format(topo))
+})
+
+test_that("rates, FLOP/s, shares and seconds read in their best unit", {
+  expect_identical(kerasmesh:::format_rate(c(450e9, NA)), c("450 GB/s", "-"))
+  expect_identical(kerasmesh:::format_flops(989e12), "989 TFLOP/s")
+  expect_identical(kerasmesh:::format_share(0.4), "40%")
+  withr::local_options(cli.unicode = FALSE)
+  expect_identical(
+    kerasmesh:::format_seconds(c(0, 3.4e-6, 0.0123, 1.25, 2e-10, NA)),
+    c("0 s", "3.4 us", "12.3 ms", "1.25 s", "0.2 ns", "-")
+  )
+})

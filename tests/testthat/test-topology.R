@@ -1,0 +1,120 @@
+# device_topology(): presets, figures by name, hardware of your own, and
+# what it sends the shim. Pure R: no Python.
+
+test_that("a preset gives its figures per device, for any number of nodes", {
+  topo <- device_topology("h100-sxm-80gb", nodes = 4)
+  expect_s3_class(topo, "kerasmesh_device_topology")
+  expect_identical(topo$name, "h100-sxm-80gb")
+  expect_identical(c(topo$nodes, topo$devices_per_node, topo$devices),
+                   c(4L, 8L, 32L))
+  expect_identical(topo$memory, 80e9)
+  expect_identical(topo$peak_flops[["bfloat16"]], 989e12)
+  expect_identical(topo$peak_flops[["float32"]], 495e12)
+  expect_identical(c(topo$intra_node_bandwidth, topo$inter_node_bandwidth),
+                   c(450e9, 50e9))
+  expect_identical(topo$efficiency, 0.4)
+  expect_identical(topo$given, character())
+  h200 <- device_topology("h200-sxm-141gb")
+  expect_identical(c(h200$memory, h200$memory_bandwidth), c(141e9, 4.8e12))
+  expect_identical(h200$peak_flops, topo$peak_flops)
+  a100 <- device_topology("a100-sxm-80gb")
+  expect_identical(a100$peak_flops[["bfloat16"]], 312e12)
+  expect_identical(c(a100$intra_node_bandwidth, a100$inter_node_bandwidth),
+                   c(300e9, 25e9))
+  expect_identical(a100$nodes, 1L)
+})
+
+test_that("any figure of a preset is replaced by name, and said so", {
+  topo <- device_topology("h100-sxm-80gb", devices_per_node = 4,
+                          memory = "96GB", inter_node_bandwidth = "400Gb/s",
+                          efficiency = 0.3, nodes = 2)
+  expect_identical(topo$devices, 8L)
+  expect_identical(topo$memory, 96e9)
+  expect_identical(topo$inter_node_bandwidth, 50e9)
+  expect_identical(topo$efficiency, 0.3)
+  expect_setequal(topo$given, c("devices_per_node", "memory",
+                                "inter_node_bandwidth", "efficiency"))
+  # A link whose figures were replaced is no longer the preset's link.
+  expect_true(is.na(topo$links[["inter"]]))
+  expect_identical(topo$links[["intra"]], "NVLink 4 through NVSwitch")
+})
+
+test_that("rates are bytes per second, or strings in bytes or bits", {
+  rate <- function(x) {
+    device_topology("h100-sxm-80gb", intra_node_bandwidth = x)$
+      intra_node_bandwidth
+  }
+  expect_identical(rate(1e9), 1e9)
+  expect_identical(rate("450GB/s"), 450e9)
+  expect_identical(rate("450 GB/s"), 450e9)
+  expect_identical(rate("400Gb/s"), 50e9)
+  expect_identical(rate("200 Gbps"), 25e9)
+  expect_identical(rate("1 TiB/s"), 2^40)
+  expect_identical(rate("8 bit/s"), 1)
+})
+
+test_that("hardware of your own needs its figures and defaults the rest", {
+  topo <- device_topology(devices_per_node = 4, memory = "24GB",
+                          peak_flops = c(bfloat16 = 165e12, float32 = 83e12),
+                          intra_node_bandwidth = "32GB/s")
+  expect_identical(topo$name, "custom")
+  expect_identical(topo$devices, 4L)
+  expect_identical(c(topo$intra_node_latency, topo$inter_node_latency),
+                   c(0, 0))
+  expect_identical(topo$efficiency, 0.4)
+  expect_true(is.na(topo$inter_node_bandwidth))
+  expect_true(is.na(topo$memory_bandwidth))
+  one <- device_topology(devices_per_node = 2, memory = 1e9,
+                         peak_flops = 1e12, intra_node_bandwidth = 1e9)
+  expect_null(names(one$peak_flops))
+})
+
+test_that("bad figures are topology errors naming the value and the rule", {
+  bad <- function(...) device_topology("h100-sxm-80gb", ...)
+  expect_snapshot(error = TRUE, {
+    device_topology("h100")
+    device_topology(c("h100-sxm-80gb", "a100-sxm-80gb"))
+    bad(nodes = 1.5)
+    bad(nodes = 0)
+    bad(devices_per_node = -8)
+    bad(memory = 0)
+    bad(memory = "-80GB")
+    bad(memory = "0GB")
+    bad(intra_node_bandwidth = -1)
+    bad(inter_node_bandwidth = 0)
+    bad(inter_node_bandwidth = "fast")
+    bad(memory_bandwidth = -1)
+    bad(intra_node_latency = -1e-6)
+    bad(efficiency = 0)
+    bad(efficiency = 1.5)
+    bad(peak_flops = c(1e12, 2e12))
+    bad(peak_flops = c(bfloat16 = -1))
+    device_topology(memory = "80GB")
+    device_topology(nodes = 2, devices_per_node = 4, memory = "8GB",
+                    peak_flops = 1e12, intra_node_bandwidth = 1e9)
+  })
+  for (e in list(quote(bad(memory = 0)), quote(bad(nodes = 2.5)),
+                 quote(device_topology("tpu")))) {
+    expect_error(eval(e), class = "kerasmesh_error_topology")
+  }
+  expect_error(device_topology("h100-sxm-80gb", 4),
+               class = "kerasmesh_error_argument")
+})
+
+test_that("a topology reaches the shim as plain values", {
+  values <- kerasmesh:::topology_arg(device_topology("a100-sxm-80gb"))
+  expect_identical(values$nodes, 1L)
+  expect_identical(values$peak_flops,
+                   list(bfloat16 = 312e12, float16 = 312e12,
+                        float32 = 156e12))
+  expect_identical(values$name, "a100-sxm-80gb")
+  custom <- kerasmesh:::topology_arg(device_topology(
+    devices_per_node = 2, memory = 1e9, peak_flops = 1e12,
+    intra_node_bandwidth = 1e9
+  ))
+  expect_null(custom$inter_node_bandwidth)
+  expect_null(custom$memory_bandwidth)
+  expect_identical(custom$peak_flops, 1e12)
+  expect_null(kerasmesh:::topology_arg(NULL))
+  expect_snapshot(error = TRUE, kerasmesh:::topology_arg("h100-sxm-80gb"))
+})
