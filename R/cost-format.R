@@ -44,7 +44,13 @@ new_layout_cost <- function(desc) {
       ),
       compile_seconds = desc$compile_seconds,
       versions = desc$versions,
-      warnings = as.character(unlist(desc$warnings))
+      warnings = as.character(unlist(desc$warnings)),
+      remat = desc$remat %||% "none",
+      accumulation_steps = as.integer(desc$accumulation_steps %||% 1L),
+      micro_batch_size = as.integer(desc$micro_batch_size %||%
+                                      desc$batch_size),
+      flops = as.numeric(desc$flops %||% NA_real_),
+      recompute_flops = as.numeric(desc$recompute_flops %||% 0)
     ),
     class = "kerasmesh_layout_cost"
   )
@@ -123,6 +129,7 @@ format.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL) {
     sprintf("Step:  batch %d split over \"%s\" (%s), loss %s, %s",
             x$batch_size, x$batch_dim_name, ways_text(s$batch_ways), x$loss,
             s$optimizer %||% "no optimizer"),
+    format_cost_levers(x),
     "Memory per device:",
     format_table(memory, right = "per device"),
     sprintf("  XLA's figures: arguments %s, temporaries %s,",
@@ -239,4 +246,26 @@ parse_limit <- function(x, arg = rlang::caller_arg(x),
     attr(limit, "label") <- label %||% format_bytes(limit)
   }
   limit
+}
+
+# The step's levers, when set: micro-batches and rematerialization.
+format_cost_levers <- function(x) {
+  k <- x$accumulation_steps %||% 1L
+  c(
+    if (k > 1) {
+      sprintf("       %d micro-batches of %d per update, gradients accumulated",
+              k, x$micro_batch_size)
+    },
+    if (!identical(x$remat %||% "none", "none")) {
+      sprintf("       remat \"%s\" per block: recomputes %s per device",
+              x$remat, format_flops(x$recompute_flops))
+    }
+  )
+}
+
+# Floating-point operations with a metric prefix: "26.0 MFLOP".
+format_flops <- function(x) {
+  units <- c("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP")
+  i <- max(1, min(length(units), floor(log10(max(x, 1)) / 3) + 1))
+  sprintf("%.1f %s", x / 1000^(i - 1), units[i])
 }

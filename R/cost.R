@@ -24,6 +24,28 @@
 #' `memory_analysis()` and the compiled HLO give the figures. Collectives
 #' inside loops are counted once per appearance in the program.
 #'
+#' @section Rematerialization and micro-batches:
+#' With `remat`, each block (a transformer layer) runs under
+#' `jax.checkpoint` in the compiled step, so the backward pass recomputes
+#' what the block did not keep: the memory of the activations drops and the
+#' step does more operations. `recompute_flops` is the part of `flops` spent
+#' recomputing: the step is traced once more without remat, XLA counts the
+#' operations of both unoptimized programs, and the share their difference
+#' makes of the count with remat is applied to the compiled step's own
+#' `flops` (per device, after XLA split the step over the mesh).
+#'
+#' With `accumulation_steps` k, the compiled step takes a micro-batch of
+#' `batch_size / k` samples, and its optimizer is the given one with Keras's
+#' `gradient_accumulation_steps = k` (replacing the optimizer's own
+#' setting): it sums k steps' gradients in accumulators, one per trainable
+#' variable and laid out as that variable, counted in `optimizer`, and
+#' updates the weights every k-th step. The micro-batch must split evenly
+#' over the batch axis. `inputs`, `activations`, `flops` and the
+#' collectives are those of one micro-step; a global batch runs k of them.
+#' The plan in `plan` is of the micro-step too:
+#' `layout_plan(batch_size = batch_size / k)` gives the same batch, without
+#' the accumulators.
+#'
 #' @section The timeout:
 #' `timeout` is wall time from the call: starting Python (on the first
 #' call), building the model, planning, tracing the step and compiling it
@@ -63,6 +85,14 @@
 #' @param input_shapes A named list giving, for inputs with dimensions of
 #'   unknown size, their shape without the batch dimension, such as
 #'   `list(token_ids = 128, padding_mask = 128)`.
+#' @param remat What each block recomputes in the backward pass (see
+#'   [set_remat()] for the choices and what a block is): `"none"`,
+#'   `"save_matmuls"` or `"full"`, applied to the model's blocks for this
+#'   step only; `NULL` for the model as it is (the choice [set_remat()]
+#'   applied to it, else `"none"`).
+#' @param accumulation_steps Micro-batches per optimizer update (Keras's
+#'   `gradient_accumulation_steps`): a whole number that divides
+#'   `batch_size`. `batch_size` stays the global batch; see below.
 #' @param ... Must be empty.
 #' @param timeout Seconds the whole call may take (see below).
 #' @return A `kerasmesh_layout_cost` object, a list with
@@ -84,7 +114,12 @@
 #'   * `plan`: the planner's totals (see [layout_plan()]); `mesh`;
 #'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;
 #'     `compile_seconds`; `versions` (Keras, JAX, jaxlib, XLA backend);
-#'     `warnings` (the plan's warnings: see [check_layout()]).
+#'     `warnings` (the plan's warnings: see [check_layout()]);
+#'   * `remat` (the choice in effect), `accumulation_steps`,
+#'     `micro_batch_size` (samples per compiled step), `flops` (XLA's count
+#'     of floating-point operations per device per compiled step) and
+#'     `recompute_flops` (the part of them spent recomputing; 0 without
+#'     remat).
 #' @seealso [compare_layouts()] for several layouts side by side;
 #'   [layout_plan()] for the variables alone.
 #' @export
@@ -108,12 +143,13 @@
 #' print(cost, device_memory = "16GB")
 #' plot(cost)
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
-                        loss = NULL, input_shapes = NULL, ...,
-                        timeout = 300) {
+                        loss = NULL, input_shapes = NULL, remat = NULL,
+                        accumulation_steps = 1, ..., timeout = 300) {
   check_dots_none()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
               timeout = timeout, started = elapsed_seconds(),
-              call = rlang::current_env())
+              call = rlang::current_env(), remat = remat,
+              accumulation_steps = accumulation_steps)
 }
 
 # layout_cost() for a call that started at `started` (elapsed_seconds()):
@@ -121,17 +157,21 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, timeout = 300,
                         started = elapsed_seconds(),
-                        call = rlang::caller_env()) {
+                        call = rlang::caller_env(), remat = NULL,
+                        accumulation_steps = 1) {
   check_plan_model(model, arg = "model", call = call)
   distribution <- cost_distribution_arg(distribution, call = call)
   batch_size <- check_whole(batch_size, call = call)
+  levers <- cost_levers_args(remat, accumulation_steps, batch_size, call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   cost_of <- function(model) {
     shim_call(
-      "cost.layout_cost", model, distribution, batch_size, step$optimizer,
-      step$loss, step$input_shapes, timeout, elapsed_seconds() - started,
-      call = call
+      "cost.layout_cost", model = model, distribution = distribution,
+      batch_size = batch_size, optimizer = step$optimizer, loss = step$loss,
+      input_shapes = step$input_shapes, timeout = timeout,
+      spent = elapsed_seconds() - started, remat = levers$remat,
+      accumulation_steps = levers$accumulation_steps, call = call
     )
   }
   new_layout_cost(with_plan_model(model, cost_of, deadline = started + timeout,
@@ -186,6 +226,7 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
 #' cmp
 #' plot(cmp)
 compare_layouts <- function(model, layouts, batch_size, ...,
+                            remat = NULL, accumulation_steps = 1,
                             device_memory = NULL) {
   call <- rlang::current_env()
   if (!is.list(layouts) || inherits(layouts, "kerasmesh_object") ||
@@ -209,7 +250,9 @@ compare_layouts <- function(model, layouts, batch_size, ...,
       layouts[[name]], arg = paste0("layouts$", name), call = call
     )
   }
-  costs <- cost_layouts(model, layouts, batch_size, started, call, ...)
+  levers <- cost_levers_args(remat, accumulation_steps, batch_size, call)
+  costs <- cost_layouts(model, layouts, batch_size, started, call, ...,
+                        levers = levers)
   new_layout_comparison(costs, limit)
 }
 
@@ -219,14 +262,18 @@ compare_layouts <- function(model, layouts, batch_size, ...,
 # kept, with the original as the parent).
 cost_layouts <- function(model, layouts, batch_size, started, call,
                          optimizer = NULL, loss = NULL, input_shapes = NULL,
-                         timeout = 300, ...) {
+                         timeout = 300, ...,
+                         levers = list(accumulation_steps = 1)) {
   check_dots_none(call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   results <- with_plan_model(model, function(m) {
-    shim_call("compare.layout_costs", m, unname(layouts), batch_size,
-              step$optimizer, step$loss, step$input_shapes, timeout,
-              elapsed_seconds() - started, call = call)
+    shim_call("compare.layout_costs", model = m,
+              distributions = unname(layouts), batch_size = batch_size,
+              optimizer = step$optimizer, loss = step$loss,
+              input_shapes = step$input_shapes, timeout = timeout,
+              spent = elapsed_seconds() - started, remat = levers$remat,
+              accumulation_steps = levers$accumulation_steps, call = call)
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
   costs <- Map(function(result, name, i) {
@@ -291,60 +338,4 @@ wait_for_compiles_at_exit <- function() {
     }, onexit = TRUE)
   }
   invisible()
-}
-
-# -- arguments ----------------------------------------------------------------
-
-cost_distribution_arg <- function(x, arg = rlang::caller_arg(x),
-                                  call = rlang::caller_env()) {
-  if (is.null(x)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a distribution.", x = "Received `NULL`.",
-        i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
-      kind = kinds$distribution, call = call
-    )
-  }
-  as_keras_distribution(x, arg = arg, call = call)
-}
-
-cost_loss_arg <- function(loss, call = rlang::caller_env()) {
-  ok_one <- function(l) {
-    inherits(l, "python.builtin.object") ||
-      (is.character(l) && length(l) == 1 && !is.na(l) && nzchar(l))
-  }
-  if (is.null(loss) || ok_one(loss)) {
-    return(loss)
-  }
-  if (is.character(loss) && !anyNA(loss)) {
-    loss <- as.list(loss)
-  }
-  if (is.list(loss) && length(loss) && all(vapply(loss, ok_one, TRUE))) {
-    return(if (is.null(names(loss))) unname(loss) else loss)
-  }
-  stop_input_type(
-    loss, "a loss name, a Keras loss, or a list of them", show_value = FALSE,
-    way_out = 'For example {.code "mse"}; R functions can\'t be traced by JAX.',
-    kind = kinds$loss, call = call
-  )
-}
-
-cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
-  if (is.null(x)) {
-    return(NULL)
-  }
-  names <- names(x)
-  ok <- is.list(x) && length(x) > 0 && !is.null(names) && !anyNA(names) &&
-    all(nzchar(names)) && all(vapply(x, function(s) {
-      is.numeric(s) && length(s) > 0 && !anyNA(s) && all(s >= 1) &&
-        all(s <= .Machine$integer.max) && all(s == round(s))
-    }, TRUE))
-  if (!ok) {
-    stop_input_type(
-      x, "a named list of input shapes", show_value = FALSE,
-      way_out = "Give each shape without the batch dimension, such as
-             {.code list(token_ids = 128, padding_mask = 128)}.",
-      kind = kinds$input_shapes, arg = "input_shapes", call = call
-    )
-  }
-  lapply(x, function(s) as.list(as.integer(s)))
 }

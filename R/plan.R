@@ -35,7 +35,10 @@
 #'   keras-hub backbone's `get_layout_map()`). With a layout map, the batch
 #'   axis is the mesh's first axis, as in Keras.
 #' @param batch_size The global batch size to check against the batch axis,
-#'   or `NULL`.
+#'   or `NULL`. For micro-batches, plan one: `batch_size / accumulation_steps`
+#'   ([layout_cost()] adds the accumulators). A plan does not depend on
+#'   `remat`: its layer outputs are what each layer returns, not what the
+#'   backward pass keeps.
 #' @param optimizer An optimizer name such as `"adam"` or a Keras optimizer,
 #'   whose slot variables are counted (a copy is built shape-only; yours is
 #'   not touched). `NULL` counts the model's compiled optimizer if it has
