@@ -48,7 +48,8 @@
 checkpoint_info <- function(dir, step = NULL) {
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
-  new_checkpoint_info(shim_call("checkpoint.info", path.expand(dir), step))
+  new_checkpoint_info(shim_call("checkpoint.info",
+                                directory = path.expand(dir), step = step))
 }
 
 #' @export

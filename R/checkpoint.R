@@ -134,8 +134,9 @@ save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
   step <- check_whole(step, min = 0, allow_null = TRUE)
   keep <- check_whole(keep, allow_null = TRUE)
   check_flag(overwrite)
-  invisible(shim_call("checkpoint.save", model, path.expand(dir), step, keep,
-                      overwrite))
+  invisible(shim_call("checkpoint.save", model = model,
+                      directory = path.expand(dir), step = step, keep = keep,
+                      overwrite = overwrite))
 }
 
 #' @rdname save_checkpoint
@@ -144,7 +145,8 @@ restore_checkpoint <- function(model, dir, step = NULL) {
   check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
-  invisible(shim_call("checkpoint.restore", model, path.expand(dir), step))
+  invisible(shim_call("checkpoint.restore", model = model,
+                      directory = path.expand(dir), step = step))
 }
 
 #' Save checkpoints while `fit()` trains
@@ -196,6 +198,6 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
   every <- check_whole(every)
   unit <- check_choice(unit, c("epoch", "step"))
   keep <- check_whole(keep, allow_null = TRUE)
-  shim_call("checkpoint_callback.callback", path.expand(dir), every, unit,
-            keep)
+  shim_call("checkpoint_callback.callback", directory = path.expand(dir),
+            every = every, unit = unit, keep = keep)
 }

@@ -529,10 +529,12 @@ test_that("every checkpoint argument check gives a classed argument error", {
 test_that("checkpoint_info() and checkpoint_callback() send expanded paths", {
   sent <- shim_request("checkpoint_info", "~/run/checkpoints", step = 3)
   expect_identical(sent$name, "checkpoint.info")
-  expect_identical(sent$args, list(path.expand("~/run/checkpoints"), 3L))
+  expect_identical(sent$args, list(directory = path.expand("~/run/checkpoints"),
+                                   step = 3L))
   sent <- shim_request("checkpoint_callback", "ckpt", every = 2,
                        unit = "step", keep = 3)
-  expect_identical(sent$args, list("ckpt", 2L, "step", 3L))
+  expect_identical(sent$args, list(directory = "ckpt", every = 2L,
+                                   unit = "step", keep = 3L))
   expect_identical(shim_request("checkpoint_callback", "ckpt")$args[[3]],
                    "epoch")
 })
