@@ -75,14 +75,22 @@ def test_losses_added_inside_a_block_reach_the_model():
     def losses(remat):
         from kerasmesh.remat.choice import remat_scope
 
+        # Keras keeps the ids of losses traced while the functional model
+        # was built, and a stateless call clears only its first layer's:
+        # a new array with a reused id would count twice, with or without
+        # remat. Clear them, as a call through __call__ would.
+        model._clear_losses()
         with remat_scope(model, remat):
             out = jax.jit(lambda t, n: model.stateless_call(
                 t, n, x, training=True, return_losses=True)[2])(t, n)
         return [float(v) for v in out]
 
-    plain, full = losses("none"), losses("full")
+    plain = losses("none")
     assert len(plain) == 3 and all(v > 0 for v in plain)
-    assert full == pytest.approx(plain, rel=1e-6)
+    # Again and again: a traced loss's id, reused by a later array, must
+    # not make a layer count that array as its own loss too.
+    for _ in range(8):
+        assert losses("full") == pytest.approx(plain, rel=1e-6)
 
 
 def test_an_eager_call_runs_the_blocks_own_call():

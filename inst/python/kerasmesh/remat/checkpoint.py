@@ -86,6 +86,7 @@ def checkpointed_call(layer: Any, policy: Any, choice: str) -> Callable:
         own = [v for v in layer.variables
                if outer.get_current_value(v) is not None]
         updated: list = []
+        inner_losses: list = []
 
         def block(arrays: list, values: list) -> tuple:
             full = list(leaves)
@@ -98,6 +99,7 @@ def checkpointed_call(layer: Any, policy: Any, choice: str) -> Callable:
             with scope:
                 out = original(*a, **k)
             updated[:] = [v for v, _ in scope.updates.values()]
+            inner_losses[:] = [id(x) for x in scope.losses]
             return (out, [x for _, x in scope.updates.values()],
                     list(scope.losses))
 
@@ -106,7 +108,7 @@ def checkpointed_call(layer: Any, policy: Any, choice: str) -> Callable:
             [outer.get_current_value(v) for v in own])
         for v, value in zip(updated, news):
             outer.add_update((v, value))
-        _hand_on_losses(layer, outer, losses)
+        _hand_on_losses(layer, outer, losses, set(inner_losses))
         return out
 
     setattr(call, MARK, choice)
@@ -114,9 +116,16 @@ def checkpointed_call(layer: Any, policy: Any, choice: str) -> Callable:
     return call
 
 
-def _hand_on_losses(layer: Any, outer: Any, losses: list) -> None:
+def _hand_on_losses(layer: Any, outer: Any, losses: list,
+                    inner: set[int]) -> None:
     """Give the outer scope the losses the block added, counted as the
-    block's own (Keras finds a layer's losses in the scope by id)."""
+    block's own: Keras finds a layer's losses in the scope by id, so the
+    ids of the traced losses inside (`inner`), which a later array may
+    reuse, are dropped from the block's layers first."""
+    for sub in layer._flatten_layers(include_self=True, recursive=True):
+        own = getattr(sub, "_loss_ids", None)
+        if own:
+            own.difference_update(inner)
     ids = getattr(layer, "_loss_ids", None)
     for x in losses:
         outer.add_loss(x)
