@@ -58,7 +58,8 @@
 #' plot(cmp)
 compare_layouts <- function(model, distributions, batch_size,
                             optimizer = NULL, loss = NULL,
-                            input_shapes = NULL, ..., memory = NULL,
+                            input_shapes = NULL, remat = NULL,
+                            accumulation_steps = 1, ..., memory = NULL,
                             topology = NULL, timeout = 600,
                             layouts = deprecated(),
                             device_memory = deprecated()) {
@@ -73,10 +74,11 @@ compare_layouts <- function(model, distributions, batch_size,
   check_plan_model(model, arg = "model", call = call)
   memory <- check_bytes(memory)
   batch_size <- check_whole(batch_size)
+  levers <- cost_levers_args(remat, accumulation_steps, batch_size, call)
   machine <- topology_arg(topology, call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   costs <- cost_layouts(model, distributions, batch_size, step, started,
-                        call, machine)
+                        call, machine, levers = levers)
   costs <- lapply(costs, function(c) {
     c$topology <- topology
     c
@@ -112,15 +114,17 @@ check_distributions <- function(x, arg = rlang::caller_arg(x),
 # shim reuses). An error costing one layout names it (its kerasmesh classes
 # kept, with the original as the parent).
 cost_layouts <- function(model, layouts, batch_size, step, started, call,
-                         topology = NULL) {
+                         topology = NULL,
+                         levers = list(accumulation_steps = 1L)) {
   timeout <- step$timeout
   results <- with_plan_model(model, function(m) {
     shim_call("compare.layout_costs", model = m,
               distributions = unname(layouts), batch_size = batch_size,
               optimizer = step$optimizer, loss = step$loss,
               input_shapes = step$input_shapes, timeout = timeout,
-              spent = elapsed_seconds() - started, topology = topology,
-              call = call)
+              spent = elapsed_seconds() - started, remat = levers$remat,
+              accumulation_steps = levers$accumulation_steps,
+              topology = topology, call = call)
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
   costs <- Map(function(result, name, i) {

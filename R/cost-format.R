@@ -21,6 +21,7 @@ format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
     sprintf("Step:  batch %d split over \"%s\" (%s), loss %s, %s",
             x$batch_size, x$batch_dim_name, ways_text(s$batch_ways), x$loss,
             s$optimizer %||% "no optimizer"),
+    format_cost_levers(x),
     "Memory per device:",
     format_table(parts, right = "per device"),
     sprintf("  XLA's figures: arguments %s, temporaries %s,",
@@ -142,4 +143,26 @@ format_collectives <- function(collectives) {
             format_whole(sum(collectives$count)),
             bytes_text(sum(collectives$bytes))),
     format_table(table, right = c("count", "bytes per device")))
+}
+
+# The step's levers, when set: micro-batches and rematerialization.
+format_cost_levers <- function(x) {
+  k <- x$accumulation_steps %||% 1L
+  c(
+    if (k > 1) {
+      sprintf("       %d micro-batches of %d per update, gradients accumulated",
+              k, x$micro_batch_size)
+    },
+    if (!identical(x$remat %||% "none", "none")) {
+      sprintf("       remat \"%s\" per block: recomputes %s per device",
+              x$remat, format_flops(x$recompute_flops))
+    }
+  )
+}
+
+# Floating-point operations with a metric prefix: "26.0 MFLOP".
+format_flops <- function(x) {
+  units <- c("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP")
+  i <- max(1, min(length(units), floor(log10(max(x, 1)) / 3) + 1))
+  sprintf("%.1f %s", x / 1000^(i - 1), units[i])
 }

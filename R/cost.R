@@ -24,6 +24,29 @@
 #' `memory_analysis()` and the compiled HLO give the figures. Collectives
 #' inside loops are counted once per appearance in the program.
 #'
+#' @section Rematerialization and micro-batches:
+#' With `remat`, each block (a transformer layer) runs under
+#' `jax.checkpoint` in the compiled step, so the backward pass recomputes
+#' what the block did not keep: the memory of the activations drops and
+#' the step does more operations. `recompute_flops` is the part of `flops`
+#' spent recomputing: the step is traced once more without remat, XLA
+#' counts the operations of both unoptimized programs, and the share their
+#' difference makes of the count with remat is applied to the compiled
+#' step's own `flops` (per device, after XLA split the step over the mesh).
+#'
+#' With `accumulation_steps` k, the compiled step takes a micro-batch of
+#' `batch_size / k` samples, and its optimizer is the given one with Keras's
+#' `gradient_accumulation_steps = k` (replacing the optimizer's own
+#' setting): it sums k steps' gradients in accumulators, one per trainable
+#' variable and laid out as that variable, counted in `optimizer`, and
+#' updates the weights every k-th step. The micro-batch must split evenly
+#' over the batch axis. `inputs`, `activations`, `flops` and the
+#' collectives are those of one micro-step; a global batch runs k of them.
+#' The plan in `plan` is of the micro-step too:
+#' `layout_plan(batch_size = batch_size / k)` gives the same batch, without
+#' the accumulators. A plan does not depend on `remat`: its layer outputs
+#' are what each layer returns, not what the backward pass keeps.
+#'
 #' @section The timeout:
 #' `timeout` is wall time from the call: starting Python (on the first
 #' call), building the model, planning, tracing the step and compiling it
@@ -63,6 +86,14 @@
 #' @param input_shapes A named list giving, for inputs with dimensions of
 #'   unknown size, their shape without the batch dimension, such as
 #'   `list(token_ids = 128, padding_mask = 128)`.
+#' @param remat What each block recomputes in the backward pass (see
+#'   [set_remat()] for the choices and what a block is): `"none"`,
+#'   `"save_matmuls"` or `"full"`, applied to the model's blocks for this
+#'   step only; `NULL` for the model as it is (the choice [set_remat()]
+#'   applied to it, else `"none"`).
+#' @param accumulation_steps Micro-batches per optimizer update (Keras's
+#'   `gradient_accumulation_steps`): a whole number that divides
+#'   `batch_size`. `batch_size` stays the global batch; see below.
 #' @param ... Must be empty.
 #' @param timeout Seconds the whole call may take (see below). The
 #'   default, 300, is sized for one compile of a large model: a
@@ -90,7 +121,12 @@
 #'   * `plan`: the planner's totals (see [layout_plan()]); `mesh`;
 #'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;
 #'     `compile_seconds`; `versions` (Keras, JAX, jaxlib, XLA backend);
-#'     `warnings` (the plan's warnings: see [check_layout()]).
+#'     `warnings` (the plan's warnings: see [check_layout()]);
+#'   * `remat` (the choice in effect), `accumulation_steps`,
+#'     `micro_batch_size` (samples per compiled step), `flops` (XLA's count
+#'     of floating-point operations per device per compiled step) and
+#'     `recompute_flops` (the part of them spent recomputing; 0 without
+#'     remat).
 #' @seealso [compare_layouts()] for several layouts side by side;
 #'   [layout_plan()] for the variables alone.
 #' @export
@@ -115,12 +151,14 @@
 #' print(cost, memory = "16GB")
 #' plot(cost)
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
-                        loss = NULL, input_shapes = NULL, ...,
-                        topology = NULL, timeout = 300) {
+                        loss = NULL, input_shapes = NULL, remat = NULL,
+                        accumulation_steps = 1, ..., topology = NULL,
+                        timeout = 300) {
   check_dots_none()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
               timeout = timeout, started = elapsed_seconds(),
-              call = rlang::current_env(), topology = topology)
+              call = rlang::current_env(), remat = remat,
+              accumulation_steps = accumulation_steps, topology = topology)
 }
 
 # layout_cost() for a call that started at `started` (elapsed_seconds()):
@@ -128,12 +166,14 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
 cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, timeout = 300,
                         started = elapsed_seconds(),
-                        call = rlang::caller_env(), topology = NULL) {
+                        call = rlang::caller_env(), remat = NULL,
+                        accumulation_steps = 1, topology = NULL) {
   check_plan_model(model, arg = "model", call = call)
   distribution <- check_distribution(distribution, allow_null = FALSE,
                                      call = call)
   batch_size <- check_whole(batch_size, call = call)
   machine <- topology_arg(topology, call = call)
+  levers <- cost_levers_args(remat, accumulation_steps, batch_size, call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   cost_of <- function(model) {
@@ -141,7 +181,8 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
       "cost.layout_cost", model = model, distribution = distribution,
       batch_size = batch_size, optimizer = step$optimizer, loss = step$loss,
       input_shapes = step$input_shapes, timeout = timeout,
-      spent = elapsed_seconds() - started, topology = machine,
+      spent = elapsed_seconds() - started, remat = levers$remat,
+      accumulation_steps = levers$accumulation_steps, topology = machine,
       call = call
     )
   }
@@ -227,22 +268,7 @@ check_input_shapes <- function(x, call = rlang::caller_env()) {
 
 new_layout_cost <- function(desc, topology = NULL) {
   num <- function(x) vapply(x, function(v) as.numeric(v), 1)
-  ops <- desc$ops
-  collectives <- data.frame(
-    collective = as.character(unlist(desc$collectives$collective)),
-    axes = as.character(unlist(desc$collectives$axes)),
-    count = as.integer(unlist(desc$collectives$count)),
-    bytes = as.numeric(unlist(desc$collectives$bytes)),
-    stringsAsFactors = FALSE
-  )
-  ops_df <- data.frame(
-    collective = vapply(ops, function(o) o$collective, ""),
-    axes = vapply(ops, function(o) paste(unlist(o$axes), collapse = "+"), ""),
-    bytes = vapply(ops, function(o) as.numeric(o$bytes), 1),
-    stringsAsFactors = FALSE
-  )
-  ops_df$shapes <- lapply(ops, function(o) lapply(o$shapes, whole_numbers))
-  ops_df$groups <- lapply(ops, function(o) lapply(o$groups, as.integer))
+  collectives <- cost_collectives(desc$collectives)
   summary <- desc$plan
   summary$unmatched <- as.character(unlist(summary$unmatched))
   summary$dtypes <- as.character(unlist(summary$dtypes))
@@ -253,7 +279,7 @@ new_layout_cost <- function(desc, topology = NULL) {
       need = as.numeric(desc$need),
       collectives = collectives,
       traffic = traffic_by_axis(collectives),
-      ops = ops_df,
+      ops = cost_ops(desc$ops),
       attribution = new_cost_attribution(desc$attribution),
       plan = summary,
       mesh = new_device_mesh(desc$mesh),
@@ -275,10 +301,40 @@ new_layout_cost <- function(desc, topology = NULL) {
       reshardings = new_cost_reshardings(desc$reshardings),
       xla_log = as.character(unlist(desc$xla_log)),
       time = new_cost_time(desc$time),
-      topology = topology
+      topology = topology,
+      remat = desc$remat %||% "none",
+      accumulation_steps = as.integer(desc$accumulation_steps %||% 1L),
+      micro_batch_size = as.integer(desc$micro_batch_size %||%
+                                      desc$batch_size),
+      flops = as.numeric(desc$flops %||% NA_real_),
+      recompute_flops = as.numeric(desc$recompute_flops %||% 0)
     ),
     class = "kerasmesh_layout_cost"
   )
+}
+
+# The cost's collectives by kind and axes, and every one of them, as data
+# frames.
+cost_collectives <- function(columns) {
+  data.frame(
+    collective = as.character(unlist(columns$collective)),
+    axes = as.character(unlist(columns$axes)),
+    count = as.integer(unlist(columns$count)),
+    bytes = as.numeric(unlist(columns$bytes)),
+    stringsAsFactors = FALSE
+  )
+}
+
+cost_ops <- function(ops) {
+  ops_df <- data.frame(
+    collective = vapply(ops, function(o) o$collective, ""),
+    axes = vapply(ops, function(o) paste(unlist(o$axes), collapse = "+"), ""),
+    bytes = vapply(ops, function(o) as.numeric(o$bytes), 1),
+    stringsAsFactors = FALSE
+  )
+  ops_df$shapes <- lapply(ops, function(o) lapply(o$shapes, whole_numbers))
+  ops_df$groups <- lapply(ops, function(o) lapply(o$groups, as.integer))
+  ops_df
 }
 
 # Bytes per device per step by mesh axis ("" for none), largest first.

@@ -7,6 +7,9 @@
 #' @section Errors:
 #' \describe{
 #' \item{`kerasmesh_error`}{Every kerasmesh error.}
+#' \item{`kerasmesh_error_accumulation_steps`}{`accumulation_steps` is not a
+#'   positive whole number, does not divide the batch size, or leaves a
+#'   micro-batch the batch axis can't split.}
 #' \item{`kerasmesh_error_argument`}{An argument has the wrong R type or value
 #'   (checked before Python is asked).}
 #' \item{`kerasmesh_error_array`}{Values and a shape (or a dtype) don't make an
@@ -109,6 +112,10 @@
 #' \item{`kerasmesh_error_optimizer`}{A value is not a Keras optimizer or the
 #'   name of one.}
 #' \item{`kerasmesh_error_python`}{Any other Python error.}
+#' \item{`kerasmesh_error_remat`}{An unknown rematerialization choice
+#'   (`remat`).}
+#' \item{`kerasmesh_error_remat_blocks`}{Rematerialization asked of a model
+#'   without blocks, or of layers the model does not have.}
 #' \item{`kerasmesh_error_search_builder`}{[search_layout()]'s builder builds
 #'   variables of other shapes each time it runs, or, with `blocks`, variables
 #'   whose shapes change with the number of blocks.}
@@ -167,8 +174,8 @@ NULL
 # Every kind, by severity: what kerasmesh_abort() and kerasmesh_warn() accept.
 kind_names <- list(
   errors = c(
-    "argument", "array", "array_conversion", "array_na", "array_range",
-    "axis_names", "backend", "batch_dim_name", "batch_size",
+    "accumulation_steps", "argument", "array", "array_conversion", "array_na",
+    "array_range", "axis_names", "backend", "batch_dim_name", "batch_size",
     "checkpoint_directory", "checkpoint_dtype", "checkpoint_exists",
     "checkpoint_incomplete", "checkpoint_layout", "checkpoint_model",
     "checkpoint_orbax", "checkpoint_shape", "checkpoint_step",
@@ -181,8 +188,8 @@ kind_names <- list(
     "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
     "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_mismatch",
     "mesh_shape", "model", "model_placement", "no_keras", "optimizer", "python",
-    "search_builder", "search_fixed", "shape", "timeout", "topology",
-    "topology_devices", "variable_path"),
+    "remat", "remat_blocks", "search_builder", "search_fixed", "shape",
+    "timeout", "topology", "topology_devices", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
     "layout_plan", "layout_rank", "mesh_rank", "quantize_placement",

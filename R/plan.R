@@ -39,7 +39,7 @@
 #'   variable on its mesh: its plan gives the memory of each copy and checks
 #'   the batch size.
 #' @param batch_size The global batch size to check against the batch axis,
-#'   or `NULL`.
+#'   or `NULL`; with micro-batches, one of them (see [layout_cost()]).
 #' @param optimizer An optimizer name such as `"adam"` or a Keras optimizer,
 #'   whose slot variables are counted (a copy is built shape-only; yours is
 #'   not touched). `NULL` counts the model's compiled optimizer if it has

@@ -117,3 +117,9 @@ def test_layout_cost_counts_the_time_spent_before_the_call():
         cost.layout_cost(model, data_parallel(), 8,
                          timeout=5, spent=5)
     assert e.value.kind == "timeout"
+
+
+def test_cpu_compiles_use_the_memory_optimized_scheduler():
+    assert deadline.compile_options() == deadline.MEMORY_SCHEDULE
+    quick = deadline.compile_options(quick=True)
+    assert quick == {**deadline.MEMORY_SCHEDULE, **deadline.QUICK}

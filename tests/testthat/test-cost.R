@@ -80,7 +80,7 @@ test_that("layout_cost() checks its arguments in R", {
     layout_cost(mlp_builder(), dist, batch_size = 16, loss = identity)
     layout_cost(mlp_builder(), dist, batch_size = 16, input_shapes = 12)
     layout_cost(mlp_builder(), dist, batch_size = 16, timeout = -1)
-    layout_cost(mlp_builder(), dist, 16, "adam", "mse", NULL, 3)
+    layout_cost(mlp_builder(), dist, 16, "adam", "mse", NULL, NULL, 1, 3)
     compare_layouts(mlp_builder(), list(dist), batch_size = 16)
   })
 })
@@ -194,8 +194,10 @@ test_that("layout_cost() and compare_layouts() check arguments before Python", {
                class = "kerasmesh_error_input_shapes")
   expect_error(layout_cost(build, dist, batch_size = 16, timeout = 0),
                class = "kerasmesh_error_argument")
-  expect_error(layout_cost(build, dist, 16, "adam", "mse", NULL, 3),
-               class = "rlib_error_dots_nonempty")
+  expect_error(
+    layout_cost(build, dist, 16, "adam", "mse", NULL, NULL, 1, 3),
+    class = "rlib_error_dots_nonempty"
+  )
   expect_error(layout_cost(42, dist, batch_size = 16),
                class = "kerasmesh_error_model")
   expect_error(compare_layouts(build, list(dist), batch_size = 16),
@@ -274,4 +276,47 @@ test_that("targets under mixed_bfloat16 count as the float32 Keras feeds", {
                       batch_size = 16, loss = "mse")
   # 8 rows of 32 inputs and 16 targets, 4 bytes each (the outputs are bf16).
   expect_equal(cost$memory[["inputs"]], 8 * (32 + 16) * 4)
+})
+
+test_that("layout_cost() costs remat and micro-batches on the same step", {
+  skip_if_no_keras()
+  build <- function() residual_blocks_model(blocks = 6L)
+  dist <- model_parallel(residual_blocks_layout())
+  cost <- function(...) {
+    layout_cost(build, dist, batch_size = 512, optimizer = "adam",
+                loss = "mse", ...)
+  }
+  none <- cost()
+  full <- cost(remat = "full")
+  four <- cost(accumulation_steps = 4)
+  expect_identical(c(none$remat, full$remat), c("none", "full"))
+  expect_identical(none$recompute_flops, 0)
+  expect_gt(full$recompute_flops, 0)
+  expect_lt(full$recompute_flops, full$flops)
+  expect_lt(full$xla[["temp"]], none$xla[["temp"]])
+  expect_identical(c(four$batch_size, four$micro_batch_size,
+                     four$accumulation_steps), c(512L, 128L, 4L))
+  expect_equal(four$memory[["optimizer"]],
+               none$memory[["optimizer"]] + none$memory[["weights"]])
+  expect_equal(four$memory[["inputs"]], none$memory[["inputs"]] / 4)
+  out <- format(full)
+  expect_true(any(grepl("remat \"full\" per block: recomputes", out)))
+  expect_false(any(grepl("micro-batches", out)))
+  expect_true(any(grepl("4 micro-batches of 128 per update", format(four))))
+  expect_false(any(grepl("remat", format(none))))
+})
+
+test_that("layout_cost() and compare_layouts() refuse bad levers", {
+  skip_if_no_keras()
+  expect_snapshot(error = TRUE, {
+    layout_cost(mlp_builder(), data_parallel(), 16, remat = "full")
+    layout_cost(mlp_builder(), data_parallel(), 16, accumulation_steps = 4)
+  })
+  cmp <- compare_layouts(
+    function() residual_blocks_model(), list(dp = data_parallel()),
+    batch_size = 32, remat = "save_matmuls", accumulation_steps = 2
+  )
+  cost <- attr(cmp, "costs")$dp
+  expect_identical(cost$remat, "save_matmuls")
+  expect_identical(cost$micro_batch_size, 16L)
 })

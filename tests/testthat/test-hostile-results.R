@@ -94,7 +94,8 @@ test_that("layout_cost() argument errors are classed and name the argument", {
     cases <- list(
       list(quote(layout_cost(build, dp, batch_size = 8, timout = 3)),
            "timout"),
-      list(quote(layout_cost(build, dp, 8, NULL, NULL, NULL, 3)), "..1"),
+      list(quote(layout_cost(build, dp, 8, NULL, NULL, NULL, NULL, 1, 3)),
+           "..1"),
       list(quote(layout_cost(build, dp, batch_size = "8")), "batch_size"),
       list(quote(layout_cost(build, dp, batch_size = 8, timeout = -1)),
            "timeout"),

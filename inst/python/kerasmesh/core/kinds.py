@@ -84,6 +84,11 @@ def kinds() -> dict[str, dict[str, str]]:
 
 # -- the kinds, by name ----------------------------------------------------
 
+ACCUMULATION_STEPS = _kind(
+    "accumulation_steps",
+    error="`accumulation_steps` is not a positive whole number, does not "
+          "divide the batch size, or leaves a micro-batch the batch axis "
+          "can't split.")
 ARGUMENT = _kind(
     "argument",
     error="An argument has the wrong R type or value (checked before "
@@ -298,6 +303,13 @@ QUANTIZE_PLACEMENT = _kind(
     warning="A model laid out over several devices is quantized outside "
             "its distribution: the quantized weights are made on one "
             "device.")
+REMAT = _kind(
+    "remat",
+    error="An unknown rematerialization choice (`remat`).")
+REMAT_BLOCKS = _kind(
+    "remat_blocks",
+    error="Rematerialization asked of a model without blocks, or of "
+          "layers the model does not have.")
 REPLICATED = _kind(
     "replicated",
     warning="A large variable matches no rule and stays replicated.")

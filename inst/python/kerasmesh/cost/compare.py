@@ -41,7 +41,9 @@ def build_model(model: Any, timeout: float, spent: float = 0.0) -> Any:
 def layout_costs(model: Any, distributions: list, batch_size: Any,
                  optimizer: Any = None, loss: Any = None,
                  input_shapes: dict | None = None, timeout: Any = 300,
-                 spent: Any = 0, topology: Any = None) -> list[dict]:
+                 spent: Any = 0, remat: Any = None,
+                 accumulation_steps: Any = 1,
+                 topology: Any = None) -> list[dict]:
     """`cost.layout_cost()` of each distribution, the model built once.
 
     Args:
@@ -68,7 +70,8 @@ def layout_costs(model: Any, distributions: list, batch_size: Any,
         result = envelope(
             lambda d=d: cost.layout_cost(
                 model, d, batch_size, optimizer, loss, input_shapes,
-                timeout, time.monotonic() - start, topology=topology),
+                timeout, time.monotonic() - start, remat=remat,
+                accumulation_steps=accumulation_steps, topology=topology),
             (), {})
         if built["warnings"] and not out:
             result["warnings"] = built["warnings"] + result["warnings"]

@@ -127,11 +127,29 @@ PENDING: list[threading.Thread] = []
 QUICK = {"xla_backend_optimization_level": 0,
          "xla_llvm_disable_expensive_passes": True}
 
+# XLA's default CPU scheduler orders a step for concurrency: it runs each
+# recomputation of a rematerialized block as early as it can, so on CPU
+# rematerialization saves no memory, and the temporaries exceed what the
+# memory-aware schedulers of accelerators give. kerasmesh's CPU compiles
+# use XLA's memory-optimized CPU scheduler instead.
+MEMORY_SCHEDULE = {
+    "xla_cpu_scheduler_type": "CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED"}
+
+
+def compile_options(quick: bool = False) -> dict:
+    """XLA's options for kerasmesh's compiles on the default backend:
+    `MEMORY_SCHEDULE` on CPU, and `QUICK` if `quick`."""
+    import jax
+
+    options = dict(MEMORY_SCHEDULE) if jax.default_backend() == "cpu" \
+        else {}
+    return {**options, **QUICK} if quick else options
+
 
 def compile_within(lowered: Any, clock: Deadline, timeout: float,
                    quick: bool = False) -> Any:
-    """`lowered.compile()` (with the `QUICK` options if `quick`), waiting
-    until the deadline at most.
+    """`lowered.compile()` with `compile_options(quick)`, waiting until the
+    deadline at most.
 
     XLA's compiler can't be interrupted from Python: it runs in a thread,
     and on a timeout we stop waiting and drop its result. The thread is not
@@ -146,11 +164,11 @@ def compile_within(lowered: Any, clock: Deadline, timeout: float,
         raise timeout_error(timeout, "Tracing the step used up the time; "
                                      "XLA did not start compiling.")
     box: dict[str, Any] = {}
+    options = compile_options(quick)
 
     def work() -> None:
         try:
-            box["compiled"] = lowered.compile(compiler_options=QUICK) \
-                if quick else lowered.compile()
+            box["compiled"] = lowered.compile(compiler_options=options)
         except Exception as e:  # noqa: BLE001 - re-raised in the caller
             box["error"] = e
 

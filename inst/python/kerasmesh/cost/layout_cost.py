@@ -37,6 +37,9 @@ from .step import StepSpecs, lower_step, shard_bytes, step_specs
 from ..core import kinds
 from ..topology.machine import Topology, as_topology
 from ..topology.time import device_nodes, model_compute_dtype, step_time
+from ..plan.accumulation import accumulating_optimizer
+from ..remat.choice import remat_scope
+from .recompute import Levers, recompute_share, xla_flops
 
 # --------------------------------------------------------------------------
 # Arguments
@@ -48,6 +51,13 @@ def _check_timeout(timeout: Any) -> float:
             kinds.ARGUMENT, "`timeout` must be a positive number of seconds.",
             received=timeout)
     return float(timeout)
+
+
+def _check_batch(batch_size: Any) -> int:
+    if check_batch_size(batch_size) is None:
+        raise KerasmeshError(kinds.ARGUMENT, "`batch_size` must be a positive "
+                             "whole number.", received=batch_size)
+    return int(batch_size)
 
 
 def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
@@ -94,8 +104,8 @@ def versions() -> dict:
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
                 input_shapes: dict | None = None, timeout: Any = 300,
-                spent: Any = 0, quick: bool = False,
-                topology: Any = None) -> dict:
+                spent: Any = 0, quick: bool = False, remat: Any = None,
+                accumulation_steps: Any = 1, topology: Any = None) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -112,6 +122,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         timeout: seconds for the whole call (building, tracing, compiling:
             `deadline.py`), less `spent`, seconds the caller spent before.
         quick: compile with `deadline.QUICK` (the search's candidates).
+        remat, accumulation_steps: the step's levers (`recompute.Levers`):
+            remat None costs the model as it is.
         topology: the machine to model the step's time on, or None.
 
     Returns:
@@ -119,38 +131,33 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         (XLA's own figures), `need` (what decides a fit: `fits.need()`),
         `collectives` (columns by collective and axes), `ops` (each one),
         `attribution` (collective bytes by variable and layer), `plan`
-        (the planner's summary), `mesh`, `compile_seconds`, `versions`,
-        what the compile said and, with a topology, `time` (`_extras()`),
-        and facts about the step.
+        (the planner's summary, of the micro-step), `mesh`,
+        `compile_seconds`, `versions`, `flops`, the levers
+        (`recompute.Levers.report()`), what the compile said and, with a
+        topology, `time` (`_extras()`), and facts about the step.
 
     Raises:
         KerasmeshError: the planner's error for a layout or batch size that
             can't work; kind `loss` for a loss that does not fit the
-            outputs; `input_shapes`; `timeout`; `compile`; `topology*`.
+            outputs; `input_shapes`; `timeout`; `compile`; the levers';
+            `topology*`.
     """
     require_backend(("jax",), "Costing a layout")
-    if check_batch_size(batch_size) is None:
-        raise KerasmeshError(kinds.ARGUMENT, "`batch_size` must be a positive "
-                             "whole number.", received=batch_size)
-    batch_size, timeout = int(batch_size), _check_timeout(timeout)
+    batch_size, timeout = _check_batch(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))
     layout_map, batch_dim, dist_type = distribution_layout(distribution)
+    levers = Levers.of(remat, accumulation_steps, batch_size,
+                       mesh_sizes(layout_map.device_mesh).get(batch_dim),
+                       batch_dim)
     machine = _machine(topology, layout_map.device_mesh)
-    try:
-        with clock.armed():
-            model, planned, step, lowered, start = _trace(
-                clock, model, layout_map, distribution, batch_dim,
-                batch_size, optimizer, loss, input_shapes)
-    except BaseException:
-        if clock.passed():
-            raise timeout_error(
-                timeout, f"The time ran out while {clock.phase}.") from None
-        raise
+    model, planned, step, lowered, start = _trace_within(
+        clock, timeout, model, layout_map, distribution, batch_dim, levers,
+        optimizer, loss, input_shapes)
     dtype = _compute_dtype(model, machine)
     compiled, how, log = _compile(lowered, clock, timeout, quick)
     return _report(CompiledStep(
         compiled, planned, step, dist_type, batch_dim, layout_map.device_mesh,
-        time.perf_counter() - start, how, log, dtype, machine))
+        time.perf_counter() - start, levers, how, log, dtype, machine))
 
 
 def _machine(topology: Any, keras_mesh: Any) -> tuple | None:
@@ -202,33 +209,53 @@ def _compile(lowered: Any, clock: Deadline, timeout: float,
     return compiled, (how, saved), xla_log.parse(log.text)
 
 
+def _trace_within(clock: Deadline, timeout: float, *args: Any) -> tuple:
+    """`_trace()` under `clock`; a deadline passed is the timeout error,
+    naming what was running."""
+    try:
+        with clock.armed():
+            return _trace(clock, *args)
+    except BaseException:
+        if clock.passed():
+            raise timeout_error(
+                timeout, f"The time ran out while {clock.phase}.") from None
+        raise
+
+
 def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
-           batch_dim: str, batch_size: int, optimizer: Any, loss: Any,
+           batch_dim: str, levers: Levers, optimizer: Any, loss: Any,
            input_shapes: dict | None) -> tuple:
-    """Build the model, plan it and lower its step, saying in
-    `clock.phase` what runs. Returns the model, the plan, the step's
-    specs, the lowered step and when lowering started."""
+    """Build the model, plan it and lower its step (with `levers`), saying
+    in `clock.phase` what runs. Returns the model, the plan, the step's
+    specs, the lowered step and when lowering started; sets `levers`'s
+    `remat` to the choice in effect and its `recompute_share`."""
     clock.phase = "building the model"
     model = plan.as_model(model)
     if optimizer is None and getattr(model, "optimizer", None) is None:
         optimizer = "sgd"
+    optimizer = accumulating_optimizer(optimizer, model,
+                                       levers.accumulation_steps)
     # The planner's checks and placement: one code path for the bytes.
     clock.phase = "planning the layout"
-    planned, placement = plan.plan_placement(model, layout_map, batch_size,
-                                             optimizer, batch_dim)
+    planned, placement = plan.plan_placement(
+        model, layout_map, levers.micro_batch_size, optimizer, batch_dim)
     error = plan.first_error(planned["problems"])
     if error is not None:
         raise error
-    clock.phase = "tracing the step"
-    step = step_specs(model, placement, distribution, optimizer, loss,
-                      batch_size, input_shapes)
-    start = time.perf_counter()
-    try:
-        lowered = lower_step(model, distribution, step)
-    except KerasmeshError:
-        raise
-    except Exception as e:  # noqa: BLE001 - shown as a classed error
-        raise _compile_error(e) from e
+    with remat_scope(model, levers.remat) as levers.remat:
+        clock.phase = "tracing the step"
+        step = step_specs(model, placement, distribution, optimizer, loss,
+                          levers.micro_batch_size, input_shapes)
+        start = time.perf_counter()
+        try:
+            lowered = lower_step(model, distribution, step)
+            clock.phase = "tracing the step without rematerialization"
+            levers.recompute_share = recompute_share(
+                model, distribution, step, lowered, levers.remat)
+        except KerasmeshError:
+            raise
+        except Exception as e:  # noqa: BLE001 - shown as a classed error
+            raise _compile_error(e) from e
     return model, planned, step, lowered, start
 
 
@@ -244,6 +271,7 @@ class CompiledStep:
         batch_dim: the batch axis.
         keras_mesh: the distribution's Keras DeviceMesh.
         seconds: how long lowering and compiling took.
+        levers: the step's rematerialization and micro-batches.
         bfloat16: (what the compile did with bfloat16, the module
             `precision.retype_bfloat16()` replaced, or None).
         log: what XLA wrote while compiling (`xla_log.parse()`).
@@ -258,6 +286,7 @@ class CompiledStep:
     batch_dim: str
     keras_mesh: Any
     seconds: float
+    levers: Levers
     bfloat16: tuple = (precision.ABSENT, None)
     log: dict | None = None
     dtype: str = "float32"
@@ -286,10 +315,11 @@ def _report(step: CompiledStep) -> dict:
         "outputs": max(0.0, xla["output"] - xla["alias"]),
     }
     memory["total"] = float(sum(memory.values()))
+    flops = xla_flops(compiled)
     ops = precision.rename_dtypes(
         hlo.parse_collectives(compiled.as_text(), list(sizes.values()),
                               list(sizes)), step.bfloat16[1])
-    return _extras(step, ops) | {
+    return _extras(step, ops, flops) | {
         "memory": memory,
         "xla": xla,
         "need": fits.need(xla),
@@ -302,18 +332,19 @@ def _report(step: CompiledStep) -> dict:
         "mesh": describe_mesh(step.keras_mesh),
         "distribution": step.distribution,
         "batch_dim_name": step.batch_dim,
-        "batch_size": summary["batch_size"],
+        "batch_size": step.levers.batch_size,
         "inputs": {"name": [f.name for f in inputs],
                    "shape": [[float(d) for d in f.shape] for f in inputs],
                    "dtype": [f.dtype for f in inputs]},
         "loss": specs.loss_text,
         "compile_seconds": float(step.seconds),
-        "flops": _flops(step.compiled),
+        "flops": flops,
         "versions": versions(),
+        **step.levers.report(flops),
     }
 
 
-def _extras(step: CompiledStep, ops: list[dict]) -> dict:
+def _extras(step: CompiledStep, ops: list[dict], flops: float) -> dict:
     """What the compile said beyond its figures: `bfloat16` (how it was
     compiled: `precision.py`), `reshardings` and `xla_log` (what XLA
     wrote: `xla_log.parse()`), `compute_dtype` and, with a topology,
@@ -323,17 +354,9 @@ def _extras(step: CompiledStep, ops: list[dict]) -> dict:
            "xla_log": log["log"], "compute_dtype": step.dtype}
     if step.machine is not None:
         machine, nodes = step.machine
-        out["time"] = step_time(ops, _flops(step.compiled), machine, nodes,
-                                step.dtype)
+        out["time"] = step_time(
+            ops, flops, machine, nodes, step.dtype,
+            recompute_flops=step.levers.report(flops)["recompute_flops"],
+            accumulation_steps=step.levers.accumulation_steps)
     return out
 
-
-def _flops(compiled: Any) -> float:
-    """XLA's count of floating-point operations per device per step."""
-    try:
-        analysis = compiled.cost_analysis()
-    except Exception:  # noqa: BLE001 - a backend without cost analysis
-        return 0.0
-    if isinstance(analysis, (list, tuple)):
-        analysis = analysis[0] if analysis else {}
-    return float((analysis or {}).get("flops", 0.0))

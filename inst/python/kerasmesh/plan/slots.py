@@ -31,6 +31,19 @@ def _optimizer_from(optimizer: Any, model: Any) -> Any:
             i='For example "adam" or "sgd".') from e
 
 
+def fresh_optimizer(optimizer: Any, model: Any) -> Any:
+    """A fresh, unbuilt optimizer like `optimizer` (a name, an optimizer,
+    or None for the model's compiled one; None when it has none).
+
+    Raises:
+        KerasmeshError: kind `optimizer` for something Keras can't use.
+    """
+    with no_distribution():
+        # Optimizers create their counters from values, which a stateless
+        # scope refuses; two scalars are allocated, the slots are not.
+        return _optimizer_from(optimizer, model)
+
+
 def _record_slots(optimizer: Any, slots: dict[int, Any]) -> None:
     """Make `optimizer` note which model variable each slot copies."""
     inner = getattr(optimizer, "inner_optimizer", None)
@@ -58,10 +71,7 @@ def optimizer_variables(optimizer: Any, model: Any, trainable: list
     Raises:
         KerasmeshError: kind `optimizer` for something Keras can't use.
     """
-    with no_distribution():
-        # Optimizers create their counters from values, which a stateless
-        # scope refuses; two scalars are allocated, the slots are not.
-        optimizer = _optimizer_from(optimizer, model)
+    optimizer = fresh_optimizer(optimizer, model)
     if optimizer is None:
         return None, []
     slots: dict[int, Any] = {}

@@ -1,0 +1,89 @@
+"""The step's memory levers besides the layout, and what recomputing costs.
+
+`Levers` holds a step's rematerialization choice and micro-batches as the
+cost reports them. `recompute_share()` measures the part of a step's
+floating-point operations that rematerialization adds: the step with
+remat and the same step without it are lowered (traced, not compiled),
+and XLA's cost analysis of each unoptimized program counts their
+operations; the difference, over the count with remat, is the share. A
+cost's `recompute_flops` is that share of the compiled step's own count
+(per device, after XLA partitioned the step over the mesh), so it is what
+the recomputation adds to one device's work where the blocks' work is
+split over the devices as the rest of the step is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..plan.accumulation import check_accumulation_steps, micro_batch_size
+from ..remat.choice import NONE, check_remat, remat_scope
+from .step import StepSpecs, lower_step
+
+
+@dataclass
+class Levers:
+    """A step's rematerialization and micro-batches.
+
+    Attributes:
+        remat: the choice asked for (None: the model's own), then the one
+            in effect.
+        accumulation_steps: micro-batches per optimizer update.
+        batch_size: the global batch, samples per optimizer update.
+        micro_batch_size: samples per compiled step.
+        recompute_share: the share of the step's operations spent
+            recomputing (`recompute_share()`).
+    """
+
+    remat: str | None
+    accumulation_steps: int
+    batch_size: int
+    micro_batch_size: int
+    recompute_share: float = 0.0
+
+    @classmethod
+    def of(cls, remat: Any, accumulation_steps: Any, batch_size: int,
+           ways: int | None, batch_dim: str) -> Levers:
+        """The levers of a step of `batch_size` samples, checked.
+
+        Raises:
+            KerasmeshError: kind `remat` or `accumulation_steps`
+                (`plan/accumulation.py`'s checks, for a batch axis
+                `batch_dim` of `ways` devices).
+        """
+        return cls(check_remat(remat, allow_none=True),
+                   check_accumulation_steps(accumulation_steps), batch_size,
+                   micro_batch_size(batch_size, accumulation_steps, ways,
+                                    batch_dim))
+
+    def report(self, flops: float) -> dict:
+        """Plain values for the cost, given the compiled step's flops."""
+        return {"remat": self.remat or NONE,
+                "accumulation_steps": self.accumulation_steps,
+                "micro_batch_size": self.micro_batch_size,
+                "recompute_flops": float(self.recompute_share * flops)}
+
+
+def xla_flops(stage: Any) -> float:
+    """XLA's count of floating-point operations of a lowered (unoptimized)
+    or compiled (per device) step."""
+    try:
+        analysis = stage.cost_analysis()
+    except Exception:  # noqa: BLE001 - a backend without cost analysis
+        return 0.0
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else {}
+    return float((analysis or {}).get("flops", 0.0))
+
+
+def recompute_share(model: Any, distribution: Any, step: StepSpecs,
+                    lowered: Any, remat: str) -> float:
+    """The share of `lowered`'s operations that rematerialization adds
+    (0 for "none"): one more lowering, of the step without remat."""
+    if remat == NONE:
+        return 0.0
+    with remat_scope(model, NONE):
+        plain = xla_flops(lower_step(model, distribution, step))
+    total = xla_flops(lowered)
+    return max(total - plain, 0.0) / total if total > 0 else 0.0
