@@ -15,6 +15,7 @@
 #'   such as `"80GB"`; `NULL` for none (for a comparison, the one it was
 #'   made with).
 #' @param main A title; `NULL` for one naming the model.
+#' @param device_memory Deprecated: use `memory`.
 #' @return `x`, invisibly.
 #' @export
 #' @examplesIf keras_available()
