@@ -32,6 +32,9 @@
 #'   checkpoint directory, or the step asked for is incomplete or damaged.}
 #' \item{`kerasmesh_error_checkpoint_layout`}{A saved variable can't be placed
 #'   with the requested layout.}
+#' \item{`kerasmesh_error_checkpoint_lock`}{Another writer held the checkpoint
+#'   directory's lock for the whole `timeout` (the message names the lock file
+#'   and who may hold it).}
 #' \item{`kerasmesh_error_checkpoint_model`}{The model to save or restore is not
 #'   built.}
 #' \item{`kerasmesh_error_checkpoint_orbax`}{The Python package Orbax is
@@ -107,8 +110,8 @@
 #' \item{`kerasmesh_error_search_fixed`}{Rules pinned with [search_layout()]'s
 #'   `fixed` can't place a variable or pin only some blocks of a class.}
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole numbers.}
-#' \item{`kerasmesh_error_timeout`}{Costing a training step took longer than its
-#'   timeout.}
+#' \item{`kerasmesh_error_timeout`}{A call took longer than its `timeout`
+#'   (costing a training step, waiting for a checkpoint save or read).}
 #' \item{`kerasmesh_error_variable_path`}{A variable path is not in the model.}
 #' }
 #'
@@ -153,17 +156,17 @@ kind_names <- list(
     "argument", "array", "array_na", "array_range", "axis_names", "backend",
     "batch_dim_name", "batch_size", "checkpoint_directory", "checkpoint_dtype",
     "checkpoint_exists", "checkpoint_incomplete", "checkpoint_layout",
-    "checkpoint_model", "checkpoint_orbax", "checkpoint_shape",
-    "checkpoint_step", "checkpoint_variables", "checkpoint_write", "compile",
-    "deprecated", "device_mesh", "device_type", "devices", "devices_started",
-    "distributed_argument", "distributed_connect", "distributed_started",
-    "distributed_timeout", "distribution", "distribution_argument", "dtype",
-    "input_shapes", "install_download", "install_envname", "install_python",
-    "launch", "launch_worker", "layout_ambiguous", "layout_axes",
-    "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
-    "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_shape",
-    "model", "model_placement", "no_keras", "optimizer", "python",
-    "search_fixed", "shape", "timeout", "variable_path"),
+    "checkpoint_lock", "checkpoint_model", "checkpoint_orbax",
+    "checkpoint_shape", "checkpoint_step", "checkpoint_variables",
+    "checkpoint_write", "compile", "deprecated", "device_mesh", "device_type",
+    "devices", "devices_started", "distributed_argument", "distributed_connect",
+    "distributed_started", "distributed_timeout", "distribution",
+    "distribution_argument", "dtype", "input_shapes", "install_download",
+    "install_envname", "install_python", "launch", "launch_worker",
+    "layout_ambiguous", "layout_axes", "layout_divisibility", "layout_key",
+    "layout_key_exists", "layout_map", "layout_plan", "layout_rank", "loss",
+    "memory_budget", "mesh_shape", "model", "model_placement", "no_keras",
+    "optimizer", "python", "search_fixed", "shape", "timeout", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
     "layout_plan", "layout_rank", "mesh_rank", "replicated", "rows_dropped",

@@ -14,12 +14,56 @@ def _model(seed):
     return build(seed=seed)
 
 
-def save_killed_at(directory, step, seed, point):
-    """Save `step` over the existing one; SIGKILL at `point` of the save."""
+# The named points of a save, each where a test kills it: (module, the
+# function of it that the save calls, and whether the kill comes before
+# the call or after it returns). See store.py for the order.
+KILL_POINTS = {
+    "copying": ("store", "begin_write", "before"),
+    "copied": ("store", "begin_write", "after"),
+    "written": ("store", "finish_write", "after"),
+    "hashed": ("store", "hash_files", "after"),
+    "sealed": ("store", "write_marker", "after"),
+    "retired": ("commit", "retire", "after"),
+    "swapped": ("commit", "put_in_place", "after"),
+    "pruned": ("commit", "prune", "after"),
+}
+
+
+def kill_at(point):
+    """Make this process's next save SIGKILL itself at `point`, by
+    wrapping the function of the save named for it (no production code
+    knows of this)."""
+    import functools
+    import importlib
+    import signal
+
+    module, name, when = KILL_POINTS[point]
+    module = importlib.import_module(f"kerasmesh.checkpoint.{module}")
+    original = getattr(module, name)
+
+    @functools.wraps(original)
+    def killing(*args, **kwargs):
+        if when == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        out = original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+        return out
+
+    setattr(module, name, killing)
+
+
+def save_killed_at(directory, step, seed, point, background=False):
+    """Save `step` over the existing one; SIGKILL at `point` of the save.
+    In the background, the caller trains on (here: sleeps) meanwhile."""
+    import time
+
     from kerasmesh.checkpoint import store as ck
 
-    os.environ["KERASMESH_CHECKPOINT_TEST_KILL_AT"] = point
-    ck.save(_model(seed), directory, step=step, overwrite=True, keep=1)
+    model = _model(seed)
+    kill_at(point)
+    ck.save(model, directory, step=step, overwrite=True, keep=1,
+            background=background)
+    time.sleep(60)  # killed before this ends
 
 
 def save_racing(directory, steps, seed, overwrite, barrier, results):

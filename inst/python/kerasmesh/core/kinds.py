@@ -135,6 +135,11 @@ CHECKPOINT_INCOMPLETE = _kind(
 CHECKPOINT_LAYOUT = _kind(
     "checkpoint_layout",
     error="A saved variable can't be placed with the requested layout.")
+CHECKPOINT_LOCK = _kind(
+    "checkpoint_lock",
+    error="Another writer held the checkpoint directory's lock for the "
+          "whole `timeout` (the message names the lock file and who may "
+          "hold it).")
 CHECKPOINT_MODEL = _kind(
     "checkpoint_model",
     error="The model to save or restore is not built.")
@@ -310,7 +315,8 @@ SHAPE = _kind(
     error="A shape is not a vector of whole numbers.")
 TIMEOUT = _kind(
     "timeout",
-    error="Costing a training step took longer than its timeout.")
+    error="A call took longer than its `timeout` (costing a training "
+          "step, waiting for a checkpoint save or read).")
 UNMATCHED_OUTPUT_RULE = _kind(
     "unmatched_output_rule",
     warning="A rule matches no variable and no layer output.")
