@@ -97,3 +97,11 @@ def run(target, *args, timeout=180):
         p.join()
         raise TimeoutError(f"{target.__name__} ran over {timeout} s")
     return p.exitcode
+
+
+def save_and_exit(directory, step):
+    """Start a background save and return at once: Python's exit must
+    finish it."""
+    from kerasmesh.checkpoint import store as ck
+
+    ck.save(_model(1), directory, step=step, background=True)

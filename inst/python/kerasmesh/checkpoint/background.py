@@ -11,7 +11,7 @@ lock until it ends. The thread never calls R.
 There is at most one pending save per process: the next save, a restore,
 `wait()` (R's `checkpoint_wait()`) and the end of `fit()` wait for it and
 raise its error, as a `checkpoint_*` error. At exit, Python waits for it
-(the thread is not a daemon, and `atexit` reports its error); R's exit
+and reports its error (`_finish_at_exit()`); R's exit
 does the same through a finalizer (R/checkpoint.R). A process killed
 meanwhile leaves only a temporary folder, which is never a step: the
 steps saved before are intact, and the next save removes it.
@@ -62,6 +62,7 @@ def start(directory: str, step: int, work: Callable[[], dict]) -> PendingSave:
     pending = PendingSave(directory, step, work)
     with _GUARD:
         _PENDING.append(pending)
+        _finish_at_exit()
     pending.thread.start()
     return pending
 
@@ -156,4 +157,18 @@ def _at_exit() -> None:
               file=sys.stderr)
 
 
-atexit.register(_at_exit)
+def _finish_at_exit() -> None:
+    """Have Python's exit wait for the pending save (once). Python's
+    thread pools refuse work once its exit has begun, and Orbax's write
+    needs them: so the wait is registered with `threading`'s exit
+    functions, which run before those pools close (in reverse order of
+    registration: registered after Orbax started its pools, it runs
+    before they close), else with `atexit`."""
+    if _REGISTERED:
+        return
+    _REGISTERED.append(True)
+    register = getattr(threading, "_register_atexit", atexit.register)
+    register(_at_exit)
+
+
+_REGISTERED: list[bool] = []
