@@ -14,42 +14,16 @@ def _model(seed):
     return build(seed=seed)
 
 
-# The named points of a save, each where a test kills it: (module, the
-# function of it that the save calls, and whether the kill comes before
-# the call or after it returns). See store.py for the order.
-KILL_POINTS = {
-    "copying": ("store", "begin_write", "before"),
-    "copied": ("store", "begin_write", "after"),
-    "written": ("store", "finish_write", "after"),
-    "hashed": ("store", "hash_files", "after"),
-    "sealed": ("store", "write_marker", "after"),
-    "retired": ("commit", "retire", "after"),
-    "swapped": ("commit", "put_in_place", "after"),
-    "pruned": ("commit", "prune", "after"),
-}
-
-
 def kill_at(point):
-    """Make this process's next save SIGKILL itself at `point`, by
-    wrapping the function of the save named for it (no production code
-    knows of this)."""
-    import functools
-    import importlib
-    import signal
+    """Make this process's next save SIGKILL itself at `point` (the kill
+    points are shared with the R tests)."""
+    import sys
 
-    module, name, when = KILL_POINTS[point]
-    module = importlib.import_module(f"kerasmesh.checkpoint.{module}")
-    original = getattr(module, name)
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..",
+                                    "testthat", "fixtures"))
+    import checkpoint_kill
 
-    @functools.wraps(original)
-    def killing(*args, **kwargs):
-        if when == "before":
-            os.kill(os.getpid(), signal.SIGKILL)
-        out = original(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGKILL)
-        return out
-
-    setattr(module, name, killing)
+    checkpoint_kill.kill_at(point)
 
 
 def save_killed_at(directory, step, seed, point, background=False):

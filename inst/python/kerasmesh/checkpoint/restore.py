@@ -84,37 +84,40 @@ def restore(model: Any, directory: Any, step: Any = None,
 def read_step(chosen: dict, variables: dict) -> tuple[dict, str | None]:
     """A step's arrays for `variables` (by match key), read by Orbax onto
     each variable's placement while its checksums are checked; with a
-    damaged or unreadable step, ({}, its problem)."""
+    damaged or unreadable step, ({}, its problem). An error reading it
+    (a mismatch too) is raised only when its files are intact: a damaged
+    file explains it otherwise."""
     path = chosen["path"]
     marker = read_marker(path, chosen["step"])
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         checked = pool.submit(verify, path, marker) \
             if marker is not None else None
         try:
-            meta = saved_tree(path)
-        except (ValueError, RecursionError, OSError) as e:
-            return {}, (checked and checked.result()) or \
-                f"its metadata can't be read ({type(e).__name__})"
-        stored = flatten(meta)
-        saved = {match_key(k): m for k, m in stored.items()}
-        check_match(saved, variables)
-        targets = {k: target_sharding(v) for k, v in variables.items()}
-        check_capacity(saved, variables, targets)
-        wanted = {k: match_key(k) for k in stored
-                  if match_key(k) in variables}
-        try:
-            loaded = flatten(orbax().load_checkpointables(
-                path, {"pytree": abstract_tree(meta, wanted, targets)})[
-                    "pytree"])
-        except Exception:
+            loaded = load_arrays(path, variables)
+        except Exception as e:
             problem = checked.result() if checked is not None else None
+            if problem is None and isinstance(e, RecursionError):
+                problem = "its metadata is nested too deeply to be read"
             if problem is None:
                 raise
             return {}, problem
         problem = checked.result() if checked is not None else None
-    if problem is not None:
-        return {}, problem
-    return {wanted[k]: v for k, v in loaded.items() if k in wanted}, None
+    return ({}, problem) if problem is not None else (loaded, None)
+
+
+def load_arrays(path: str, variables: dict) -> dict:
+    """The arrays of the step at `path` for `variables`, checked against
+    them and read onto their placements, by match key."""
+    meta = saved_tree(path)
+    stored = flatten(meta)
+    saved = {match_key(k): m for k, m in stored.items()}
+    check_match(saved, variables)
+    targets = {k: target_sharding(v) for k, v in variables.items()}
+    check_capacity(saved, variables, targets)
+    wanted = {k: match_key(k) for k in stored if match_key(k) in variables}
+    loaded = flatten(orbax().load_checkpointables(
+        path, {"pytree": abstract_tree(meta, wanted, targets)})["pytree"])
+    return {wanted[k]: v for k, v in loaded.items() if k in wanted}
 
 
 # Inspect -------------------------------------------------------------------
