@@ -7,7 +7,6 @@ import pytest
 
 from checkpoint_models import build, data, values
 from kerasmesh.checkpoint import restore as cr
-from kerasmesh.checkpoint import store as ck
 from kerasmesh.checkpoint.callback import callback
 from kerasmesh.core.errors import KerasmeshError
 

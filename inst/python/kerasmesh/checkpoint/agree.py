@@ -38,25 +38,31 @@ def _client():
 
 
 def decide(key: str, failure: BaseException | None, record: dict,
-           commit: Callable[[list[dict]], None]) -> None:
+           commit: Callable[[list[dict]], None], run: tuple | None = None,
+           client=None) -> None:
     """Commit with every process's record (process 0), once every process
     reported success; raise in every process when one failed.
 
-    `failure`: this process's error writing or hashing, or None.
+    `failure`: this process's error writing or hashing, or None. `run`:
+    (this process's index, the number of processes), JAX's by default;
+    `client`: the key-value store, JAX's by default.
     """
-    import jax
+    if run is None:
+        import jax
 
-    if jax.process_count() == 1:
+        run = (jax.process_index(), jax.process_count())
+    me, processes = run
+    if processes == 1:
         if failure is not None:
             raise failure
         commit([record])
         return
-    client, me = _client(), jax.process_index()
+    client = client or _client()
     client.key_value_set(f"{key}/{me}", json.dumps({
         "ok": failure is None, "record": record,
         "error": None if failure is None else str(failure)}))
     if me == 0:
-        _commit_as_0(client, key, jax.process_count(), failure, commit)
+        _commit_as_0(client, key, processes, failure, commit)
         return
     verdict = client.blocking_key_value_get(f"{key}/verdict", WAIT_MS)
     if failure is not None:

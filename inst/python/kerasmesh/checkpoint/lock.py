@@ -20,6 +20,11 @@ import socket
 import stat
 import time
 
+try:
+    import fcntl
+except ImportError:  # no flock() (Windows): one writer at a time
+    fcntl = None
+
 from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..distributed.initialize import process_index
@@ -72,9 +77,7 @@ def acquire(directory: str, deadline: float) -> HeldLock:
     """Open and `flock()` the lock file, polling until `deadline`."""
     path = os.path.join(directory, LOCK_FILE)
     fd = open_lock(path)
-    try:
-        import fcntl
-    except ImportError:  # no flock() (Windows): one writer at a time
+    if fcntl is None:
         return HeldLock(fd)
     wait, started = _FIRST_WAIT, time.monotonic()
     while True:
