@@ -222,4 +222,3 @@ restore_checkpoint <- function(model, dir, step = NULL, weights_only = FALSE,
                       directory = path.expand(dir), step = step,
                       weights_only = weights_only, timeout = timeout))
 }
-

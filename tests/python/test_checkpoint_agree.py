@@ -28,15 +28,16 @@ class Store:
             return self.values[key]
 
 
-def run_two(failures):
+def run_two(failures, commit=None):
     """Process 0 and 1 deciding at once; what each raised, and the records
-    process 0 committed."""
+    process 0 committed (with `commit`, what that raises instead)."""
     store, committed, raised = Store(), [], [None, None]
 
     def process(me):
         try:
             agree.decide("k", failures[me], {f"file{me}": {"size": me}},
-                         committed.append, run=(me, 2), client=store)
+                         commit or committed.append, run=(me, 2),
+                         client=store)
         except BaseException as e:  # noqa: BLE001 - the test reads it
             raised[me] = e
 
@@ -68,22 +69,10 @@ def test_one_process_failing_commits_nothing_and_every_process_raises(who):
 
 
 def test_a_commit_that_fails_in_process_0_is_raised_in_both():
-    store, raised = Store(), [None, None]
-
     def refuse(records):
         raise OSError(5, "Input/output error")
 
-    def process(me):
-        try:
-            agree.decide("k", None, {}, refuse, run=(me, 2), client=store)
-        except BaseException as e:  # noqa: BLE001 - the test reads it
-            raised[me] = e
-
-    threads = [threading.Thread(target=process, args=(p,)) for p in (0, 1)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    raised, _ = run_two([None, None], commit=refuse)
     assert isinstance(raised[0], OSError)
     assert "Input/output error" in str(raised[1])
 

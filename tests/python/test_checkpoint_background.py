@@ -4,7 +4,6 @@ goes on, and an error is raised where the save is next waited for."""
 import errno
 import os
 
-import numpy as np
 import pytest
 
 import checkpoint_workers as workers
@@ -14,16 +13,7 @@ from kerasmesh.checkpoint import restore as cr
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.checkpoint.callback import callback
 from kerasmesh.core.errors import KerasmeshError
-
-
-def restored(directory, step=None):
-    fresh = build(seed=42)
-    cr.restore(fresh, directory, step=step)
-    return values(fresh)
-
-
-def same(a, b):
-    return all(np.array_equal(a[k], b[k]) for k in a)
+from test_checkpoint_commit import same, saved_values
 
 
 def test_a_background_save_keeps_the_values_of_its_moment(
@@ -40,7 +30,7 @@ def test_a_background_save_keeps_the_values_of_its_moment(
     done = ck.wait()
     assert done["pending"] is False and cb.pending() == []
     assert ck.wait() is None  # nothing pending: returns at once
-    assert same(at_save, restored(str(tmp_path)))
+    assert same(at_save, saved_values(str(tmp_path)))
     assert not same(at_save, values(model))
 
 
@@ -73,7 +63,7 @@ def test_a_failed_background_save_is_raised_by_wait_and_keeps_the_old(
     assert why in str(info.value)
     assert ck.wait() is None  # raised once, then no longer pending
     assert sorted(os.listdir(d)) == [".kerasmesh.lock", "3"]
-    assert same(values(model), restored(d))
+    assert same(values(model), saved_values(d))
 
 
 def test_a_failed_background_save_is_raised_by_the_next_save(
