@@ -138,6 +138,53 @@ test_that("a background save killed at any point leaves a complete step", {
                    c(".kerasmesh.lock", "3", "4"))
 })
 
+test_that("R finishes a pending background save when it exits", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  save_and_quit <- function() {
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
+    ), name = "small")
+    save_checkpoint(model, dir, step = 7, background = TRUE)$pending
+  }
+  environment(save_and_quit) <- list2env(list(dir = dir),
+                                         parent = globalenv())
+  expect_true(in_fresh_r(save_and_quit, timeout = 120))
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$step, 7L)
+  expect_true(info$steps$complete)
+})
+
+test_that("Ctrl-C stops a save waiting for the directory's lock", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  skip_if_not_installed("callr")
+  dir <- withr::local_tempdir("checkpoint")
+  holder <- hold_lock(dir)
+  withr::defer(holder$kill())
+  waiter <- callr::r_bg(function(dir) {
+    library(kerasmesh)
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L)
+    ))
+    cat("waiting\n")
+    tryCatch(save_checkpoint(model, dir, timeout = 600),
+             interrupt = function(e) "interrupted")
+  }, args = list(dir = dir), stdout = "|")
+  withr::defer(waiter$kill())
+  for (i in 1:600) {
+    waiter$poll_io(100)
+    if (any(grepl("waiting", waiter$read_output_lines()))) break
+  }
+  Sys.sleep(2)
+  waiter$interrupt()
+  waiter$wait(30000)
+  expect_false(waiter$is_alive())
+  expect_identical(waiter$get_result(), "interrupted")
+})
+
 test_that("a lock held by another writer ends in a classed error naming it", {
   skip_if_no_keras()
   skip_on_os("windows")
