@@ -2,6 +2,7 @@
 same model in the same run (bench/run.R runs each in fresh processes).
 
     python checkpoint.py stall kerasmesh|keras   stall per save in fit()
+                                                 (40 steps of batch 16)
     python checkpoint.py saveload                save and restore times
     python checkpoint.py multi                   2 processes x 4 devices
 
@@ -23,7 +24,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "inst", "python"))
 
-STEPS, EVERY, BATCH = 20, 5, 64
+STEPS, EVERY, BATCH = 40, 5, 16
 WIDTH, HIDDEN = 4096, 10240
 
 
@@ -60,15 +61,31 @@ def fit(model, x, y, callbacks):
     return time.perf_counter() - start
 
 
+def step_times(keras):
+    """A callback recording when each training step (with the callbacks
+    before it) ends."""
+    class Times(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.ends = []
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.ends.append(time.perf_counter())
+
+    return Times()
+
+
 def stall(who):
     """Seconds per save that training stops for, with a save every EVERY
-    steps: fit() with the callback minus fit() without, over the saves."""
+    steps: the mean time of a step that saved (its save included, as the
+    step-time callback comes after the checkpoint callback) less the
+    median time of the steps that did not."""
     devices(8)
     import keras
+    import numpy as np
 
     model, x, y = model_and_data()
     fit(model, x[:2 * BATCH], y[:2 * BATCH], [])  # compile
-    plain = min(fit(model, x, y, []) for _ in range(2))
     d = tempfile.mkdtemp()
     try:
         if who == "kerasmesh":
@@ -79,12 +96,18 @@ def stall(who):
             cb = keras.callbacks.OrbaxCheckpoint(
                 d, save_freq=EVERY, max_to_keep=1, save_on_background=True)
         fit(model, x[:EVERY * BATCH], y[:EVERY * BATCH], [cb])  # warm up
-        saving = fit(model, x, y, [cb])
+        times = step_times(keras)
+        start = int(model.optimizer.iterations.numpy())
+        took_fit = fit(model, x, y, [cb, times])
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    print(f"stall_seconds {max(saving - plain, 0) / (STEPS // EVERY)}")
-    print(f"fit_seconds {saving}")
-    print(f"plain_seconds {plain}")
+    took = np.diff(times.ends)  # took[i]: step start + i + 2
+    steps = start + 2 + np.arange(len(took))
+    saved = took[steps % EVERY == 0]
+    other = took[steps % EVERY != 0]
+    print(f"stall_seconds {max(saved.mean() - np.median(other), 0)}")
+    print(f"step_seconds {np.median(other)}")
+    print(f"fit_seconds {took_fit}")
 
 
 def state_tree(model):

@@ -230,15 +230,20 @@ if (wanted("checkpoint")) {
   field <- function(runs, name) vapply(runs, function(v) v[[name]], 1)
   ours <- theirs <- list()
   for (i in seq_len(reps)) {
-    ours[[i]] <- run(python, c("checkpoint.py", "stall", "kerasmesh"))$values
-    theirs[[i]] <- run(python, c("checkpoint.py", "stall", "keras"))$values
+    ours[[i]] <- run(python, c("checkpoint.py", "stall", "kerasmesh"),
+                     timeout = 1800)$values
+    theirs[[i]] <- run(python, c("checkpoint.py", "stall", "keras"),
+                       timeout = 1800)$values
   }
   add_row("checkpoint_stall", "stall per save", "s", "lower",
           field(ours, "stall_seconds"), field(theirs, "stall_seconds"),
-          paste("1.0 GB of state, 2x4 mesh, a save every 5 of 20 steps;",
+          paste("1.0 GB of state, 2x4 mesh, a save every 5 of 40 steps;",
                 "baseline: Keras OrbaxCheckpoint(save_on_background=TRUE)"))
+  add_row("checkpoint_fit", "fit() with saves", "s", "lower",
+          field(ours, "fit_seconds"), field(theirs, "fit_seconds"),
+          "the same 40 steps, 8 saves, whole fit() time")
   io <- lapply(seq_len(reps), function(i) {
-    run(python, c("checkpoint.py", "saveload"))$values
+    run(python, c("checkpoint.py", "saveload"), timeout = 1800)$values
   })
   add_row("checkpoint_save", "save 1.0 GB", "s", "lower",
           field(io, "kerasmesh_save"), field(io, "orbax_save"),
