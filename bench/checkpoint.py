@@ -117,6 +117,22 @@ def state_tree(model):
     return nest({k: v.value for k, v in keyed_variables(model).items()})
 
 
+def read_orbax(ocp, path, shardings, tries=3):
+    """Orbax's own read, as its users write it: the saved tree's metadata,
+    given the placements to read onto. Orbax's metadata read fails now
+    and then on a loaded machine ("incompatible handler"): tried again."""
+    from kerasmesh.checkpoint.variables import abstract_tree
+
+    for attempt in range(tries):
+        try:
+            meta = ocp.metadata(path, checkpointable_name="pytree").metadata
+            return ocp.load_checkpointables(path, {"pytree": abstract_tree(
+                meta, {k: k for k in shardings}, shardings)})
+        except Exception:  # noqa: BLE001 - raised on the last try
+            if attempt == tries - 1:
+                raise
+
+
 def saveload():
     """A foreground save and a restore of the same state: kerasmesh's
     save_checkpoint() and restore_checkpoint() beside Orbax's own
@@ -126,7 +142,7 @@ def saveload():
     from orbax.checkpoint import v1 as ocp
     from kerasmesh.checkpoint import restore as cr, store as ck
 
-    from kerasmesh.checkpoint.variables import abstract_tree, flatten
+    from kerasmesh.checkpoint.variables import flatten
 
     model, _, _ = model_and_data()
     tree = state_tree(model)
@@ -145,11 +161,7 @@ def saveload():
             # Orbax's own read, as its users write it: the saved tree's
             # metadata, given the placements to read onto.
             path = os.path.join(root, f"o{i}")
-            meta = ocp.metadata(path, checkpointable_name="pytree").metadata
-            abstract = abstract_tree(meta, {k: k for k in shardings},
-                                     shardings)
-            jax.block_until_ready(ocp.load_checkpointables(
-                path, {"pytree": abstract}))
+            jax.block_until_ready(read_orbax(ocp, path, shardings))
             orbax_load = time.perf_counter() - t
             t = time.perf_counter()
             cr.restore(model, os.path.join(root, f"k{i}"))
