@@ -45,7 +45,8 @@ numpy_array <- function(x, dtype = "float32") {
   check_string(dtype)
   check_no_na(x)
   dims <- dim(x) %||% length(x)
-  shim_object("arrays.as_array", as.vector(x), as.list(dims), dtype)
+  shim_object("arrays.as_array", values = as.vector(x),
+              shape = as.list(dims), dtype = dtype)
 }
 
 #' @rdname numpy_array
@@ -53,7 +54,7 @@ numpy_array <- function(x, dtype = "float32") {
 #' @export
 variable_values <- function(model) {
   check_python_object(model, "a Keras model", kind = kinds$model)
-  values <- shim_call("arrays.variable_values", model)
+  values <- shim_call("arrays.variable_values", model = model)
   out <- Map(function(shape, v) {
     shape <- as.integer(unlist(shape))
     v <- as.numeric(unlist(v))

@@ -12,6 +12,11 @@
 # setTimeLimit() until then, and an error it raises at or after the
 # deadline (R's time limit, or the shim's stopping Python code the builder
 # called) becomes a `kerasmesh_error_timeout`.
+#
+# An interrupt (Ctrl-C) in the builder, also while it waits in Python,
+# stays an R interrupt: reticulate would hand it back to the shim as a
+# Python RuntimeError ("Unknown exception occurred"), which the shim
+# unwinds through its scopes; then the interrupt is signalled again here.
 with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
                             arg = rlang::caller_arg(model),
                             call = rlang::caller_env()) {
@@ -20,6 +25,7 @@ with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
     return(f(model))
   }
   failed <- NULL
+  interrupted <- FALSE
   # `...`: a builder of one argument (search_layout()'s number of blocks).
   builder <- function(...) {
     if (!is.null(deadline)) {
@@ -27,7 +33,9 @@ with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
                    transient = TRUE)
       on.exit(setTimeLimit(elapsed = Inf), add = TRUE)
     }
-    withCallingHandlers(model(...), error = function(e) {
+    built <- withCallingHandlers(model(...), interrupt = function(i) {
+      interrupted <<- TRUE
+    }, error = function(e) {
       # No time limit while the error is handled (R's own is cleared when
       # it fires; the shim's stopping Python leaves R's set).
       setTimeLimit(elapsed = Inf)
@@ -38,10 +46,15 @@ with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
         e
       }
     })
+    interrupted <<- FALSE # an interrupt the builder handled itself
+    built
   }
   withCallingHandlers(
     f(builder),
-    error = function(e) if (!is.null(failed)) stop(failed)
+    error = function(e) {
+      if (interrupted) rlang::interrupt()
+      if (!is.null(failed)) stop(failed)
+    }
   )
 }
 

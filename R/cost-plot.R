@@ -5,12 +5,13 @@
 #' stacked by part (weights, optimizer state, batch, gradients and
 #' activations, other outputs), and, below, the bytes each device sends per
 #' step over each mesh axis. A device memory, when given, is drawn as a
-#' dashed line and the subtitle says which layouts fit. Drawn with
+#' dashed line and the subtitle says which layouts fit: those whose step
+#' needs at most `memory` per device by XLA's total. Drawn with
 #' \pkg{grid}, in native units, so the picture scales with the device.
 #'
 #' @param x A [layout_cost()] or a [compare_layouts()] result.
 #' @param ... Not used.
-#' @param device_memory Device memory to draw as a line: bytes, or a string
+#' @param memory Device memory to draw as a line: bytes, or a string
 #'   such as `"80GB"`; `NULL` for none (for a comparison, the one it was
 #'   made with).
 #' @param main A title; `NULL` for one naming the model.
@@ -29,13 +30,14 @@
 #' }
 #' cost <- layout_cost(build, model_parallel(lm), batch_size = 16,
 #'                     optimizer = "adam", loss = "mse")
-#' plot(cost, device_memory = "20kB")
-plot.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL,
-                                       main = NULL) {
-  limit <- parse_limit(device_memory)
+#' plot(cost, memory = "20kB")
+plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
+                                       device_memory = deprecated()) {
+  memory <- renamed_arg("memory", "device_memory")
+  memory <- check_bytes(memory)
   label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
                                     collapse = " x "))
-  cmp <- new_layout_comparison(stats::setNames(list(x), label), limit)
+  cmp <- new_layout_comparison(stats::setNames(list(x), label), memory)
   draw_layout_costs(cmp, main %||% sprintf(
     "One training step: model \"%s\", batch %d", x$plan$model, x$batch_size
   ))
@@ -44,11 +46,12 @@ plot.kerasmesh_layout_cost <- function(x, ..., device_memory = NULL,
 
 #' @rdname plot.kerasmesh_layout_cost
 #' @export
-plot.kerasmesh_layout_comparison <- function(x, ..., device_memory = NULL,
-                                             main = NULL) {
-  if (!is.null(device_memory)) {
-    attr(x, "device_memory") <- parse_limit(device_memory)
-    x$fits <- x$total <= attr(x, "device_memory")
+plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
+                                             main = NULL,
+                                             device_memory = deprecated()) {
+  memory <- renamed_arg("memory", "device_memory")
+  if (!is.null(memory)) {
+    x <- with_memory(x, check_bytes(memory))
   }
   draw_layout_costs(x, main %||% sprintf(
     "Layouts compared: model \"%s\", batch %d", attr(x, "model"),
@@ -62,8 +65,8 @@ cost_parts <- c(weights = "weights", optimizer = "optimizer state",
                 outputs = "other outputs")
 
 draw_layout_costs <- function(x, main) {
-  limit <- attr(x, "device_memory")
-  plot_page(main, cost_subtitle(x, limit))
+  memory <- attr(x, "memory")
+  plot_page(main, cost_subtitle(x, memory))
   rows <- traffic_rows(x)
   n_mem <- nrow(x)
   n_traffic <- max(nrow(rows), 1)
@@ -78,7 +81,7 @@ draw_layout_costs <- function(x, main) {
   name_w <- max(text_size(c(x$layout, labels, "label"), 8)[, "w"]) + 0.2
   fills <- group_fills(length(cost_parts))
   grid::pushViewport(grid::viewport(layout.pos.row = 1))
-  draw_memory_panel(x, limit, name_w, fills)
+  draw_memory_panel(x, memory, name_w, fills)
   grid::popViewport()
   draw_cost_legend(fills)
   grid::pushViewport(grid::viewport(layout.pos.row = 2))
@@ -87,13 +90,13 @@ draw_layout_costs <- function(x, main) {
   grid::popViewport(0)
 }
 
-cost_subtitle <- function(x, limit) {
+cost_subtitle <- function(x, memory) {
   subtitle <- paste("Memory per device, and bytes each device sends per",
                     "step by mesh axis")
-  if (!is.null(limit)) {
-    fits <- x$layout[x$total <= limit]
+  if (!is.null(memory)) {
+    fits <- x$layout[fits_memory(x$need, memory)]
     subtitle <- c(subtitle, sprintf(
-      "Device memory %s: %s", attr(limit, "label"),
+      "Device memory %s: %s", attr(memory, "label"),
       if (length(fits) == 0) "no layout fits" else
         paste("fits:", paste(gsub("\n", " ", fits), collapse = ", "))
     ))
@@ -114,10 +117,10 @@ traffic_rows <- function(x) {
 }
 
 # Memory: one stacked bar per layout, and the device memory as a line.
-draw_memory_panel <- function(x, limit, name_w, fills) {
+draw_memory_panel <- function(x, memory, name_w, fills) {
   n_mem <- nrow(x)
   values <- as.matrix(x[, names(cost_parts), drop = FALSE])
-  xmax <- max(c(x$total, limit), 1) * 1.12
+  xmax <- max(c(x$total, memory), 1) * 1.12
   cost_panel(name_w, xmax, n_mem, "Memory per device", function() {
     for (i in seq_len(n_mem)) {
       ends <- cumsum(values[i, ])
@@ -128,17 +131,17 @@ draw_memory_panel <- function(x, limit, name_w, fills) {
                       grid::unit(0.7, "native"), just = c("left", "centre"),
                       gp = grid::gpar(fill = fills, col = "grey15",
                                       lwd = 0.6))
-      grid::grid.text(format_bytes(x$total[i]),
+      grid::grid.text(bytes_text(x$total[i]),
                       grid::unit(x$total[i], "native") +
                         grid::unit(0.3, "lines"),
                       grid::unit(y, "native"), just = "left",
                       gp = grid::gpar(fontsize = 8, fontface = "bold"))
     }
-    if (!is.null(limit)) {
-      grid::grid.segments(grid::unit(limit, "native"), grid::unit(0, "npc"),
-                          grid::unit(limit, "native"), grid::unit(1, "npc"),
+    if (!is.null(memory)) {
+      grid::grid.segments(grid::unit(memory, "native"), grid::unit(0, "npc"),
+                          grid::unit(memory, "native"), grid::unit(1, "npc"),
                           gp = grid::gpar(lty = "dashed", lwd = 1.4))
-      grid::grid.text(attr(limit, "label"), grid::unit(limit, "native"),
+      grid::grid.text(attr(memory, "label"), grid::unit(memory, "native"),
                       grid::unit(1, "npc") + grid::unit(0.15, "lines"),
                       just = c("centre", "bottom"),
                       gp = grid::gpar(fontsize = 7, fontface = "bold"))
@@ -166,7 +169,7 @@ draw_traffic_panel <- function(rows, labels, name_w, n_traffic) {
                                  fill = grDevices::hcl(230, 30, 70),
                                  col = "grey15", lwd = 0.6
                                ))
-               grid::grid.text(format_bytes(rows$bytes),
+               grid::grid.text(bytes_text(rows$bytes),
                                grid::unit(rows$bytes, "native") +
                                  grid::unit(0.3, "lines"),
                                grid::unit(y, "native"), just = "left",
@@ -194,7 +197,7 @@ cost_panel <- function(name_w, xmax, n, title, draw, labels, axis = TRUE) {
     grid::grid.segments(grid::unit(ticks, "native"), grid::unit(0, "npc"),
                         grid::unit(ticks, "native"), grid::unit(1, "npc"),
                         gp = grid::gpar(col = "grey88"))
-    grid::grid.text(format_bytes(ticks), grid::unit(ticks, "native"),
+    grid::grid.text(bytes_text(ticks), grid::unit(ticks, "native"),
                     grid::unit(-0.8, "lines"),
                     gp = grid::gpar(fontsize = 7, col = "grey30"))
   }

@@ -54,7 +54,7 @@ summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
   if (is.null(by)) {
     return(NextMethod())
   }
-  by <- check_choice(by, c("variable", "layer"))
+  by <- check_choice(by, c("variable", "layer"), all_means_first = FALSE)
   att <- object$attribution %||% new_cost_attribution(NULL)
   total <- sum(object$collectives$bytes)
   rows <- if (by == "variable") att$variables else att$layers
@@ -65,7 +65,10 @@ summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
 }
 
 #' @export
-format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
+format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
+                                          max_rows = deprecated()) {
+  n <- renamed_arg("n", "max_rows")
+  n <- check_whole(n, min = 0)
   total <- attr(x, "total")
   attributed <- attr(x, "attributed")
   by <- attr(x, "by")
@@ -74,8 +77,8 @@ format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
   if (total == 0) {
     return(c(head, "No collectives."))
   }
-  shown <- utils::head(as.data.frame(x), max_rows)
-  table <- data.frame(shown[[by]], format_bytes(shown$bytes),
+  shown <- utils::head(as.data.frame(x), n)
+  table <- data.frame(shown[[by]], bytes_text(shown$bytes),
                       sprintf("%.1f%%", 100 * shown$share),
                       stringsAsFactors = FALSE)
   names(table) <- c(by, "bytes", "share")
@@ -83,18 +86,18 @@ format.kerasmesh_cost_traffic <- function(x, ..., max_rows = 20) {
     table <- table[, c("variable", "bytes", "share")]
   }
   part <- function(bytes, what) {
-    sprintf("%s (%.1f%%) %s", format_bytes(bytes), 100 * bytes / total, what)
+    sprintf("%s (%.1f%%) %s", bytes_text(bytes), 100 * bytes / total, what)
   }
   to_layers <- attr(x, "to_layers")
   c(head,
-    sprintf("Of %s: %s,", format_bytes(total), part(attributed,
+    sprintf("Of %s: %s,", bytes_text(total), part(attributed,
                                                     paste("to a", by))),
     paste0("  ", if (by == "variable") {
       paste0(part(to_layers - attributed, "to a layer only"), ", ")
     }, part(total - max(attributed, to_layers), "unattributed")),
     if (nrow(table)) format_table(table, right = c("bytes", "share")),
-    if (nrow(x) > max_rows) {
-      sprintf("  ... %s not shown", count_text(nrow(x) - max_rows, by))
+    if (nrow(x) > n) {
+      sprintf("  ... %s not shown", count_text(nrow(x) - n, by))
     })
 }
 

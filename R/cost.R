@@ -64,7 +64,11 @@
 #'   unknown size, their shape without the batch dimension, such as
 #'   `list(token_ids = 128, padding_mask = 128)`.
 #' @param ... Must be empty.
-#' @param timeout Seconds the whole call may take (see below).
+#' @param timeout Seconds the whole call may take (see below). The
+#'   default, 300, is sized for one compile of a large model: a
+#'   Llama-3-8B-shaped step at full depth compiles in under a minute on a
+#'   laptop, so 300 leaves room for a slow machine without letting a stuck
+#'   call run on.
 #' @return A `kerasmesh_layout_cost` object, a list with
 #'   * `memory`: bytes per device, named `weights`, `optimizer`, `inputs`
 #'     (the device's part of the batch and targets), `activations`
@@ -74,12 +78,14 @@
 #'   * `xla`: XLA's own figures per device, `argument`, `output`, `alias`
 #'     (outputs that reuse argument buffers), `temp`, `generated_code` and
 #'     `total` (argument + output - alias + temp);
-#'   * `collectives`: a data frame, one row per kind and set of mesh axes,
-#'     with `kind`, `axes` (joined with `"+"`), `count` and `bytes` per
-#'     device per step (the size of each collective's result, and for a
-#'     reduce-scatter, of the array it reduces);
+#'   * `collectives`: a data frame, one row per collective and set of mesh
+#'     axes, with `collective` (such as `"all-reduce"`), `axes` (joined
+#'     with `"+"`), `count` and `bytes` per device per step (the size of
+#'     each collective's result, and for a reduce-scatter, of the array it
+#'     reduces);
 #'   * `traffic`: bytes per device per step by mesh axis;
-#'   * `ops`: every collective: `kind`, `axes`, `shapes`, `bytes`, `groups`;
+#'   * `ops`: every collective: `collective`, `axes`, `shapes`, `bytes`,
+#'     `groups`;
 #'   * `attribution`: traffic per variable ([summary.kerasmesh_layout_cost()]);
 #'   * `plan`: the planner's totals (see [layout_plan()]); `mesh`;
 #'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;
@@ -105,7 +111,7 @@
 #' cost <- layout_cost(build, model_parallel(lm), batch_size = 16,
 #'                     optimizer = "adam", loss = "mse")
 #' cost
-#' print(cost, device_memory = "16GB")
+#' print(cost, memory = "16GB")
 #' plot(cost)
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, ...,
@@ -123,14 +129,17 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         started = elapsed_seconds(),
                         call = rlang::caller_env()) {
   check_plan_model(model, arg = "model", call = call)
-  distribution <- cost_distribution_arg(distribution, call = call)
+  distribution <- check_distribution(distribution, allow_null = FALSE,
+                                     call = call)
   batch_size <- check_whole(batch_size, call = call)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   cost_of <- function(model) {
     shim_call(
-      "cost.layout_cost", model, distribution, batch_size, step$optimizer,
-      step$loss, step$input_shapes, timeout, elapsed_seconds() - started,
+      "cost.layout_cost", model = model, distribution = distribution,
+      batch_size = batch_size, optimizer = step$optimizer, loss = step$loss,
+      input_shapes = step$input_shapes, timeout = timeout,
+      spent = elapsed_seconds() - started,
       call = call
     )
   }
@@ -139,144 +148,19 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                                   call = call))
 }
 
-#' Compare layouts by what one training step costs
-#'
-#' Runs [layout_cost()] for each distribution and puts the results side by
-#' side: memory per device and the bytes each device sends over each mesh
-#' axis per step, and whether each fits a device's memory.
-#'
-#' @inheritParams layout_cost
-#' @param layouts A named list of distributions ([data_parallel()],
-#'   [model_parallel()]).
-#' @param ... Passed to [layout_cost()]: `optimizer`, `loss`,
-#'   `input_shapes`, `timeout`. `timeout` is for the whole comparison,
-#'   from the call. An error costing one layout names the layout (by name
-#'   and position) and keeps the class of the error it wraps, which is its
-#'   `parent`; a layout that is not a distribution is an error before any
-#'   layout is costed.
-#' @param device_memory The memory of one device: bytes, or a string such
-#'   as `"80GB"` or `"16 GiB"`; `NULL` to leave out the `fits` column.
-#' @return A `kerasmesh_layout_comparison`: a data frame with one row per
-#'   layout and columns `layout`, `mesh`, `weights`, `optimizer`, `inputs`,
-#'   `activations`, `outputs`, `total` (bytes per device), `traffic` (bytes
-#'   per device per step, all collectives), `collectives` (their count),
-#'   `compile_seconds` and, with `device_memory`, `fits`. Attribute
-#'   `traffic` holds the traffic per layout, mesh axis and kind, and
-#'   `costs` the [layout_cost()] results.
-#' @export
-#' @examplesIf keras_available()
-#' simulate_devices(8)
-#' mesh <- device_mesh(c(data = 2, model = 4))
-#' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"),
-#'                  ".*dense.*bias" = "model")
-#' library(reticulate, include.only = "import")
-#' keras <- import("keras")
-#' build <- function() {
-#'   keras$Sequential(list(
-#'     keras$Input(shape = list(32L)),
-#'     keras$layers$Dense(64L, activation = "relu"),
-#'     keras$layers$Dense(16L)
-#'   ))
-#' }
-#' layouts <- list(data_parallel = data_parallel(),
-#'                 model_parallel = model_parallel(lm))
-#' cmp <- compare_layouts(build, layouts, batch_size = 16,
-#'                        optimizer = "adam", loss = "mse",
-#'                        device_memory = "1MB")
-#' cmp
-#' plot(cmp)
-compare_layouts <- function(model, layouts, batch_size, ...,
-                            device_memory = NULL) {
-  call <- rlang::current_env()
-  if (!is.list(layouts) || inherits(layouts, "kerasmesh_object") ||
-      length(layouts) == 0 || is.null(names(layouts)) ||
-      anyNA(names(layouts)) || any(!nzchar(names(layouts))) ||
-      anyDuplicated(names(layouts))) {
-    stop_input_type(
-      layouts, "a list of distributions with unique names",
-      show_value = FALSE,
-      way_out = "For example {.code list(dp = data_parallel(),
-             mp = model_parallel(lm))}.",
-      call = call
-    )
-  }
-  check_plan_model(model, arg = "model", call = call)
-  limit <- parse_limit(device_memory)
-  batch_size <- check_whole(batch_size)
-  started <- elapsed_seconds()
-  for (name in names(layouts)) {
-    layouts[[name]] <- cost_distribution_arg(
-      layouts[[name]], arg = paste0("layouts$", name), call = call
-    )
-  }
-  costs <- cost_layouts(model, layouts, batch_size, started, call, ...)
-  new_layout_comparison(costs, limit)
-}
-
-# Every layout of compare_layouts() in one shim call: the model is built
-# once and the compiles run in one Python loop (the loop search_layout()'s
-# shim reuses). An error costing one layout names it (its kerasmesh classes
-# kept, with the original as the parent).
-cost_layouts <- function(model, layouts, batch_size, started, call,
-                         optimizer = NULL, loss = NULL, input_shapes = NULL,
-                         timeout = 300, ...) {
-  check_dots_none(call = call)
-  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
-  timeout <- step$timeout
-  results <- with_plan_model(model, function(m) {
-    shim_call("compare.layout_costs", m, unname(layouts), batch_size,
-              step$optimizer, step$loss, step$input_shapes, timeout,
-              elapsed_seconds() - started, call = call)
-  }, deadline = started + timeout, timeout = timeout, arg = "model",
-  call = call)
-  costs <- Map(function(result, name, i) {
-    withCallingHandlers(
-      signal_from_python(result, call),
-      kerasmesh_error = function(e) {
-        classes <- grep("^kerasmesh_error_", class(e), value = TRUE)
-        kerasmesh_abort(
-          "Can't cost layout {.val {name}} ({i} of {length(layouts)}).",
-          kind = sub("^kerasmesh_error_", "", classes), parent = e,
-          layout = name, call = call
-        )
-      }
-    )
-    new_layout_cost(result$value)
-  }, results, names(layouts)[seq_along(results)], seq_along(results))
-  stats::setNames(costs, names(layouts))
-}
-
 # The step's arguments of layout_cost(), compare_layouts(), search_layout(),
 # checked; then Python starts (on the first call), inside the caller's time.
 cost_step_args <- function(optimizer, loss, input_shapes, timeout, call) {
   step <- list(
-    optimizer = plan_optimizer_arg(optimizer, call = call),
-    loss = cost_loss_arg(loss, call = call),
-    input_shapes = cost_input_shapes_arg(input_shapes, call = call),
+    optimizer = check_optimizer(optimizer, call = call),
+    loss = check_loss(loss, call = call),
+    input_shapes = check_input_shapes(input_shapes, call = call),
     timeout = check_number(timeout, "a positive number of seconds",
                            min = 0, exclusive_min = TRUE, call = call)
   )
   wait_for_compiles_at_exit()
   shim(call)
   step
-}
-
-# Seconds since some fixed point, for deadlines.
-elapsed_seconds <- function() {
-  proc.time()[["elapsed"]]
-}
-
-# `...` of `env` must be empty: rlang's error, which names what was
-# passed, with kerasmesh's classes added.
-check_dots_none <- function(env = rlang::caller_env(),
-                            call = rlang::caller_env()) {
-  tryCatch(
-    rlang::check_dots_empty(env = env, call = call),
-    rlib_error_dots_nonempty = function(e) {
-      class(e) <- c(error_classes(kinds$argument), class(e))
-      stop(e)
-    }
-  )
 }
 
 # A compile left running by a timeout must end before the process exits:
@@ -295,19 +179,7 @@ wait_for_compiles_at_exit <- function() {
 
 # -- arguments ----------------------------------------------------------------
 
-cost_distribution_arg <- function(x, arg = rlang::caller_arg(x),
-                                  call = rlang::caller_env()) {
-  if (is.null(x)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be a distribution.", x = "Received `NULL`.",
-        i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
-      kind = kinds$distribution, call = call
-    )
-  }
-  as_keras_distribution(x, arg = arg, call = call)
-}
-
-cost_loss_arg <- function(loss, call = rlang::caller_env()) {
+check_loss <- function(loss, call = rlang::caller_env()) {
   ok_one <- function(l) {
     inherits(l, "python.builtin.object") ||
       (is.character(l) && length(l) == 1 && !is.na(l) && nzchar(l))
@@ -328,7 +200,7 @@ cost_loss_arg <- function(loss, call = rlang::caller_env()) {
   )
 }
 
-cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
+check_input_shapes <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
   }
@@ -347,4 +219,66 @@ cost_input_shapes_arg <- function(x, call = rlang::caller_env()) {
     )
   }
   lapply(x, function(s) as.list(as.integer(s)))
+}
+
+# -- the cost object -------------------------------------------------------
+
+new_layout_cost <- function(desc) {
+  num <- function(x) vapply(x, function(v) as.numeric(v), 1)
+  ops <- desc$ops
+  collectives <- data.frame(
+    collective = as.character(unlist(desc$collectives$collective)),
+    axes = as.character(unlist(desc$collectives$axes)),
+    count = as.integer(unlist(desc$collectives$count)),
+    bytes = as.numeric(unlist(desc$collectives$bytes)),
+    stringsAsFactors = FALSE
+  )
+  ops_df <- data.frame(
+    collective = vapply(ops, function(o) o$collective, ""),
+    axes = vapply(ops, function(o) paste(unlist(o$axes), collapse = "+"), ""),
+    bytes = vapply(ops, function(o) as.numeric(o$bytes), 1),
+    stringsAsFactors = FALSE
+  )
+  ops_df$shapes <- lapply(ops, function(o) lapply(o$shapes, whole_numbers))
+  ops_df$groups <- lapply(ops, function(o) lapply(o$groups, as.integer))
+  summary <- desc$plan
+  summary$unmatched <- as.character(unlist(summary$unmatched))
+  summary$dtypes <- as.character(unlist(summary$dtypes))
+  structure(
+    list(
+      memory = num(desc$memory),
+      xla = num(desc$xla),
+      need = as.numeric(desc$need),
+      collectives = collectives,
+      traffic = traffic_by_axis(collectives),
+      ops = ops_df,
+      attribution = new_cost_attribution(desc$attribution),
+      plan = summary,
+      mesh = new_device_mesh(desc$mesh),
+      distribution = desc$distribution,
+      batch_size = as.integer(desc$batch_size),
+      batch_dim_name = desc$batch_dim_name,
+      loss = desc$loss,
+      inputs = data.frame(
+        name = as.character(unlist(desc$inputs$name)),
+        shape = I(lapply(desc$inputs$shape, whole_numbers)),
+        dtype = as.character(unlist(desc$inputs$dtype)),
+        stringsAsFactors = FALSE
+      ),
+      compile_seconds = desc$compile_seconds,
+      versions = desc$versions,
+      warnings = as.character(unlist(desc$warnings))
+    ),
+    class = "kerasmesh_layout_cost"
+  )
+}
+
+# Bytes per device per step by mesh axis ("" for none), largest first.
+traffic_by_axis <- function(collectives) {
+  if (nrow(collectives) == 0) {
+    return(stats::setNames(numeric(), character()))
+  }
+  by_axis <- tapply(collectives$bytes, collectives$axes, sum)
+  sort(stats::setNames(as.numeric(by_axis), names(by_axis)),
+       decreasing = TRUE)
 }

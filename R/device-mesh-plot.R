@@ -16,7 +16,7 @@
 #' @param ... Not used.
 #' @param main A title; `NULL` for `"Device mesh"`.
 #' @return `x`, invisibly.
-#' @seealso [sharding_picture()] for the blocks of one variable on the
+#' @seealso [sharding_picture()] for the shards of one variable on the
 #'   mesh, [plot.kerasmesh_layout_plan()] for memory per device.
 #' @export
 #' @examplesIf keras_available()

@@ -28,7 +28,7 @@
 #' device_mesh(c(2, NA), axis_names = c("data", "model"))
 device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
   force(axis_names)
-  shape <- as_shape_sizes(shape)
+  shape <- check_mesh_shape(shape)
   if (!is.null(axis_names)) {
     if (!is.character(axis_names)) {
       stop_input_type(axis_names, "a character vector", show_value = FALSE,
@@ -36,8 +36,9 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
     }
     axis_names <- na_to_null(axis_names)
   }
-  devices <- as_devices_arg(devices)
-  new_device_mesh(shim_call("mesh.device_mesh", shape, axis_names, devices))
+  devices <- check_devices(devices)
+  new_device_mesh(shim_call("mesh.device_mesh", shape = shape,
+                            axis_names = axis_names, devices = devices))
 }
 
 #' Read a device mesh
@@ -89,7 +90,8 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
   # One trip: the shim describes a Keras DeviceMesh and answers NULL for
   # any other Python object.
   if (inherits(x, "python.builtin.object")) {
-    desc <- shim_call("mesh.describe_mesh", x, strict = FALSE, call = call)
+    desc <- shim_call("mesh.describe_mesh", mesh = x, strict = FALSE,
+                      call = call)
     if (!is.null(desc)) {
       return(new_device_mesh(desc))
     }
@@ -144,7 +146,7 @@ mesh_header <- function(mesh) {
   paste("<kerasmesh_device_mesh>", mesh_summary(mesh))
 }
 
-as_shape_sizes <- function(shape, call = rlang::caller_env()) {
+check_mesh_shape <- function(shape, call = rlang::caller_env()) {
   if (inherits(shape, "keras_shape")) {
     shape <- lapply(unclass(shape), function(s) if (is.null(s)) NA else s)
     shape <- unlist(shape)
@@ -159,7 +161,7 @@ as_shape_sizes <- function(shape, call = rlang::caller_env()) {
   na_to_null(unname(shape))
 }
 
-as_devices_arg <- function(devices, call = rlang::caller_env()) {
+check_devices <- function(devices, call = rlang::caller_env()) {
   if (is.null(devices)) {
     return(NULL)
   }

@@ -14,7 +14,7 @@ list_devices <- function(device_type = NULL) {
   if (!is.null(device_type)) {
     check_string(device_type)
   }
-  as.character(shim_call("devices.list_devices", device_type))
+  as.character(shim_call("devices.list_devices", device_type = device_type))
 }
 
 #' Simulate CPU devices
@@ -67,6 +67,6 @@ set_process_env <- function(...) {
   values <- c(...)
   do.call(Sys.setenv, as.list(values))
   if (python_started()) {
-    shim_call("backend.set_environ", as.list(values))
+    shim_call("backend.set_environ", values = as.list(values))
   }
 }

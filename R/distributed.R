@@ -36,7 +36,8 @@
 #' @param timeout Seconds to wait for every process to connect. When one
 #'   does not, every process that did wait fails after about `timeout`
 #'   seconds (at least 6) with an error of class
-#'   `kerasmesh_error_distributed_timeout`.
+#'   `kerasmesh_error_distributed_timeout`. The default, 300, is JAX's own
+#'   time to connect: one connection, as long as a large compile.
 #' @param bind_address Where process 0's coordinator listens: a host
 #'   (`"127.0.0.1"`, `"10.0.0.1"`), on the port of `coordinator_address`,
 #'   or `"host:port"`. `NULL`: the environment variable
@@ -94,8 +95,9 @@
 #' `JAX_COORDINATOR_PORT` its port, as in JAX. An IPv6 address keeps its
 #' brackets, as in `"[::1]:1234"`. Incomplete launcher variables, two
 #' launchers' variables at once, a count or id beyond the bound above, a
-#' variable longer than 65,536 characters, or a process id that is not
-#' below the count are errors of class
+#' variable longer than 65,536 characters, a process id that is not below
+#' the count, or a `KERAS_DISTRIBUTION_*` count or id that contradicts the
+#' launcher's own are errors of class
 #' `kerasmesh_error_distributed_argument` that name the variables. A
 #' failure to reach the coordinator names the launcher and the address.
 #' The vignette has recipes for each.
@@ -133,8 +135,10 @@ distributed_initialize <- function(coordinator_address = NULL,
   timeout <- shim_number(check_number(timeout, "a single number",
                                       kind = kind))
   info <- shim_call(
-    "distributed.initialize", coordinator_address, num_processes,
-    process_id, timeout, as.list(distribution_env()), bind_address, verbose
+    "distributed.initialize", coordinator_address = coordinator_address,
+    num_processes = num_processes, process_id = process_id,
+    timeout = timeout, environ = as.list(distribution_env()),
+    bind_address = bind_address, verbose = verbose
   )
   invisible(info)
 }

@@ -48,9 +48,10 @@ data_parallel <- function(mesh = NULL, devices = NULL,
     }
     mesh <- .subset2(mesh, "py")
   }
-  devices <- as_devices_arg(devices)
+  devices <- check_devices(devices)
   new_distribution(shim_call(
-    "distribution.data_parallel", mesh, devices, auto_shard_dataset
+    "distribution.data_parallel", mesh = mesh, devices = devices,
+    auto_shard_dataset = auto_shard_dataset
   ))
 }
 
@@ -64,8 +65,9 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
   }
   check_flag(auto_shard_dataset)
   new_distribution(shim_call(
-    "distribution.model_parallel", .subset2(layout_map, "py"), batch_dim_name,
-    auto_shard_dataset
+    "distribution.model_parallel", layout_map = .subset2(layout_map, "py"),
+    batch_dim_name = batch_dim_name,
+    auto_shard_dataset = auto_shard_dataset
   ))
 }
 
@@ -159,8 +161,7 @@ local_distribution <- function(x, .local_envir = parent.frame()) {
 
 #' @export
 format.kerasmesh_distribution <- function(x, ...) {
-  kind <- .subset2(x, "kind")
-  title <- switch(kind,
+  title <- switch(.subset2(x, "type"),
     data_parallel = "data parallel",
     model_parallel = "model parallel",
     .subset2(x, "class")
@@ -193,7 +194,7 @@ new_distribution <- function(desc) {
   structure(
     list(
       py = desc$distribution,
-      kind = desc$kind,
+      type = desc$type,
       class = desc$class,
       mesh = new_device_mesh(desc$mesh),
       batch_dim_name = desc$batch_dim_name,
@@ -202,7 +203,7 @@ new_distribution <- function(desc) {
         new_layout_map(desc$layout_map)
       }
     ),
-    class = c(paste0("kerasmesh_", desc$kind), "kerasmesh_distribution",
+    class = c(paste0("kerasmesh_", desc$type), "kerasmesh_distribution",
               "kerasmesh_object")
   )
 }
@@ -214,9 +215,9 @@ new_distribution <- function(desc) {
 # the shim refuses a Python object that is not a distribution.
 swap_distribution <- function(x, arg = rlang::caller_arg(x),
                               call = rlang::caller_env()) {
-  py <- as_keras_distribution(x, check_python = FALSE, arg = arg,
+  py <- check_distribution(x, check_python = FALSE, arg = arg,
                               call = call)
-  result <- shim_call("distribution.set_distribution", py,
+  result <- shim_call("distribution.set_distribution", dist = py,
                       check_layout = layout_checks_enabled(), call = call)
   if (!isTRUE(result$set)) {
     abort_wrong_distribution(x, arg, call)
@@ -231,20 +232,27 @@ wrap_distribution <- function(desc) {
   new_distribution(desc)
 }
 
-# The Keras distribution of `x` (NULL for NULL). The shim checks that a
-# Python object is a distribution, unless `check_python` is FALSE: for
-# callers whose own shim call checks it.
-as_keras_distribution <- function(x, check_python = TRUE,
-                                  arg = rlang::caller_arg(x),
-                                  call = rlang::caller_env()) {
+# The Keras distribution of `x` (NULL for NULL where `allow_null`). The
+# shim checks that a Python object is a distribution, unless
+# `check_python` is FALSE: for callers whose own shim call checks it.
+check_distribution <- function(x, allow_null = TRUE, check_python = TRUE,
+                               arg = rlang::caller_arg(x),
+                               call = rlang::caller_env()) {
   if (is.null(x)) {
+    if (!allow_null) {
+      kerasmesh_abort(
+        c("{.arg {arg}} must be a distribution.", x = "Received `NULL`.",
+          i = "Create one with {.fn data_parallel} or {.fn model_parallel}."),
+        kind = kinds$distribution, call = call
+      )
+    }
     return(NULL)
   }
   if (inherits(x, "kerasmesh_distribution")) {
     return(.subset2(x, "py"))
   }
   if (inherits(x, "python.builtin.object") &&
-        (!check_python || python_kind(x) == "distribution")) {
+        (!check_python || object_type(x) == "distribution")) {
     return(x)
   }
   abort_wrong_distribution(x, arg, call)

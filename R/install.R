@@ -8,8 +8,11 @@
 #'
 #' Nothing is left half-installed: the packages are downloaded first, and
 #' only installed once all of them are there, so a failed download leaves
-#' an existing environment as it was; a new environment that can't be
-#' completed is removed.
+#' an existing environment as it was. An update that fails while
+#' installing (a package that can't be written, a full disk, an interrupt)
+#' puts the environment back as it was, from a snapshot taken before it
+#' started (hard links beside it, so nothing is copied); a new environment
+#' that can't be completed is removed.
 #'
 #' With reticulate 1.41 or later you may not need this: kerasmesh declares
 #' the same packages with `reticulate::py_require()` when reticulate loads,
@@ -43,12 +46,15 @@ install_kerasmesh <- function(envname = NULL, python = NULL,
     check_string(package, arg = "extra_packages")
   }
   path <- venv_path(envname)
-  existing <- check_venv_target(path)
-  if (!existing) {
+  done <- FALSE
+  if (check_venv_target(path)) {
+    backup <- venv_snapshot(path)
+    on.exit(venv_restore(path, backup, done), add = TRUE)
+  } else {
     python <- python %||% unname(Sys.which("python3"))
     check_python_for_venv(python)
-    created <- FALSE
-    on.exit(if (!created) unlink(path, recursive = TRUE), add = TRUE)
+    was_dir <- dir.exists(path) # empty: kept as it was on failure
+    on.exit(if (!done) venv_remove(path, was_dir), add = TRUE)
     run_python(python, c("-m", "venv", path), "create the virtualenv",
                kind = kinds$install_python)
   }
@@ -56,7 +62,7 @@ install_kerasmesh <- function(envname = NULL, python = NULL,
   check_python_for_venv(venv_python)
   requirements <- c(python_requirements(), extra_packages)
   download_packages(venv_python, requirements)
-  created <- TRUE
+  done <- TRUE
   if (python_started()) {
     cli::cli_inform(c(
       v = "Installed kerasmesh's Python packages in {.path {path}}.",
@@ -117,6 +123,75 @@ check_venv_target <- function(path, call = rlang::caller_env()) {
       i = "Give another {.arg envname}, or move {.path {path}} away."),
     kind = kinds$install_envname, path = path, call = call
   )
+}
+
+# -- rollback -----------------------------------------------------------------
+
+# A snapshot of the virtualenv at `path`, beside it: its files as hard links
+# (pip replaces a file by unlinking it first, so the snapshot keeps the old
+# contents), copied where links can't be made. Returns the snapshot's path.
+venv_snapshot <- function(path, call = rlang::caller_env()) {
+  backup <- file.path(dirname(path), paste0(
+    ".", basename(path), ".kerasmesh-", Sys.getpid(), "-",
+    format(as.numeric(Sys.time()) * 1e3, scientific = FALSE)
+  ))
+  ok <- tryCatch(link_tree(path, backup), error = function(e) FALSE)
+  if (!isTRUE(ok)) {
+    unlink(backup, recursive = TRUE)
+    kerasmesh_abort(
+      c("Can't take a snapshot of {.path {path}} to update it safely.",
+        x = "Writing {.path {backup}} failed (a full disk, permissions?).",
+        i = "Free some space beside the environment, or give a new
+             {.arg envname}. Nothing was changed."),
+      kind = kinds$install_envname, path = path, call = call
+    )
+  }
+  backup
+}
+
+# Mirrors the tree `from` at `to`: directories made, symbolic links kept as
+# links (never followed), files hard-linked or else copied. TRUE if all of
+# it could be made.
+link_tree <- function(from, to) {
+  if (!dir.create(to, showWarnings = FALSE)) {
+    return(FALSE)
+  }
+  names <- dir(from, all.files = TRUE, no.. = TRUE)
+  src <- file.path(from, names)
+  dst <- file.path(to, names)
+  links <- Sys.readlink(src)
+  is_link <- nzchar(links)
+  is_dir <- !is_link & dir.exists(src)
+  files <- !is_link & !is_dir
+  ok <- logical()
+  if (any(files)) {
+    ok <- suppressWarnings(file.link(src[files], dst[files]))
+    ok[!ok] <- file.copy(src[files][!ok], dst[files][!ok], copy.mode = TRUE,
+                         copy.date = TRUE)
+  }
+  if (any(is_link)) {
+    ok <- c(ok, suppressWarnings(file.symlink(links[is_link], dst[is_link])))
+  }
+  all(ok, vapply(which(is_dir), function(i) link_tree(src[i], dst[i]), TRUE))
+}
+
+# After an update: the snapshot dropped when it succeeded (`done`), else
+# swapped back in place of the environment pip left half-installed.
+venv_restore <- function(path, backup, done) {
+  if (!done) {
+    failed <- paste0(backup, "-failed")
+    if (!file.rename(path, failed)) unlink(path, recursive = TRUE)
+    file.rename(backup, path)
+    backup <- failed
+  }
+  unlink(backup, recursive = TRUE)
+}
+
+# A new environment that could not be completed, removed; a directory that
+# was there (empty) before stays, empty.
+venv_remove <- function(path, was_dir) {
+  unlink(path, recursive = TRUE)
+  if (was_dir) dir.create(path, showWarnings = FALSE)
 }
 
 # What a Python is, asked by running it: version, whether reticulate can

@@ -98,6 +98,8 @@
 #' \item{`kerasmesh_error_memory_budget`}{No layout [search_layout()] costed
 #'   fits the memory budget (the message gives the smallest memory reached and
 #'   its rules).}
+#' \item{`kerasmesh_error_mesh_mismatch`}{A layout map or distribution is on
+#'   another device mesh than the one it is used with.}
 #' \item{`kerasmesh_error_mesh_shape`}{A mesh shape does not fit the device
 #'   count.}
 #' \item{`kerasmesh_error_model`}{A value is not a (built) Keras model.}
@@ -107,6 +109,9 @@
 #' \item{`kerasmesh_error_optimizer`}{A value is not a Keras optimizer or the
 #'   name of one.}
 #' \item{`kerasmesh_error_python`}{Any other Python error.}
+#' \item{`kerasmesh_error_search_builder`}{[search_layout()]'s builder builds
+#'   variables of other shapes each time it runs, or, with `blocks`, variables
+#'   whose shapes change with the number of blocks.}
 #' \item{`kerasmesh_error_search_fixed`}{Rules pinned with [search_layout()]'s
 #'   `fixed` can't place a variable or pin only some blocks of a class.}
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole numbers.}
@@ -165,8 +170,9 @@ kind_names <- list(
     "install_envname", "install_python", "launch", "launch_worker",
     "layout_ambiguous", "layout_axes", "layout_divisibility", "layout_key",
     "layout_key_exists", "layout_map", "layout_plan", "layout_rank", "loss",
-    "memory_budget", "mesh_shape", "model", "model_placement", "no_keras",
-    "optimizer", "python", "search_fixed", "shape", "timeout", "variable_path"),
+    "memory_budget", "mesh_mismatch", "mesh_shape", "model", "model_placement",
+    "no_keras", "optimizer", "python", "search_builder", "search_fixed",
+    "shape", "timeout", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
     "layout_plan", "layout_rank", "mesh_rank", "replicated", "rows_dropped",

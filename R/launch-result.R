@@ -127,18 +127,21 @@ as.data.frame.kerasmesh_launch <- function(x, ...) {
 }
 
 #' @export
-format.kerasmesh_launch <- function(x, ..., lines = 5) {
-  n <- length(x)
+# `n`: the lines of output shown per failed process.
+format.kerasmesh_launch <- function(x, ..., n = 5, lines = deprecated()) {
+  n <- renamed_arg("n", "lines")
+  n <- check_whole(n, min = 0)
+  processes <- length(x)
   status <- x$status
   counts <- table(factor(status, unique(status)))
   header <- c(
     sprintf("<kerasmesh_launch> %s at %s (%.1f s)",
-            cli::pluralize("{n} process{?es}"), x$coordinator_address,
+            cli::pluralize("{processes} process{?es}"), x$coordinator_address,
             x$elapsed),
     paste("Status:", paste(counts, names(counts), collapse = ", "))
   )
   out <- header
-  for (i in seq_len(n)) {
+  for (i in seq_len(processes)) {
     w <- x[[i]]
     exit <- if (is.na(w$exit_status)) "?" else w$exit_status
     out <- c(out, sprintf(
@@ -152,7 +155,7 @@ format.kerasmesh_launch <- function(x, ..., lines = 5) {
     if (!is.null(w$error)) {
       out <- c(out, paste0("  error: ", first_line(w$error)))
     }
-    tail_lines <- utils::tail(w$output, lines)
+    tail_lines <- utils::tail(w$output, n)
     if (length(tail_lines)) {
       out <- c(out, "  last output:",
                paste0("  | ", truncate_right(tail_lines)))

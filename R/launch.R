@@ -34,7 +34,9 @@
 #' @param processes Number of worker processes.
 #' @param devices_per_process Number of CPU devices each worker simulates.
 #' @param timeout Seconds to wait for all workers, after which the ones
-#'   still running are stopped.
+#'   still running are stopped. The default, 600, is twice
+#'   [distributed_initialize()]'s 300: the workers start R and Python,
+#'   connect, and then run your function.
 #' @param args A list of arguments for `fun_or_script` when it is a
 #'   function, the same for every worker.
 #' @param env A named character vector of further environment variables for

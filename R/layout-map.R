@@ -99,7 +99,8 @@ layout_map <- function(..., mesh) {
 #' @export
 `[[.kerasmesh_layout_map` <- function(x, i, ...) {
   path <- check_rule_key(i, "path")
-  result <- shim_call("layout.lookup", .subset2(x, "py"), path)
+  result <- shim_call("layout.lookup", layout_map = .subset2(x, "py"),
+                      path = path)
   if (is.null(result$key)) NULL else axes_from_python(result$axes)
 }
 
@@ -109,11 +110,12 @@ layout_map <- function(..., mesh) {
   key <- check_rule_key(i)
   if (is.null(value)) {
     return(new_layout_map(shim_call(
-      "layout.remove_rule", .subset2(x, "py"), key
+      "layout.remove_rule", layout_map = .subset2(x, "py"), key = key
     )))
   }
   axes <- axes_for_shim(value, key)
-  new_layout_map(shim_call("layout.set_rule", .subset2(x, "py"), key, axes))
+  new_layout_map(shim_call("layout.set_rule", layout_map = .subset2(x, "py"),
+                           key = key, axes = axes))
 }
 
 #' @export
@@ -146,8 +148,9 @@ layout_map <- function(..., mesh) {
     list(key = key, axes = axes)
   })
   new_layout_map(shim_call(
-    "layout.set_rules", .subset2(x, "py"), lapply(rules, `[[`, "key"),
-    lapply(rules, `[[`, "axes")
+    "layout.set_rules", layout_map = .subset2(x, "py"),
+    keys = lapply(rules, `[[`, "key"),
+    layouts = lapply(rules, `[[`, "axes")
   ))
 }
 
@@ -211,8 +214,8 @@ build_layout_map <- function(mesh, rules, call = rlang::caller_env()) {
   layouts <- Map(function(axes, key) axes_for_shim(axes, key, call = call),
                  rules, keys)
   new_layout_map(shim_call(
-    "layout.new_layout_map", .subset2(mesh, "py"), as.list(keys),
-    unname(layouts), call = call
+    "layout.new_layout_map", mesh = .subset2(mesh, "py"), keys = as.list(keys),
+    layouts = unname(layouts), call = call
   ))
 }
 
@@ -230,7 +233,7 @@ local_python_value_in_call <- function(value, frame = parent.frame()) {
 }
 
 is_device_mesh <- function(x) {
-  inherits(x, "kerasmesh_device_mesh") || python_kind(x) == "device_mesh"
+  inherits(x, "kerasmesh_device_mesh") || object_type(x) == "device_mesh"
 }
 
 new_layout_map <- function(desc) {
@@ -278,8 +281,8 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
   }
   # The shim decides whether a Python object is a Keras LayoutMap.
   if (inherits(x, "python.builtin.object")) {
-    return(new_layout_map(shim_call("layout.describe_layout_map", x,
-                                    call = call)))
+    return(new_layout_map(shim_call("layout.describe_layout_map",
+                                    layout_map = x, call = call)))
   }
   stop_input_type(x, "a layout map", show_value = FALSE,
                   way_out = "Create one with {.fn layout_map}.",

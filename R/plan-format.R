@@ -47,7 +47,7 @@ format_plan_table <- function(x, problems, width, prefix = "") {
     shape = vapply(x$shape, format_dims, ""),
     axes = vapply(x$axes, format_axes_short, ""),
     shard = vapply(x$shard_shape, format_dims, ""),
-    per_device = format_bytes(x$device_bytes),
+    per_device = bytes_text(x$device_bytes),
     stringsAsFactors = FALSE
   )
   path_width <- max(nchar(c("path", paths)))
@@ -98,13 +98,13 @@ format_plan_totals <- function(s) {
   }
   c(
     sprintf("Parameters: %s (%s)", format_whole(s$parameters),
-            format_bytes(s$bytes)),
+            bytes_text(s$bytes)),
     sprintf("Per device: %s of weights, %s %s",
-            format_bytes(s$device_weights), format_bytes(s$device_total),
+            bytes_text(s$device_weights), bytes_text(s$device_total),
             with),
     sprintf("Replicated: %s of weights, %s %s",
-            format_bytes(s$replicated_weights),
-            format_bytes(s$replicated_total), with)
+            bytes_text(s$replicated_weights),
+            bytes_text(s$replicated_total), with)
   )
 }
 

@@ -5,9 +5,10 @@
 #'
 #' Draws what one device holds under the plan next to what it would hold
 #' with every variable fully replicated, as two horizontal bars stacked by
-#' layer, by variable or by kind (weights, gradients, optimizer slots). A
-#' device-memory limit, when given, is drawn as a dashed line, and the
-#' subtitle says whether each bar fits under it.
+#' layer, by variable or by part (weights, gradients, optimizer slots). A
+#' device's memory, when given, is drawn as a dashed line, and the
+#' subtitle says whether the plan fits it: a plan fits when its total per
+#' device (weights, gradients and optimizer slots) is at most `memory`.
 #'
 #' Per-variable optimizer bytes assume the optimizer's slots (Adam's two
 #' moments) are placed like their variables, as Keras places them; any
@@ -19,19 +20,20 @@
 #'   [sharding_picture()] instead.
 #' @param ... Not used.
 #' @param by Stack by `"layer"` (paths without their last part, and without
-#'   the model's name; with more layers than `max_groups`, layers that differ
+#'   the model's name; with more layers than `n`, layers that differ
 #'   only in their numbers, such as the blocks of a transformer, are one
 #'   group: `decoder_block_*/attention/query`), `"rule"` (the layout rule
-#'   that places each variable), `"variable"` or `"kind"`.
+#'   that places each variable), `"variable"` or `"part"` (weights,
+#'   gradients, optimizer slots; `"kind"` is a deprecated name for it).
 #' @param what `"total"` counts weights, gradients of trainable variables
 #'   and optimizer slots (those the plan counted: see the `optimizer`
 #'   argument of [layout_plan()]); `"weights"` counts weights alone.
-#' @param limit Device memory to draw as a line: bytes, or a string such as
-#'   `"80GB"`, `"16 GiB"` or `"512MB"` (kB, MB, GB, TB are powers of 1000;
-#'   KiB, MiB, GiB, TiB powers of 1024). `NULL` for none.
-#' @param max_groups Segments shown before the smallest groups are merged
-#'   into one.
+#' @param memory The memory of one device, drawn as a line: bytes, or a
+#'   string such as `"80GB"`, `"16 GiB"` or `"512MB"` (kB, MB, GB, TB are
+#'   powers of 1000; KiB, MiB, GiB, TiB powers of 1024). `NULL` for none.
+#' @param n Segments shown before the smallest groups are merged into one.
 #' @param main A title; `NULL` for one naming the model.
+#' @param limit,max_groups Deprecated: use `memory` and `n`.
 #' @return `x`, invisibly.
 #' @export
 #' @examplesIf keras_available()
@@ -49,40 +51,40 @@
 #'   ))
 #' }
 #' plan <- layout_plan(build, lm, optimizer = "adam")
-#' plot(plan, limit = "16GB")
-#' plot(plan, by = "kind")
+#' plot(plan, memory = "16GB")
+#' plot(plan, by = "part")
 plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
                                        by = c("layer", "rule", "variable",
-                                              "kind"),
+                                              "part"),
                                        what = c("total", "weights"),
-                                       limit = NULL, max_groups = 10,
-                                       main = NULL) {
+                                       memory = NULL, n = 10, main = NULL,
+                                       limit = deprecated(),
+                                       max_groups = deprecated()) {
+  memory <- renamed_arg("memory", "limit")
+  n <- renamed_arg("n", "max_groups")
   if (!is.null(path)) {
     plot(sharding_picture(x, path = path), main = main)
     return(invisible(x))
   }
-  by <- check_choice(by, c("layer", "rule", "variable", "kind"))
+  by <- renamed_value(by, "kind", "part", arg = "by")
+  by <- check_choice(by, c("layer", "rule", "variable", "part"))
   what <- check_choice(what, c("total", "weights"))
-  limit_label <- if (is.character(limit)) trimws(limit)
-  limit <- parse_bytes(limit)
-  if (!is.null(limit)) {
-    attr(limit, "label") <- limit_label %||% format_bytes(limit)
-  }
-  max_groups <- check_whole(max_groups)
+  memory <- check_bytes(memory)
+  n <- check_whole(n)
   summary <- attr(x, "summary")
-  parts <- plan_memory_parts(x, by, what, max_groups)
-  parts <- lump_groups(parts, max_groups)
+  parts <- plan_memory_parts(x, by, what, n)
+  parts <- lump_groups(parts, n)
   if (nrow(parts) == 0) {
     # A model without variables (only Flatten, say): one empty segment.
     parts <- data.frame(group = "no variables", device = 0, replicated = 0)
   }
   main <- main %||% sprintf("Memory per device: model \"%s\"", summary$model)
-  draw_memory_bars(parts, summary, attr(x, "mesh"), what, limit, main)
+  draw_memory_bars(parts, summary, attr(x, "mesh"), what, memory, main)
   invisible(x)
 }
 
 # One row per group: bytes per device under the plan and replicated.
-plan_memory_parts <- function(x, by, what, max_groups = Inf) {
+plan_memory_parts <- function(x, by, what, n = Inf) {
   s <- attr(x, "summary")
   optimizer <- if (is.null(s$optimizer)) "optimizer" else s$optimizer
   total <- what == "total"
@@ -100,7 +102,7 @@ plan_memory_parts <- function(x, by, what, max_groups = Inf) {
     c(device = 0, replicated = 0)
   }
   other <- pmax(other, 0)
-  if (by == "kind") {
+  if (by == "part") {
     parts <- data.frame(
       group = c("weights", "gradients", paste(optimizer, "slots")),
       device = colSums(kinds$device), replicated = colSums(kinds$replicated),
@@ -110,7 +112,7 @@ plan_memory_parts <- function(x, by, what, max_groups = Inf) {
     parts$replicated[3] <- parts$replicated[3] + other[["replicated"]]
     return(parts[parts$replicated > 0 | seq_len(3) == 1, , drop = FALSE])
   }
-  group <- memory_group(x, s$model, by, max_groups)
+  group <- memory_group(x, s$model, by, n)
   parts <- data.frame(
     group = levels(group),
     device = as.numeric(tapply(rowSums(kinds$device), group, sum)),
@@ -131,8 +133,8 @@ plan_memory_parts <- function(x, by, what, max_groups = Inf) {
 
 # The group of each variable, as a factor in order of appearance: its
 # layer (paths below the model's name; layers numbered alike as one when
-# there are more than `max_groups`), its rule, or the variable itself.
-memory_group <- function(x, model, by, max_groups) {
+# there are more than `n`), its rule, or the variable itself.
+memory_group <- function(x, model, by, n) {
   paths <- x$path
   prefix <- paste0(model, "/")
   if (length(paths) && all(startsWith(paths, prefix))) {
@@ -145,19 +147,19 @@ memory_group <- function(x, model, by, max_groups) {
   } else {
     paths
   }
-  if (by == "layer" && length(unique(group)) > max_groups) {
+  if (by == "layer" && length(unique(group)) > n) {
     group <- gsub("[0-9]+", "*", group)
   }
   factor(group, levels = unique(group))
 }
 
-# The largest `max_groups - 1` groups, in their order, and the rest as one.
-lump_groups <- function(parts, max_groups) {
-  if (nrow(parts) <= max_groups) {
+# The largest `n - 1` groups, in their order, and the rest as one.
+lump_groups <- function(parts, n) {
+  if (nrow(parts) <= n) {
     return(parts)
   }
   keep <- sort(utils::head(order(parts$replicated, decreasing = TRUE),
-                           max_groups - 1))
+                           n - 1))
   rest <- parts[-keep, , drop = FALSE]
   rbind(parts[keep, , drop = FALSE], data.frame(
     group = sprintf("%d others", nrow(rest)),
@@ -166,7 +168,7 @@ lump_groups <- function(parts, max_groups) {
   ))
 }
 
-draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
+draw_memory_bars <- function(parts, summary, mesh, what, memory, main) {
   totals <- if (what == "weights") {
     c(device = summary$device_weights,
       replicated = summary$replicated_weights)
@@ -181,13 +183,14 @@ draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
     sprintf("Weights, gradients and %s slots", summary$optimizer)
   }
   subtitle <- sprintf("%s on a %s", contents, mesh_summary(mesh))
-  if (!is.null(limit)) {
-    fits <- function(b) if (b <= limit) "fits" else "does not fit"
+  if (!is.null(memory)) {
+    # What decides is the plan's total (its `need`), whatever is drawn.
+    need <- c(device = summary$need, replicated = summary$replicated_total)
+    fits <- ifelse(fits_memory(need, memory), "fits", "does not fit")
     subtitle <- c(subtitle, sprintf(
       "Limit %s per device: the plan's %s %s; fully replicated, %s %s.",
-      attr(limit, "label"), format_bytes(totals[["device"]]),
-      fits(totals[["device"]]), format_bytes(totals[["replicated"]]),
-      fits(totals[["replicated"]])
+      attr(memory, "label"), bytes_text(need[["device"]]), fits[["device"]],
+      bytes_text(need[["replicated"]]), fits[["replicated"]]
     ))
   }
   plot_page(main, subtitle)
@@ -204,7 +207,7 @@ draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
                               c("inches", "null", "inches"))
   )
   grid::pushViewport(grid::viewport(layout = lay))
-  draw_bars(parts, totals, limit, fills, bar_names)
+  draw_bars(parts, totals, memory, fills, bar_names)
   # The legend, in inches so swatches and labels line up.
   grid::pushViewport(grid::viewport(layout.pos.col = 3))
   draw_legend(parts, fills, legend_fs)
@@ -213,10 +216,10 @@ draw_memory_bars <- function(parts, summary, mesh, what, limit, main) {
 
 # The two stacked bars (this plan per device, fully replicated) in a
 # viewport whose x scale is bytes (native units), with 8% of room to the
-# right of the longest bar or the limit; ticks, the limit and totals. Draws
+# right of the longest bar or the memory; ticks, the memory and totals. Draws
 # in column 2 of the current layout and leaves the viewport as it found it.
-draw_bars <- function(parts, totals, limit, fills, bar_names) {
-  xmax <- max(c(totals, limit)) * 1.08
+draw_bars <- function(parts, totals, memory, fills, bar_names) {
+  xmax <- max(c(totals, memory)) * 1.08
   if (!is.finite(xmax) || xmax <= 0) {
     xmax <- 1
   }
@@ -231,14 +234,14 @@ draw_bars <- function(parts, totals, limit, fills, bar_names) {
   ticks <- ticks[ticks <= xmax]
   grid::grid.segments(bytes(ticks), 0, bytes(ticks), 1,
                       gp = grid::gpar(col = "grey85"))
-  grid::grid.text(format_bytes(ticks), x = bytes(ticks),
+  grid::grid.text(bytes_text(ticks), x = bytes(ticks),
                   y = grid::unit(-1, "lines"),
                   gp = grid::gpar(fontsize = 8, col = "grey30"))
-  if (!is.null(limit)) {
-    grid::grid.segments(bytes(limit), 0, bytes(limit), 0.95,
+  if (!is.null(memory)) {
+    grid::grid.segments(bytes(memory), 0, bytes(memory), 0.95,
                         gp = grid::gpar(lty = "dashed", lwd = 1.6))
-    grid::grid.text(paste("limit", attr(limit, "label")),
-                    x = bytes(limit), y = 0.97, just = c("centre", "bottom"),
+    grid::grid.text(paste("limit", attr(memory, "label")),
+                    x = bytes(memory), y = 0.97, just = c("centre", "bottom"),
                     gp = grid::gpar(fontsize = 8.5, fontface = "bold"))
   }
   bar_y <- c(0.7, 0.3)
@@ -270,7 +273,7 @@ draw_stacked_bar <- function(values, groups, y, total, fills, name) {
     }
   }
   label <- grid::textGrob(
-    format_bytes(total),
+    bytes_text(total),
     x = bytes(max(ends, 0)) + grid::unit(0.3, "lines"),
     y = y, just = "left",
     gp = grid::gpar(fontsize = 8.5, fontface = "bold")
@@ -298,34 +301,4 @@ draw_legend <- function(parts, fills, legend_fs) {
                   gp = grid::gpar(fill = fills, col = "grey15", lwd = 0.7))
   grid::grid.text(parts$group, x = grid::unit(0.4, "inches"), y = y,
                   just = "left", gp = grid::gpar(fontsize = legend_fs))
-}
-
-# "80GB", "16 GiB", 512e6 as bytes; NULL stays NULL.
-parse_bytes <- function(x, arg = rlang::caller_arg(x),
-                        call = rlang::caller_env()) {
-  if (is.null(x)) {
-    return(NULL)
-  }
-  if (is.numeric(x) && length(x) == 1 && !is.na(x) && x > 0) {
-    return(as.numeric(x))
-  }
-  units <- c(b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12,
-             kib = 2^10, mib = 2^20, gib = 2^30, tib = 2^40)
-  if (is.character(x) && length(x) == 1 && !is.na(x)) {
-    m <- regmatches(x, regexec(
-      "^\\s*([0-9]*\\.?[0-9]+(?:[eE][0-9]+)?)\\s*([A-Za-z]*)\\s*$", x,
-      perl = TRUE
-    ))[[1]]
-    unit <- tolower(if (length(m) && nzchar(m[3])) m[3] else "b")
-    if (length(m) && unit %in% names(units)) {
-      return(as.numeric(m[2]) * units[[unit]])
-    }
-  }
-  stop_input_type(
-    x, "a number of bytes or a size such as
-       {.val 80GB}",
-    way_out = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
-           (powers of 1024).",
-    arg = arg, call = call
-  )
 }

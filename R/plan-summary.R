@@ -32,8 +32,8 @@ format_rule_totals <- function(totals, width = cli::console_width(),
   table <- data.frame(
     rule = shown$rule,
     variables = format_whole(shown$variables),
-    weights = format_bytes(shown$bytes),
-    "per device" = format_bytes(shown$device_bytes),
+    weights = bytes_text(shown$bytes),
+    "per device" = bytes_text(shown$device_bytes),
     share = sprintf("%.0f%%", 100 * shown$device_share),
     check.names = FALSE, stringsAsFactors = FALSE
   )
@@ -96,7 +96,7 @@ format.kerasmesh_layout_plan_summary <- function(x, ...) {
             format_whole(x$variables), format_whole(x$trainable),
             count_text(nrow(rules), "rule")),
     sprintf("Parameters:  %s (%s%s)", format_whole(x$parameters),
-            format_bytes(x$bytes),
+            bytes_text(x$bytes),
             if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
     "Memory:",
     format_plan_memory(x),
@@ -140,8 +140,8 @@ format_plan_memory <- function(x) {
                   x$replicated_weights + x$replicated_gradients,
                   if (!is.null(slots)) x$replicated_total)
   table <- data.frame(
-    " " = labels, "per device" = format_bytes(device),
-    "fully replicated" = format_bytes(replicated),
+    " " = labels, "per device" = bytes_text(device),
+    "fully replicated" = bytes_text(replicated),
     check.names = FALSE, stringsAsFactors = FALSE
   )
   format_table(table, right = c("per device", "fully replicated"))

@@ -30,8 +30,9 @@
 #'
 #' @param model A built Keras model, or a function of no arguments that
 #'   builds and returns one (preferred: nothing is allocated).
-#' @param layout A [layout_map()] or a [model_parallel()] distribution, or
-#'   a Keras `LayoutMap` or `ModelParallel` from anywhere (such as a
+#' @param distribution What the model is placed with: a [model_parallel()]
+#'   distribution or a [layout_map()] (taken as `model_parallel()` of it),
+#'   or a Keras `ModelParallel` or `LayoutMap` from anywhere (such as a
 #'   keras-hub backbone's `get_layout_map()`). With a layout map, the batch
 #'   axis is the mesh's first axis, as in Keras.
 #' @param batch_size The global batch size to check against the batch axis,
@@ -44,14 +45,15 @@
 #'   more than this share (0 to 1) of what one device holds, is reported
 #'   (warning `kerasmesh_warning_replicated`) with a rule that splits it.
 #'   Defaults to the option `kerasmesh.replicated_share`, or 5%.
+#' @param layout Deprecated: use `distribution`.
 #' @return A `kerasmesh_layout_plan`: a data frame with one row per model
 #'   variable and columns
 #'   * `path`, `shape` (list of integer vectors), `dtype`, `trainable`;
 #'   * `rule`: the key of the rule that decides the layout, `NA` if none;
 #'   * `axes` (list): the mesh axis each dimension is split over, `NA` when
 #'     not split, after Keras's padding;
-#'   * `shard_shape` (list): the block one device holds; `copies`: how many
-#'     devices hold each block;
+#'   * `shard_shape` (list): the shard one device holds; `copies`: how many
+#'     devices hold each shard;
 #'   * `bytes`: the whole variable; `device_bytes`: what one device holds;
 #'   * `problem`: a short description of what is wrong, `NA` if nothing.
 #'
@@ -100,22 +102,28 @@
 #' plan <- layout_plan(build, lm, batch_size = 32, optimizer = "adam")
 #' plan
 #' summary(plan)
-layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
+layout_plan <- function(model, distribution, batch_size = NULL,
+                        optimizer = NULL,
                         replicated_share = getOption(
-                          "kerasmesh.replicated_share", 0.05)) {
+                          "kerasmesh.replicated_share", 0.05),
+                        layout = deprecated()) {
   call <- rlang::current_env()
-  source <- plan_layout_source(layout, call = call)
+  check_supplied(c(distribution = missing(distribution) && missing(layout)))
+  distribution <- renamed_arg("distribution", "layout")
+  source <- check_plan_distribution(distribution, call = call)
   if (!is.null(batch_size)) {
     batch_size <- check_whole(batch_size)
   }
   replicated_share <- check_number(
     replicated_share, "a number between 0 and 1", min = 0, max = 1
   )
-  optimizer <- plan_optimizer_arg(optimizer, call = call)
+  optimizer <- check_optimizer(optimizer, call = call)
   plan_of <- function(model) {
     shim_call(
-      "plan.plan_layout", model, source$layout, batch_size, optimizer,
-      source$batch_dim_name, replicated_share = replicated_share, call = call
+      "plan.plan_layout", model = model, distribution = source$distribution,
+      batch_size = batch_size, optimizer = optimizer,
+      batch_dim_name = source$batch_dim_name,
+      replicated_share = replicated_share, call = call
     )
   }
   new_layout_plan(with_plan_model(model, plan_of, call = call))
@@ -164,10 +172,11 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #'
 #' @inheritParams layout_plan
 #' @param model A built Keras model, a function that builds one (see
-#'   [layout_plan()]), or a plan made by [layout_plan()] (then `layout` and
-#'   `...` are not used).
+#'   [layout_plan()]), or a plan made by [layout_plan()] (then
+#'   `distribution` and `...` are not used).
 #' @param ... Passed to [layout_plan()]: `batch_size`, `optimizer`,
 #'   `replicated_share`.
+#' @param layout Deprecated: use `distribution`.
 #' @return The plan, invisibly, when nothing would crash.
 #' @export
 #' @examplesIf keras_available()
@@ -188,11 +197,14 @@ layout_plan <- function(model, layout, batch_size = NULL, optimizer = NULL,
 #' # A plan made before can be checked too.
 #' plan <- layout_plan(build, lm)
 #' try(check_layout(plan))
-check_layout <- function(model, layout, ...) {
+check_layout <- function(model, distribution, ..., layout = deprecated()) {
   plan <- if (inherits(model, "kerasmesh_layout_plan")) {
     model
   } else {
-    layout_plan(model, layout, ...)
+    check_supplied(c(distribution = missing(distribution) &&
+                       missing(layout)))
+    distribution <- renamed_arg("distribution", "layout")
+    layout_plan(model, distribution, ...)
   }
   signal_plan_problems(plan, call = rlang::current_env())
   invisible(plan)
@@ -222,41 +234,43 @@ layout_checks_enabled <- function() {
 
 # -- arguments --------------------------------------------------------------
 
-plan_layout_source <- function(layout, arg = rlang::caller_arg(layout),
-                               call = rlang::caller_env()) {
-  if (inherits(layout, "kerasmesh_model_parallel")) {
+# What layout_plan() places the model with: the Keras LayoutMap (or
+# ModelParallel) and the batch axis, from a kerasmesh or Keras object.
+check_plan_distribution <- function(x, arg = rlang::caller_arg(x),
+                                    call = rlang::caller_env()) {
+  if (inherits(x, "kerasmesh_model_parallel")) {
     return(list(
-      layout = .subset2(.subset2(layout, "layout_map"), "py"),
-      batch_dim_name = .subset2(layout, "batch_dim_name")
+      distribution = .subset2(.subset2(x, "layout_map"), "py"),
+      batch_dim_name = .subset2(x, "batch_dim_name")
     ))
   }
-  if (inherits(layout, "kerasmesh_layout_map")) {
-    return(list(layout = .subset2(layout, "py"), batch_dim_name = NULL))
+  if (inherits(x, "kerasmesh_layout_map")) {
+    return(list(distribution = .subset2(x, "py"), batch_dim_name = NULL))
   }
   # Keras objects from any source: the shim decides what they are.
-  if (inherits(layout, "python.builtin.object")) {
-    return(list(layout = layout, batch_dim_name = NULL))
+  if (inherits(x, "python.builtin.object")) {
+    return(list(distribution = x, batch_dim_name = NULL))
   }
   what <- "a layout map or a model-parallel distribution"
-  way_out <- if (inherits(layout, "kerasmesh_distribution")) {
+  way_out <- if (inherits(x, "kerasmesh_distribution")) {
     "A data-parallel distribution replicates every variable: there is
          no layout to plan."
   } else {
     "Create one with {.fn layout_map} or {.fn model_parallel}."
   }
-  if (is.object(layout)) {
+  if (is.object(x)) {
     # cli < 3.6.1 names every S3 class, later ones the first only.
     kerasmesh_abort(
       c(paste0("{.arg {arg}} must be ", what, "."),
-        x = "Received a {.cls {class(layout)[[1]]}} object.", i = way_out),
+        x = "Received a {.cls {class(x)[[1]]}} object.", i = way_out),
       kind = kinds$layout_map, call = call
     )
   }
-  stop_input_type(layout, what, show_value = FALSE, way_out = way_out,
+  stop_input_type(x, what, show_value = FALSE, way_out = way_out,
                   kind = kinds$layout_map, arg = arg, call = call)
 }
 
-plan_optimizer_arg <- function(optimizer, call = rlang::caller_env()) {
+check_optimizer <- function(optimizer, call = rlang::caller_env()) {
   if (is.null(optimizer) || inherits(optimizer, "python.builtin.object")) {
     return(optimizer)
   }

@@ -117,7 +117,8 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
     )
     if (convert) {
       signal_from_python(
-        the[[handle]]$call("errors.set_r_warning", signal_python_warning), call
+        the[[handle]]$call("errors.set_r_warning", fn = signal_python_warning),
+        call
       )
     }
   }
@@ -179,8 +180,11 @@ python_path <- function() {
 #   held through the `convert = FALSE` handle, so neither reticulate 1.28
 #   (which can't convert NumPy 2 arrays) nor >= 1.38 (which converts them
 #   to R arrays) changes it, and neither do its methods' results.
-# Both signal the shim's errors and warnings as kerasmesh conditions.
+# Both signal the shim's errors and warnings as kerasmesh conditions, and
+# pass every argument after `name` by keyword (kerasmesh.call() takes no
+# other), so that a signature reordered on either side fails loudly.
 shim_call <- function(name, ..., call = rlang::caller_env()) {
+  check_shim_args(name, ...names(), ...length())
   if (!backend_free_module(name)) {
     check_backend(call)
   }
@@ -190,6 +194,7 @@ shim_call <- function(name, ..., call = rlang::caller_env()) {
 }
 
 shim_object <- function(name, ..., call = rlang::caller_env()) {
+  check_shim_args(name, ...names(), ...length())
   check_backend(call)
   result <- with_python_errors(
     shim(call, convert = FALSE)$call_object(name, ...),
@@ -198,6 +203,17 @@ shim_object <- function(name, ..., call = rlang::caller_env()) {
   signal_from_python(reticulate::py_to_r(reticulate::py_get_item(result, 0L)),
                      call)
   reticulate::py_get_item(result, 1L)
+}
+
+# An argument without a name is a bug in kerasmesh, not the user's.
+check_shim_args <- function(name, names, n) {
+  if (n > 0 && (is.null(names) || !all(nzchar(names)))) {
+    cli::cli_abort(
+      "The shim call {.val {name}} must name every argument.",
+      .internal = TRUE
+    )
+  }
+  invisible()
 }
 
 # Raises the error the shim's envelope describes, or passes on its warnings.
@@ -215,15 +231,16 @@ python_started <- function() {
   reticulate::py_available(initialize = FALSE)
 }
 
-# What a value is, in the shim's words (describe.kind_of(): "device_mesh",
-# "layout_map", "distribution", "model", ..., "other"), so that no R code
-# tests Keras's class paths, which Keras is free to move. An R value is
-# "r" and does not start Python.
-python_kind <- function(x) {
+# What a value is, in the shim's words (describe.object_type():
+# "device_mesh", "layout_map", "distribution", "model", ..., "other"), so
+# that no R code tests Keras's class paths, which Keras is free to move. An
+# R value is "r" and does not start Python. (An object's type; a
+# condition's kind is another thing, see kinds.R.)
+object_type <- function(x) {
   if (!inherits(x, "python.builtin.object")) {
     return("r")
   }
-  shim_call("describe.kind_of", x)
+  shim_call("describe.object_type", x = x)
 }
 
 # Python errors ----------------------------------------------------------

@@ -1,20 +1,5 @@
 # The result of search_layout(): printing, summary, plot.
 
-new_layout_search <- function(desc, mesh) {
-  lm <- new_layout_map(desc$layout_map)
-  candidates <- desc$candidates
-  desc$candidates <- data.frame(
-    memory = vapply(candidates, function(c) c$memory, 1),
-    traffic = vapply(candidates, function(c) c$traffic, 1),
-    value = vapply(candidates, function(c) c$value, 1),
-    rules = vapply(candidates, function(c) as.integer(c$rules), 1L),
-    seconds = vapply(candidates, function(c) c$seconds, 1)
-  )
-  desc$cost <- new_layout_cost(desc$cost)
-  structure(c(list(layout_map = lm, mesh = mesh), desc),
-            class = "kerasmesh_layout_search")
-}
-
 # layout_map(mesh, "key" = c(NA, "model"), ...) as R code.
 search_code <- function(rules) {
   if (length(rules) == 0) {
@@ -38,12 +23,11 @@ search_code <- function(rules) {
 #' @export
 format.kerasmesh_layout_search <- function(x, ...) {
   figure <- function(f) {
-    if (is.null(f)) "-" else sprintf("%s, %s", format_bytes(f$memory),
-                                     format_bytes(f$traffic))
+    if (is.null(f)) "-" else sprintf("%s, %s", bytes_text(f$memory),
+                                     bytes_text(f$traffic))
   }
-  found <- list(memory = x$cost$xla[["total"]],
-                traffic = sum(x$cost$collectives$bytes))
-  budget <- if (is.null(x$budget)) "none" else format_bytes(x$budget)
+  found <- search_found(x)
+  budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
     sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
             x$objective, nrow(x$candidates), format(x$space_size),
@@ -55,16 +39,24 @@ format.kerasmesh_layout_search <- function(x, ...) {
               as.integer(x$pruned))
     },
     if (!is.null(x$stopped)) "The time ran out: the best layout by then.",
+    if (isFALSE(x$verified)) {
+      "Not verified: XLA had no time left to compile it at full depth."
+    },
     "",
     "Per device (memory, traffic per step):",
-    sprintf("  found          %s (verified by XLA)", figure(found)),
+    sprintf("  found          %s (%s)", figure(found),
+            if (isFALSE(x$verified)) "the search's own figure" else
+              "verified by XLA"),
     sprintf("  data parallel  %s", figure(x$data_parallel)),
     if (!is.null(x$start)) sprintf("  start          %s", figure(x$start)),
     if (length(x$blocks)) {
-      c(sprintf("  (data parallel and start extrapolated from %s blocks)",
-                paste(unlist(x$depths), collapse = " and ")),
-        sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
-                100 * x$linearity$memory, 100 * x$linearity$traffic))
+      sprintf("  (%s extrapolated from %s blocks)",
+              if (is.null(x$cost)) "all" else "data parallel and start",
+              paste(unlist(x$depths), collapse = " and "))
+    },
+    if (length(x$blocks) && !is.null(x$linearity)) {
+      sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
+              100 * x$linearity$memory, 100 * x$linearity$traffic)
     },
     format_top_traffic(x$cost),
     "",
@@ -72,15 +64,28 @@ format.kerasmesh_layout_search <- function(x, ...) {
   )
 }
 
+# The found layout's memory and traffic: its verified cost's, or, when the
+# time ran out before the full compile, the search's own figures.
+search_found <- function(x) {
+  if (is.null(x$cost)) {
+    return(list(memory = x$predicted$memory, traffic = x$predicted$traffic))
+  }
+  list(memory = x$cost$need,
+       traffic = sum(x$cost$collectives$bytes))
+}
+
 # The found layout's variables with the most traffic, when the verified
 # cost could attribute any (see summary.kerasmesh_layout_cost()).
 format_top_traffic <- function(cost, n = 3) {
+  if (is.null(cost)) {
+    return(character())
+  }
   top <- utils::head(summary(cost, by = "variable"), n)
   if (nrow(top) == 0) {
     return(character())
   }
   c("", "Most traffic by variable (per device per step):",
-    sprintf("  %s  %s (%.0f%%)", format(top$variable), format_bytes(top$bytes),
+    sprintf("  %s  %s (%.0f%%)", format(top$variable), bytes_text(top$bytes),
             100 * top$share))
 }
 

@@ -53,8 +53,12 @@
 #' when a search takes more than 2 seconds. `timeout` stops the search
 #' (at 85% of it, or 75% with `blocks`, leaving the rest for the full
 #' compiles; runners-up are verified only while time is left) and returns
-#' the best layout found by then, saying so; an
-#' interrupt (Ctrl-C) stops it and leaves the session usable.
+#' the best layout found by then, saying so. When the time runs out before
+#' XLA compiles the best layout at full depth, that layout is returned with
+#' the search's own figures (its quick compile, or, with `blocks`, the
+#' extrapolation and no `cost`) and `verified` `FALSE`: its fit then rests
+#' on those figures alone. An interrupt (Ctrl-C) stops it and leaves the
+#' session usable.
 #'
 #' @inheritParams layout_cost
 #' @param model A function of no arguments that builds the model (built
@@ -67,8 +71,9 @@
 #'   GPUs and TPUs; none on CPUs), `Inf` for none.
 #' @param start A layout to improve on: a [layout_map()], a Keras
 #'   `LayoutMap` (such as a keras-hub backbone's `get_layout_map()`) or a
-#'   distribution.
-#' @param fixed A [layout_map()] of rules the search never changes.
+#'   distribution, on `mesh`.
+#' @param fixed A [layout_map()] on `mesh` of rules the search never
+#'   changes.
 #' @param objective `"traffic"` or `"time"` (see below).
 #' @param blocks The model's number of blocks, when `model` builds any.
 #' @param bandwidth For `objective = "time"`: bytes per second over each
@@ -77,10 +82,14 @@
 #'   per second of one device.
 #' @param batch_dim_name The mesh axis that splits the batch; by default
 #'   the mesh's first axis.
-#' @param timeout Seconds the whole search may take.
+#' @param timeout Seconds the whole search may take, from the call. The
+#'   default, 600, is [layout_cost()]'s 300 doubled: a search runs many
+#'   compiles, and stops at the deadline with the best layout found by
+#'   then rather than failing.
 #' @param verbose Whether to say which layouts were compiled.
 #' @return A `kerasmesh_layout_search`: a list with `layout_map` (the
-#'   chosen [layout_map()]), `cost` (its [layout_cost()], verified),
+#'   chosen [layout_map()]), `cost` (its [layout_cost()], verified
+#'   unless `verified` is `FALSE`),
 #'   `predicted` (the search's figures for it), `runners_up`,
 #'   `data_parallel` and `start` (figures: `memory`, `traffic`, by axes,
 #'   `flops`), `classes` (per class: the chosen axes and what the other
@@ -123,40 +132,74 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   check_plan_model(model, arg = "model", call = call)
   mesh <- as_device_mesh(mesh)
   batch_size <- check_whole(batch_size)
-  objective <- rlang::arg_match(objective)
-  memory <- search_memory_arg(memory, call = call)
-  blocks <- search_blocks_arg(blocks, model, call = call)
-  start <- search_layout_arg(start, call = call)
+  objective <- check_choice(objective, c("traffic", "time"))
+  memory <- check_search_memory(memory, call = call)
+  blocks <- check_blocks(blocks, model, call = call)
+  start <- check_start(start, call = call)
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
-  if (!is.null(bandwidth)) bandwidth <- as.list(bandwidth)
+  bandwidth <- check_bandwidth(bandwidth, call = call)
+  flop_rate <- check_number(flop_rate, "a positive number of FLOPs per second",
+                            min = 0, exclusive_min = TRUE, allow_null = TRUE)
+  if (!is.null(batch_dim_name)) check_string(batch_dim_name)
+  check_flag(verbose)
   step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   bar <- search_progress(verbose, started)
   desc <- with_plan_model(model, function(m) {
     shim_call(
-      "search.search_layout", m, .subset2(mesh, "py"), batch_size,
-      step$optimizer, step$loss, step$input_shapes, memory, start, fixed,
-      objective, bandwidth, flop_rate, blocks, batch_dim_name, timeout,
-      elapsed_seconds() - started, progress = bar, call = call
+      "search.search_layout", model = m, mesh = .subset2(mesh, "py"),
+      batch_size = batch_size, optimizer = step$optimizer, loss = step$loss,
+      input_shapes = step$input_shapes, memory = memory, start = start,
+      fixed = fixed, objective = objective, bandwidth = bandwidth,
+      flop_rate = flop_rate, blocks = blocks,
+      batch_dim_name = batch_dim_name, timeout = timeout,
+      spent = elapsed_seconds() - started, progress = bar, call = call
     )
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
   new_layout_search(desc, mesh)
 }
 
+# The object search_layout() returns, from the shim's description.
+new_layout_search <- function(desc, mesh) {
+  lm <- new_layout_map(desc$layout_map)
+  candidates <- desc$candidates
+  desc$candidates <- data.frame(
+    memory = vapply(candidates, function(c) c$memory, 1),
+    traffic = vapply(candidates, function(c) c$traffic, 1),
+    value = vapply(candidates, function(c) c$value, 1),
+    rules = vapply(candidates, function(c) as.integer(c$rules), 1L),
+    seconds = vapply(candidates, function(c) c$seconds, 1)
+  )
+  if (!is.null(desc$cost)) desc$cost <- new_layout_cost(desc$cost)
+  structure(c(list(layout_map = lm, mesh = mesh), desc),
+            class = "kerasmesh_layout_search")
+}
+
 # -- arguments ----------------------------------------------------------------
 
-search_memory_arg <- function(x, call = rlang::caller_env()) {
+check_search_memory <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return("device")
   }
-  if (is.numeric(x) && length(x) == 1 && identical(x, Inf)) {
-    return(NULL)
-  }
-  as.numeric(parse_bytes(x, arg = "memory", call = call))
+  memory <- check_bytes(x, allow_inf = TRUE, arg = "memory", call = call)
+  if (is.infinite(memory)) NULL else as.numeric(memory)
 }
 
-search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {
+check_bandwidth <- function(x, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  named <- !is.null(names(x)) && all(nzchar(names(x))) && !anyNA(names(x))
+  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) || !named) {
+    stop_input_type(x, "positive bytes per second, named by mesh axis",
+                    way_out = "Such as {.code c(data = 50e9, model = 450e9)}.",
+                    arg = "bandwidth", call = call)
+  }
+  as.list(x)
+}
+
+check_blocks <- function(blocks, model, call = rlang::caller_env()) {
   if (is.null(blocks)) {
     return(NULL)
   }
@@ -172,19 +215,19 @@ search_blocks_arg <- function(blocks, model, call = rlang::caller_env()) {
   blocks
 }
 
-search_layout_arg <- function(x, call = rlang::caller_env()) {
+check_start <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
   }
   if (inherits(x, "kerasmesh_layout_map")) {
     return(.subset2(x, "py"))
   }
-  kind <- python_kind(x)
-  if (kind == kinds$layout_map) {
+  type <- object_type(x)
+  if (type == "layout_map") {
     return(x)
   }
-  if (inherits(x, "kerasmesh_distribution") || kind == kinds$distribution) {
-    return(as_keras_distribution(x, arg = "start", call = call))
+  if (inherits(x, "kerasmesh_distribution") || type == "distribution") {
+    return(check_distribution(x, arg = "start", call = call))
   }
   stop_input_type(x, "a layout map or a distribution", show_value = FALSE,
                   way_out = "Give {.fn layout_map}, a Keras {.code LayoutMap}
@@ -203,7 +246,7 @@ search_progress <- function(verbose, started, env = parent.frame()) {
     if (isTRUE(verbose) && !is.null(memory)) {
       cli::cli_inform(c(i = sprintf(
         "Layout %d: %s per device, %s of traffic (%.0f s).", as.integer(n),
-        format_bytes(memory), format_bytes(traffic),
+        bytes_text(memory), bytes_text(traffic),
         elapsed_seconds() - started
       )))
     }

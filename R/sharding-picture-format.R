@@ -1,5 +1,5 @@
 # The console picture of a sharding: a header, the roles of the mesh axes
-# and box grids of blocks, within the console width.
+# and box grids of shards, within the console width.
 
 #' @rdname sharding_picture
 #' @param width For `format()`: the console width to fit.
@@ -11,7 +11,7 @@ format.kerasmesh_sharding_picture <- function(x, ...,
   out <- c(picture_header(x, width), picture_roles(x))
   for (panel in layout$panels) {
     out <- c(out, "", if (!is.null(panel$label)) c(panel$label, ""),
-             format_block_grid(panel$cells, x$devices, panel$row_labels,
+             format_shard_grid(panel$cells, x$devices, panel$row_labels,
                                panel$col_labels, width))
   }
   out
@@ -41,7 +41,7 @@ picture_columns <- function(n, aspect) {
 
 picture_header <- function(x, width) {
   rank <- length(x$shape)
-  n_blocks <- length(x$devices)
+  n_shards <- length(x$devices)
   n_devices <- sum(lengths(x$devices))
   shape <- if (rank == 0) "A scalar" else format_dims(x$shape)
   where <- if (is.null(x$mesh)) {
@@ -55,17 +55,17 @@ picture_header <- function(x, width) {
   } else {
     "as placed"
   }
-  blocks <- if (n_blocks == 1) {
-    sprintf("1 block, on %s", plural_count(x$copies, "device"))
+  shards <- if (n_shards == 1) {
+    sprintf("1 shard, on %s", plural_count(x$copies, "device"))
   } else {
-    sprintf("%d blocks of %s, each on %s", n_blocks,
+    sprintf("%d shards of %s, each on %s", n_shards,
             format_dims(x$shard_shape), plural_count(x$copies, "device"))
   }
   lines <- c(
     sprintf("%s %s%s, %s", shape, x$dtype, layout, source),
     where,
-    sprintf("%s: %s of %s per device", blocks, format_bytes(x$device_bytes),
-            format_bytes(x$bytes))
+    sprintf("%s: %s of %s per device", shards, bytes_text(x$device_bytes),
+            bytes_text(x$bytes))
   )
   title <- "<kerasmesh_sharding_picture>"
   if (!is.na(x$path)) {
@@ -96,9 +96,9 @@ plural_count <- function(n, word) {
   count_text(n, word, count = format_count(n))
 }
 
-# A box grid of blocks, each cell listing its devices, in bands of columns
+# A box grid of shards, each cell listing its devices, in bands of columns
 # that fit `width`.
-format_block_grid <- function(cells, devices, row_labels, col_labels,
+format_shard_grid <- function(cells, devices, row_labels, col_labels,
                               width = 80) {
   has_rows <- any(nzchar(row_labels))
   row_w <- if (has_rows) max(nchar(row_labels)) + 1 else 0

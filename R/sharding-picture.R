@@ -1,18 +1,18 @@
-#' Picture which device holds which block of a variable
+#' Picture which device holds which shard of a variable
 #'
-#' Works out how a variable (or any tensor) is cut into blocks on a device
-#' mesh, and which devices hold each block, then draws it: as a box grid in
-#' the console (`print()`) or as a figure (`plot()`). The blocks come from
+#' Works out how a variable (or any tensor) is cut into shards on a device
+#' mesh, and which devices hold each shard, then draws it: as a box grid in
+#' the console (`print()`) or as a figure (`plot()`). The shards come from
 #' JAX itself (`NamedSharding.devices_indices_map()`), computed from the
 #' mesh, the layout and the shape alone: nothing is allocated, so a planned
 #' 16000 x 64000 kernel draws as fast as a placed 32 x 64 one.
 #'
 #' @section Drawing:
-#' The tensor is drawn as a rectangle cut into its blocks, in proportion to
+#' The tensor is drawn as a rectangle cut into its shards, in proportion to
 #' its dimensions (with the aspect ratio kept between 1:5 and 5:1 so thin
-#' tensors stay readable). Each block is labelled with every device that
+#' tensors stay readable). Each shard is labelled with every device that
 #' holds it: replicas are listed together. The last two dimensions form the
-#' grid, rows then columns; a 1-D tensor is one row of blocks. Each block
+#' grid, rows then columns; a 1-D tensor is one row of shards. Each shard
 #' along the leading dimensions of a 3-D or 4-D (or higher) tensor becomes
 #' a panel of its own, headed by its R index, such as `[1:4, , ]`; leading
 #' dimensions that are not split give a single panel. Index ranges are R's:
@@ -33,8 +33,8 @@
 #'   * a [device_mesh()], with `axes` and `shape`.
 #' @param path A variable path such as `"sequential/dense/kernel"`, or a
 #'   unique ending of one after a `/` (`"dense/kernel"`). May be omitted
-#'   when a report or plan has a single variable. For a mesh, only a label
-#'   for the picture.
+#'   when a model, report or plan has a single variable. For a mesh, only a
+#'   label for the picture.
 #' @param shape The tensor's shape: whole numbers, or a keras3 `shape()`.
 #' @param axes The layout: for each dimension the mesh axis it is split
 #'   over, `NA` when not split, in any form [layout_map()] takes (such as
@@ -48,9 +48,9 @@
 #' @return A `kerasmesh_sharding_picture`: a list with `path`, `source`
 #'   (`"placed"` or `"planned"`), `shape`, `dtype`, `axes`, `shard_shape`,
 #'   `copies`, `bytes`, `device_bytes`, `start` and `stop` (matrices with a
-#'   row per block and a column per dimension: 0-based starts and exclusive
+#'   row per shard and a column per dimension: 0-based starts and exclusive
 #'   stops, as in Python), `devices` (a list: the devices holding each
-#'   block) and `mesh`. `format()` gives the console rendering, `print()`
+#'   shard) and `mesh`. `format()` gives the console rendering, `print()`
 #'   writes it and `plot()` draws the figure; both return `x` invisibly.
 #' @seealso [plot.kerasmesh_device_mesh()] for the mesh itself,
 #'   [plot.kerasmesh_layout_plan()] for memory per device.
@@ -59,12 +59,12 @@
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' mesh <- device_mesh(c(data = 2, model = 4))
-#' # The book's kernel, never allocated: 4 column blocks, each on 2 devices.
+#' # The book's kernel, never allocated: 4 column shards, each on 2 devices.
 #' kernel <- sharding_picture(mesh, axes = c(NA, "model"),
 #'                            shape = c(16000, 64000))
 #' kernel
 #' plot(kernel)
-#' # A 3-D variable: one panel per block of the first dimension.
+#' # A 3-D variable: one panel per shard of the first dimension.
 #' sharding_picture(mesh, axes = c("data", NA, "model"), shape = c(4, 8, 32))
 #' lm <- layout_map(mesh, ".*kernel" = c(NA, "model"))
 #' sharding_picture(lm, "sequential/dense/kernel", shape = c(32, 64))
@@ -74,14 +74,14 @@ sharding_picture <- function(x, ...) {
 
 #' @rdname sharding_picture
 #' @export
-sharding_picture.default <- function(x, path, ...) {
+sharding_picture.default <- function(x, path = NULL, ...) {
   if (!inherits(x, "python.builtin.object")) {
     stop_input_type(x, "a Keras model, a sharding report, a layout plan,
          a layout map or a device mesh", show_value = FALSE)
   }
-  check_supplied(c(path = missing(path)))
-  new_sharding_picture(shim_call("blocks.variable_blocks", x,
-                                 check_string(path)))
+  if (!is.null(path)) check_string(path)
+  new_sharding_picture(shim_call("shards.variable_shards", model = x,
+                                 path = path))
 }
 
 #' @rdname sharding_picture
@@ -99,7 +99,7 @@ sharding_picture.kerasmesh_layout_map <- function(x, path, shape,
                                                   dtype = "float32", ...) {
   check_supplied(c(path = missing(path), shape = missing(shape)))
   axes <- x[[check_string(path)]]
-  shape <- as_tensor_shape(shape)
+  shape <- check_tensor_shape(shape)
   sharding_picture(.subset2(x, "mesh"),
                    axes = axes %||% rep(NA_character_, length(shape)),
                    shape = unlist(shape), dtype = dtype, path = path)
@@ -143,18 +143,19 @@ mesh_picture <- function(mesh, axes, shape, dtype, path, several = FALSE,
                          call = rlang::caller_env()) {
   # R checks first: shim_call() starts Python.
   axes <- axes_for_shim(axes, arg = "axes", call = call)
-  shape <- as_tensor_shape(shape, call = call)
+  shape <- check_tensor_shape(shape, call = call)
   dtype <- check_string(dtype, call = call)
   new_sharding_picture(shim_call(
-    "blocks.sharding_blocks", .subset2(mesh, "py"), axes, shape, dtype,
-    path, several, call = call
+    "shards.tensor_shards", mesh = .subset2(mesh, "py"), axes = axes,
+    shape = shape, dtype = dtype,
+    path = path, several = several, call = call
   ))
 }
 
 new_sharding_picture <- function(desc) {
   shape <- whole_numbers(desc$shape)
   rank <- length(shape)
-  blocks <- desc$blocks
+  shards <- desc$shards
   as_matrix <- function(rows) {
     matrix(as.numeric(unlist(rows)), nrow = length(rows), ncol = rank,
            byrow = TRUE)
@@ -170,9 +171,9 @@ new_sharding_picture <- function(desc) {
       copies = as.integer(desc$copies),
       bytes = as.numeric(desc$bytes),
       device_bytes = as.numeric(desc$device_bytes),
-      start = as_matrix(blocks$start),
-      stop = as_matrix(blocks$stop),
-      devices = lapply(blocks$devices, function(d) as.character(unlist(d))),
+      start = as_matrix(shards$start),
+      stop = as_matrix(shards$stop),
+      devices = lapply(shards$devices, function(d) as.character(unlist(d))),
       mesh = if (!is.null(desc$mesh)) new_device_mesh(desc$mesh)
     ),
     class = "kerasmesh_sharding_picture"
@@ -183,6 +184,15 @@ new_sharding_picture <- function(desc) {
 # path ending in "/<path>".
 picture_row <- function(x, path, call = rlang::caller_env()) {
   paths <- x$path
+  if (length(paths) == 0) {
+    kerasmesh_abort(
+      c("There is no variable to picture.",
+        x = "The model has no variables.",
+        i = "Picture a model with weights, or a tensor on a mesh:
+             {.code sharding_picture(mesh, axes = , shape = )}."),
+      kind = kinds$variable_path, call = call
+    )
+  }
   if (is.null(path)) {
     if (length(paths) == 1) {
       return(1L)
@@ -218,7 +228,7 @@ picture_row <- function(x, path, call = rlang::caller_env()) {
   )
 }
 
-as_tensor_shape <- function(shape, call = rlang::caller_env()) {
+check_tensor_shape <- function(shape, call = rlang::caller_env()) {
   if (inherits(shape, "keras_shape")) {
     shape <- unlist(lapply(unclass(shape), function(s) s %||% NA))
   }
@@ -233,7 +243,7 @@ as_tensor_shape <- function(shape, call = rlang::caller_env()) {
 
 # -- layout shared by the console and the figure -----------------------------
 
-# Panels (one per block of the leading dimensions), each a matrix of block
+# Panels (one per shard of the leading dimensions), each a matrix of shard
 # numbers with row and column labels: R index ranges along the last two
 # dimensions.
 picture_layout <- function(x) {

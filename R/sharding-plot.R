@@ -1,4 +1,4 @@
-# Drawing a sharding picture: the blocks of one variable on the mesh.
+# Drawing a sharding picture: the shards of one variable on the mesh.
 
 #' @rdname sharding_picture
 #' @param main A title; `NULL` for the variable's path and shape.

@@ -9,11 +9,11 @@
 #'   (`"model"` or `"optimizer"`), `shape` (list of integer vectors),
 #'   `dtype`, `axes` (list: the mesh axis each dimension is split over, `NA`
 #'   when not split), `spec` (JAX's `PartitionSpec`), `shard_shape` (list),
-#'   `copies` (devices holding each block), `bytes` (the whole variable) and
+#'   `copies` (devices holding each shard), `bytes` (the whole variable) and
 #'   `device_bytes` (what one device holds). Attribute `"per_device"`: a
 #'   data frame of the bytes each device holds in all; `"mesh"`: the
 #'   [device_mesh()] the variables are placed on (`NULL` if none). See
-#'   [sharding_picture()] to picture one variable's blocks.
+#'   [sharding_picture()] to picture one variable's shards.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
@@ -28,7 +28,7 @@
 #' variable_sharding(model)
 variable_sharding <- function(model) {
   check_python_object(model, "a Keras model", kind = kinds$model)
-  columns <- shim_call("sharding.variable_sharding", model)
+  columns <- shim_call("sharding.variable_sharding", model = model)
   per_device <- columns$per_device
   mesh <- columns$mesh
   columns$per_device <- NULL
@@ -74,7 +74,7 @@ format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
     axes = vapply(x$axes, format_axes_short, ""),
     shard = vapply(x$shard_shape, format_dims, ""),
     copies = as.character(x$copies),
-    per_device = format_bytes(x$device_bytes),
+    per_device = bytes_text(x$device_bytes),
     stringsAsFactors = FALSE
   )
   fixed <- sum(pmax(nchar(names(cols)), vapply(cols, function(c) {
@@ -103,7 +103,7 @@ unclass_sharding <- function(x) {
 }
 
 summarize_device_bytes <- function(per_device) {
-  range <- unique(format_bytes(range(per_device$bytes)))
+  range <- unique(bytes_text(range(per_device$bytes)))
   sprintf("%s on each of %d devices", paste(range, collapse = " to "),
           nrow(per_device))
 }
@@ -113,50 +113,4 @@ format_axes_short <- function(axes) {
     return("()")
   }
   paste0("(", paste(ifelse(is.na(axes), "NA", axes), collapse = ", "), ")")
-}
-
-#' Format byte counts
-#'
-#' @param bytes Numbers of bytes: a numeric vector (`NA` gives `NA`) or
-#'   a list of single numbers; anything else is an error of class
-#'   `kerasmesh_error_argument`.
-#' @return A character vector such as `"1.5 GB"` (powers of 1000).
-#' @export
-#' @examples
-#' format_bytes(c(512, 2048, 6.2e9))
-format_bytes <- function(bytes) {
-  if (is.list(bytes) && all(vapply(bytes, function(b) {
-    is.numeric(b) && length(b) == 1
-  }, TRUE))) {
-    bytes <- vapply(bytes, identity, numeric(1), USE.NAMES = FALSE)
-  }
-  if (!is.numeric(bytes) && !(is.logical(bytes) && all(is.na(bytes)))) {
-    stop_input_type(bytes, "a numeric vector")
-  }
-  units <- c("B", "kB", "MB", "GB", "TB", "PB")
-  out <- character(length(bytes))
-  for (i in seq_along(bytes)) {
-    b <- bytes[[i]]
-    if (is.na(b)) {
-      out[i] <- NA_character_
-      next
-    }
-    if (!is.finite(b) || b < 0) {
-      out[i] <- paste(format(b), "B")
-      next
-    }
-    power <- if (b < 1000) 0 else min(floor(log(b, 1000)), length(units) - 1)
-    # 999,999 B is "1 MB", not "1000 kB".
-    if (power < length(units) - 1 && signif(b / 1000^power, 3) >= 1000) {
-      power <- power + 1
-    }
-    value <- b / 1000^power
-    out[i] <- if (power == 0) {
-      sprintf("%d B", as.integer(round(b)))
-    } else {
-      sprintf("%s %s", trimws(formatC(value, digits = 3, format = "fg")),
-              units[power + 1])
-    }
-  }
-  out
 }

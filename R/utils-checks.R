@@ -113,10 +113,12 @@ check_number <- function(x, what, ..., min = -Inf, max = Inf,
 }
 
 # One string from `values`, as rlang::arg_match() but with kerasmesh's class.
-# The default (the whole vector of choices) means the first.
-check_choice <- function(x, values, arg = rlang::caller_arg(x),
+# The whole vector of choices means the first where it is the argument's
+# default (`all_means_first`); elsewhere (a default of NULL) it is refused.
+check_choice <- function(x, values, all_means_first = TRUE,
+                         arg = rlang::caller_arg(x),
                          call = rlang::caller_env()) {
-  if (identical(x, values)) {
+  if (all_means_first && identical(x, values)) {
     return(values[[1]])
   }
   if (is.character(x) && length(x) == 1 && !is.na(x) && !x %in% values) {
@@ -149,6 +151,19 @@ check_python_object <- function(x, what, ..., arg = rlang::caller_arg(x),
                     envir = parent.frame())
   }
   invisible(x)
+}
+
+# `...` of `env` must be empty: rlang's error, which names what was
+# passed, with kerasmesh's classes added.
+check_dots_none <- function(env = rlang::caller_env(),
+                            call = rlang::caller_env()) {
+  tryCatch(
+    rlang::check_dots_empty(env = env, call = call),
+    rlib_error_dots_nonempty = function(e) {
+      class(e) <- c(error_classes(kinds$argument), class(e))
+      stop(e)
+    }
+  )
 }
 
 # " (3.5)" for short atomic values, so messages show what was received.

@@ -2,11 +2,10 @@
 # style of the lifecycle package: the old name gives a warning of class
 # `kerasmesh_warning_deprecated` that names the new one, and an argument
 # given under both names is an error of class `kerasmesh_error_deprecated`
-# saying which to keep. vignette("vocabulary") lists every rename.
-#
-#   compare_layouts <- function(model, distributions, ..., memory = NULL,
-#                               device_memory = deprecated()) {
-#     memory <- renamed_arg("memory", "device_memory")
+# saying which to keep. vignette("vocabulary") lists every rename. A
+# function whose `device_memory` became `memory` declares
+# `device_memory = deprecated()` after `memory` and starts with
+# `memory <- renamed_arg("memory", "device_memory")`.
 
 # The default of an argument's old name: missing, so that `missing()` tells
 # whether the caller used it.
@@ -21,7 +20,7 @@ renamed_arg <- function(new, old, env = rlang::caller_env(),
   if (!given(old)) {
     return(get(new, envir = env))
   }
-  fn <- renamed_caller(env)
+  fn <- renamed_caller(env) # nolint: object_usage_linter. cli reads it.
   if (given(new)) {
     kerasmesh_abort(
       c("Can't use both {.arg {new}} and its old name {.arg {old}}.",
@@ -49,8 +48,37 @@ renamed_function <- function(old, new) {
   )
 }
 
-# The name of the function whose frame is `env`, for the messages.
+# `x`, an argument's value, with its deprecated value `old` replaced by
+# `new` (and a warning saying so); any other value unchanged.
+renamed_value <- function(x, old, new, arg = rlang::caller_arg(x),
+                          env = rlang::caller_env()) {
+  if (!identical(x, old)) {
+    return(x)
+  }
+  fn <- renamed_caller(env) # nolint: object_usage_linter. cli.
+  kerasmesh_warn(
+    c("{.code {arg} = {.str {old}}} of {.fn {fn}} is deprecated.",
+      i = "Please use {.code {arg} = {.str {new}}} instead; {.str {old}}
+           will be removed in the next release."),
+    kind = kinds$deprecated, old = old, new = new
+  )
+  new
+}
+
+# Warns that function `old` is deprecated without a replacement in
+# kerasmesh; `instead` (cli text) says what to do.
+deprecated_function <- function(old, instead) {
+  kerasmesh_warn(
+    c("{.fn {old}} is deprecated and will be removed in the next release.",
+      i = instead),
+    kind = kinds$deprecated, old = old
+  )
+}
+
+# The name of the function whose frame is `env`, for the messages: for a
+# method of a kerasmesh class, its generic ("format", not
+# "format.kerasmesh_layout_cost"), as the user called it.
 renamed_caller <- function(env) {
   name <- rlang::call_name(rlang::frame_call(env))
-  if (is.null(name)) "the function" else name
+  if (is.null(name)) "the function" else sub("[.]kerasmesh_\\w+$", "", name)
 }

@@ -30,12 +30,12 @@ cost <- layout_cost(setup$book, mp, batch_size = 64, optimizer = "adam",
                     loss = "binary_crossentropy")
 elapsed <- as.numeric(Sys.time() - start, units = "secs")
 peak <- peak_rss()
-print(cost, device_memory = "80GB")
+print(cost, memory = "80GB")
 
 cmp <- compare_layouts(
   setup$book, list(data_parallel = data_parallel(), model_parallel = mp),
   batch_size = 64, optimizer = "adam", loss = "binary_crossentropy",
-  device_memory = "80GB"
+  memory = "80GB"
 )
 cat("\n")
 print(cmp)
@@ -46,12 +46,12 @@ cat(sprintf("Python, Keras and the mesh started in %.2f s\n", setup$startup))
 cat(sprintf("layout_cost() took %.2f s (limit 10 s), XLA's compile %.2f s\n",
             elapsed, cost$compile_seconds))
 cat(sprintf("Peak RSS after layout_cost(): %s (%.2f GiB; limit 1.5 GiB)\n",
-            format_bytes(peak), peak / 2^30))
-cat(sprintf("Peak RSS after the comparison too: %s\n", format_bytes(peak_all)))
+            kerasmesh:::bytes_text(peak), peak / 2^30))
+cat(sprintf("Peak RSS after the comparison too: %s\n", kerasmesh:::bytes_text(peak_all)))
 dp_traffic <- cmp$traffic[cmp$layout == "data_parallel"]
 mp_traffic <- cmp$traffic[cmp$layout == "model_parallel"]
 cat(sprintf("Traffic per device per step: data parallel %s, model parallel %s (ratio %.2f)\n",
-            format_bytes(dp_traffic), format_bytes(mp_traffic),
+            kerasmesh:::bytes_text(dp_traffic), kerasmesh:::bytes_text(mp_traffic),
             dp_traffic / mp_traffic))
 
 # Machine-readable lines for bench/run.R.

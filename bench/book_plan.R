@@ -33,10 +33,10 @@ cat("\n")
 cat(sprintf("Python, Keras and the mesh started in %.2f s\n", setup$startup))
 cat(sprintf("layout_plan() took %.2f s (limit 5 s)\n", elapsed))
 cat(sprintf("Peak RSS of the R process: %s (%.2f GiB; limit 1.5 GiB)\n",
-            format_bytes(peak), peak / 2^30))
+            kerasmesh:::bytes_text(peak), peak / 2^30))
 cat(sprintf("Parameters: %s; per-device weights %s of %s (%.4f)\n",
             format(s$parameters, big.mark = ",", scientific = FALSE),
-            format_bytes(s$device_weights), format_bytes(s$bytes),
+            kerasmesh:::bytes_text(s$device_weights), kerasmesh:::bytes_text(s$bytes),
             s$device_weights / s$bytes))
 
 # Machine-readable lines for bench/run.R.

@@ -40,7 +40,7 @@ cat(sprintf("Python, Keras, keras-hub and the mesh started in %.2f s\n",
             startup))
 cat(sprintf("layout_plan() took %.2f s (limit 10 s)\n", elapsed))
 cat(sprintf("Peak RSS of the R process: %s (%.2f GiB; limit 2 GiB)\n",
-            format_bytes(peak), peak / 2^30))
+            kerasmesh:::bytes_text(peak), peak / 2^30))
 
 cat(sprintf("seconds %.4f\npeak_rss_gib %.4f\nvariables %d\n", elapsed,
             peak / 2^30, nrow(plan)))

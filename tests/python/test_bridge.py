@@ -22,17 +22,30 @@ def test_numpy_values_are_refused_with_where_they_are(value):
 
 
 def test_call_refuses_an_array_that_call_object_returns():
-    out = call("arrays.as_array", [1, 2, 3], [3])
+    out = call("arrays.as_array", values=[1, 2, 3], shape=[3])
     assert out["ok"] is False
     assert out["python_type"] == "TypeError"
-    status, value = call_object("arrays.as_array", [1, 2, 3], [3])
+    status, value = call_object("arrays.as_array", values=[1, 2, 3],
+                                shape=[3])
     assert status["ok"] is True and "value" not in status
     assert isinstance(value, np.ndarray)
     assert value.shape == (3,)
 
 
+def test_arguments_travel_by_keyword_only():
+    """A positional argument fails loudly, so no reordered signature on
+    either side can mismatch silently."""
+    with pytest.raises(TypeError):
+        call("arrays.as_array", [1, 2, 3], [3])
+    with pytest.raises(TypeError):
+        call_object("arrays.as_array", [1, 2, 3], [3])
+    out = call("arrays.as_array", values=[1], shap=[1])
+    assert out["ok"] is False and out["python_type"] == "TypeError"
+    assert "shap" in out["message"]
+
+
 def test_call_object_errors_come_without_a_value():
-    status, value = call_object("arrays.as_array", [1, 2], [3])
+    status, value = call_object("arrays.as_array", values=[1, 2], shape=[3])
     assert status["ok"] is False and status["kind"] == "array"
     assert value is None
 

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError
 from kerasmesh.core.axes import check_axes, format_axes, layout_entries
-from kerasmesh.report.blocks import sharding_blocks
-from kerasmesh.core.layout import new_layout_map
-from kerasmesh.core.mesh import device_mesh
+from kerasmesh.report.shards import tensor_shards
+from kerasmesh.layout_map.rules import new_layout_map
+from kerasmesh.mesh.device_mesh import device_mesh
 
 MESH_AXES = ["data", "model"]
 
@@ -68,7 +68,7 @@ def test_several_axes_on_one_dimension_are_refused_everywhere(mesh, pair):
     assert e.bullets[0][1] == 'Dimension 2 names "data" and "model".'
     e = error_of(new_layout_map, mesh, ["k"], [(None, pair)])
     assert e.kind == "layout_axes" and "several mesh axes" in e.message
-    e = error_of(sharding_blocks, mesh, (None, pair), [8, 8])
+    e = error_of(tensor_shards, mesh, (None, pair), [8, 8])
     assert e.kind == "layout_axes" and "several mesh axes" in e.message
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from kerasmesh.core import kinds
 from kerasmesh.core.errors import KerasmeshError, KerasmeshWarning
-from kerasmesh.core.layout_problems import ERROR, WARNING, problem
+from kerasmesh.core.kinds import ERROR, WARNING
+from kerasmesh.core.layout_problems import problem
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIM = os.path.join(ROOT, "inst", "python", "kerasmesh")

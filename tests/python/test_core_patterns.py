@@ -10,7 +10,7 @@ import pytest
 
 from kerasmesh.plan import planner as plan
 from kerasmesh.core.errors import KerasmeshError
-from kerasmesh.core.layout import check_key, lookup
+from kerasmesh.layout_map.rules import check_key, lookup
 from kerasmesh.core.patterns import MAX_UNBOUNDED, check_safe, unsafe_reason
 
 HERE = os.path.dirname(__file__)
@@ -56,7 +56,7 @@ def test_a_keras_layout_map_with_a_catastrophic_key_fails_fast():
         os.environ.setdefault("KERAS_BACKEND", "jax")
         import keras
         from kerasmesh.core.errors import KerasmeshError
-        from kerasmesh.core.layout import lookup
+        from kerasmesh.layout_map.rules import lookup
         from kerasmesh.plan.planner import plan_layout
         mesh = keras.distribution.DeviceMesh(
             (1,), ("data",), keras.distribution.list_devices()[:1])

@@ -24,7 +24,7 @@ def test_a_layout_splits_its_dimensions_and_the_rest_is_copies():
     assert p.axes == (("model",), ())
     assert p.splits == (4, 1)
     assert p.shard_shape == (4, 8)
-    assert p.copies == 2 and p.blocks == 4 and p.devices == 8
+    assert p.copies == 2 and p.shards == 4 and p.devices == 8
     assert p.bytes == 16 * 8 * 4 and p.device_bytes == 4 * 8 * 4
     assert p.entries == ["model", None] and p.labels == ["model", None]
     assert p.divisible
@@ -149,7 +149,7 @@ def test_splits_are_the_product_of_their_axes_and_cover_the_shape(case):
     for n, k, shard, names in zip(p.shape, p.splits, p.shard_shape, p.axes):
         assert k == math.prod(p.sizes[a] for a in names)
         assert shard * k >= n > (shard - 1) * k
-    assert p.blocks * p.copies == p.devices
+    assert p.shards * p.copies == p.devices
 
 
 @settings(max_examples=300, deadline=None)

@@ -18,9 +18,10 @@ VARIABLES = {
 }
 
 
-def op(names, shapes, kind="all-reduce", groups=([0, 4],)):
+def op(names, shapes, collective="all-reduce", groups=([0, 4],)):
     total = sum(4 * math.prod(s) for s in shapes)
-    return {"kind": kind, "shapes": shapes, "dtypes": ["f32"] * len(shapes),
+    return {"collective": collective, "shapes": shapes,
+            "dtypes": ["f32"] * len(shapes),
             "bytes": float(total), "groups": [list(g) for g in groups],
             "axes": ["data"], "names": names}
 
@@ -65,8 +66,8 @@ def test_bytes_go_to_the_variable_of_their_size_and_the_rest_is_counted():
            [[], [16, 32], [16]]),
         # An activation gathered for the query: the layer's, no variable's.
         op(["jit(step)/jvp(mha)/query/abc,cde->abde/dot_general"],
-           [[8, 8, 5]], kind="all-gather"),
-        op([""], [[4, 8]], kind="all-gather"),
+           [[8, 8, 5]], collective="all-gather"),
+        op([""], [[4, 8]], collective="all-gather"),
     ]
     out = attribution.attribute(ops, VARIABLES)
     assert out["variables"] == {
@@ -82,9 +83,9 @@ def test_bytes_go_to_the_variable_of_their_size_and_the_rest_is_counted():
 
 def test_a_gathered_weight_goes_to_its_variable_whole_or_in_part():
     ops = [op(["jit(step)/jvp(mha)/query/dot_general"], [[32, 4, 8]],
-              kind="all-gather", groups=([0, 1, 2, 3],)),
+              collective="all-gather", groups=([0, 1, 2, 3],)),
            op(["jit(step)/jvp(mha)/query/dot_general"], [[32, 2, 8]],
-              kind="all-gather", groups=([0, 1],))]
+              collective="all-gather", groups=([0, 1],))]
     out = attribution.attribute(ops, VARIABLES)
     assert out["variables"]["path"] == ["mha/query/kernel"]
     assert out["to_variables"] == out["total"]
@@ -119,7 +120,7 @@ def test_a_model_parallel_dense_layer_owns_its_collectives(compiled_cost):
     layers = dict(zip(att["layers"]["layer"], att["layers"]["bytes"]))
     # dense's output is split over "model": dense_1 gathers it (and
     # all-reduces its gradient) over "model", dense_1's own traffic.
-    gathers = [o for o in compiled_cost["ops"] if o["kind"] == "all-gather"
+    gathers = [o for o in compiled_cost["ops"] if o["collective"] == "all-gather"
                and o["axes"] == ["model"]]
     assert gathers and layers["dense_1"] >= sum(o["bytes"] for o in gathers)
     # The gradients, all-reduced over "data", go to their variables.

@@ -22,7 +22,7 @@ def test_replica_groups_parse_in_all_three_forms():
                           ["data", "model"]) == ["data", "model"]
 
 
-def test_collective_lines_parse_with_bytes_per_kind():
+def test_collective_lines_parse_with_bytes_per_collective():
     text = "\n".join([
         "  %ar = (f32[], f32[16,32]{1,0}) all-reduce(%a, %b), channel_id=3,"
         " replica_groups={{0,4},{1,5},{2,6},{3,7}}, to_apply=%add",
@@ -36,7 +36,7 @@ def test_collective_lines_parse_with_bytes_per_kind():
         "  %f = f32[2]{0} fusion(%all-reduce), kind=kLoop",
     ])
     ops = hlo.parse_collectives(text, [2, 4], ["data", "model"])
-    assert [o["kind"] for o in ops] == ["all-reduce", "all-gather",
+    assert [o["collective"] for o in ops] == ["all-reduce", "all-gather",
                                         "reduce-scatter",
                                         "collective-permute"]
     assert [o["bytes"] for o in ops] == [4 + 16 * 32 * 4, 8 * 64 * 2,

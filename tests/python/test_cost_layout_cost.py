@@ -10,7 +10,7 @@ from kerasmesh.cost import layout_cost as cost
 from small_models import mlp
 from kerasmesh.cost import hlo
 from kerasmesh.plan import planner as plan
-from kerasmesh.cost import step
+from kerasmesh.cost import deadline, step
 from kerasmesh.core.errors import KerasmeshError
 
 
@@ -34,7 +34,7 @@ def data_parallel():
 
 
 def collective_key(op):
-    return (op["kind"], op["shapes"], op["groups"], op["axes"])
+    return (op["collective"], op["shapes"], op["groups"], op["axes"])
 
 
 def real_step(dist, batch=16):
@@ -142,7 +142,7 @@ def test_all_reduce_traffic_follows_the_layouts_arithmetic(mesh):
 
     def all_reduce(result, axes):
         c = result["collectives"]
-        return sum(b for k, a, b in zip(c["kind"], c["axes"], c["bytes"])
+        return sum(b for k, a, b in zip(c["collective"], c["axes"], c["bytes"])
                    if k == "all-reduce" and a == axes)
 
     assert all_reduce(dp, "batch") == p_bytes + 4
@@ -153,7 +153,7 @@ def test_all_reduce_traffic_follows_the_layouts_arithmetic(mesh):
     # bytes) and their gradients all-reduced with the loss's per-row sums.
     assert all_reduce(mp, "model") == 8 * 64 * 4 + 8 * 4
     gathered = [b for k, a, b in zip(*(mp["collectives"][c] for c in (
-        "kind", "axes", "bytes"))) if k == "all-gather"]
+        "collective", "axes", "bytes"))) if k == "all-gather"]
     assert gathered == [8 * 64 * 4]
 
 
@@ -213,8 +213,8 @@ def test_a_compile_past_the_timeout_is_a_timeout_error(mesh):
     with pytest.raises(KerasmeshError) as e:
         cost.layout_cost(mlp, model_parallel(mesh), 16, timeout=1e-4)
     assert e.value.kind == "timeout"
-    assert cost.wait_for_compiles() >= 0
-    assert not cost._PENDING
+    assert deadline.wait_for_compiles() >= 0
+    assert not deadline.PENDING
 
 
 def test_the_book_model_costs_without_allocating(mesh):
@@ -229,7 +229,7 @@ def test_the_book_model_costs_without_allocating(mesh):
     # Adam: two slots per weight, plus the iteration and learning rate.
     assert result["memory"]["optimizer"] == 2 * params + 8
     data = [b for k, a, b in zip(*(result["collectives"][c] for c in (
-        "kind", "axes", "bytes"))) if k == "all-reduce" and a == "data"]
+        "collective", "axes", "bytes"))) if k == "all-reduce" and a == "data"]
     assert data == [params + 4]
 
 
@@ -257,3 +257,52 @@ def test_a_compiled_model_lends_its_optimizer_and_loss(mesh):
     assert result["plan"]["optimizer"] == "Adam"
     # The model's own optimizer is not built by costing it.
     assert not model.optimizer.built
+
+
+def dict_heads():
+    """Two outputs in a dict whose keys are not the layers' names (Keras
+    orders them by key: "label" before "score")."""
+    inputs = keras.Input((32,), name="x")
+    return keras.Model(inputs, {
+        "score": keras.layers.Dense(8, name="a")(inputs),
+        "label": keras.layers.Dense(4, name="b")(inputs)})
+
+
+@pytest.mark.parametrize("loss", [{"score": "mse", "label": "mae"},
+                                  {"label": "mae", "score": "mse"}])
+def test_a_dict_output_model_takes_a_loss_per_output_key(mesh, loss):
+    result = cost.layout_cost(dict_heads, model_parallel(mesh), 16, "sgd",
+                              loss)
+    assert result["loss"] == "mae, mse"
+    assert result["memory"]["inputs"] == 8 * (32 + 8 + 4) * 4
+
+
+def test_a_dict_output_model_compiled_by_keras_costs_with_its_loss(mesh):
+    model = dict_heads()
+    model.compile(optimizer="sgd", loss={"score": "mse", "label": "mae"})
+    x = np.zeros((16, 32), "float32")
+    model.fit(x, {"score": np.zeros((16, 8)), "label": np.zeros((16, 4))},
+              verbose=0)
+    result = cost.layout_cost(model, model_parallel(mesh), 16)
+    assert result["loss"] == "mae, mse"
+
+
+def test_a_loss_for_an_output_the_model_lacks_is_a_loss_error(mesh):
+    with pytest.raises(KerasmeshError) as info:
+        cost.layout_cost(dict_heads, model_parallel(mesh), 16, "sgd",
+                         {"score": "mse", "labels": "mae"})
+    assert info.value.kind == "loss"
+    assert '"label"' in str(info.value)
+
+
+def test_targets_under_mixed_bfloat16_are_fed_as_float32(mesh):
+    before = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        result = cost.layout_cost(mlp, model_parallel(mesh), 16, "sgd",
+                                  "mse")
+    finally:
+        keras.config.set_dtype_policy(before)
+    # The MLP's output is bfloat16, but Keras casts float targets to
+    # floatx: 8 rows of 32 inputs and 16 targets, 4 bytes each.
+    assert result["memory"]["inputs"] == 8 * (32 + 16) * 4

@@ -131,12 +131,38 @@ def test_ids_outside_the_count_and_bad_numbers_are_named(env, names):
         assert name in text
 
 
-def test_keras_variables_win_over_a_launcher():
+def test_keras_variables_win_over_a_launcher_they_agree_with():
     env = dict(SRUN, **{d.ENV_ADDRESSES: "127.0.0.1:5", d.ENV_NUM_PROCESSES:
-                        "3", d.ENV_PROCESS_ID: "2"})
+                        "2", d.ENV_PROCESS_ID: "1"})
     args = d.resolve_arguments(environ=env)
     assert (args["coordinator_address"], args["num_processes"],
-            args["process_id"]) == ("127.0.0.1:5", 3, 2)
+            args["process_id"]) == ("127.0.0.1:5", 2, 1)
+
+
+@pytest.mark.parametrize("env,var,value,theirs", [
+    (SRUN, d.ENV_PROCESS_ID, "0", "SLURM_PROCID"),
+    (MPIRUN, d.ENV_NUM_PROCESSES, "3", "OMPI_COMM_WORLD_SIZE"),
+    (K8S, d.ENV_PROCESS_ID, "0", "JOB_COMPLETION_INDEX")])
+def test_keras_variables_that_contradict_a_launcher_name_both(
+        env, var, value, theirs):
+    keras_env = {d.ENV_ADDRESSES: "127.0.0.1:5", d.ENV_NUM_PROCESSES: "2",
+                 d.ENV_PROCESS_ID: "1", var: value}
+    with pytest.raises(KerasmeshError) as e:
+        d.resolve_arguments(environ=dict(env, **keras_env))
+    assert e.value.kind == "distributed_argument"
+    assert f"`{var}` and `{theirs}`" in e.value.message
+    assert f"`{var}` is {value}; `{theirs}` is" in str(e.value)
+    # Only one of them given, it still names the contradiction.
+    with pytest.raises(KerasmeshError, match=theirs):
+        d.resolve_arguments(environ=dict(env, **{var: value}))
+
+
+def test_arguments_win_over_a_launcher_and_incomplete_ones_are_ignored():
+    args = d.resolve_arguments("127.0.0.1:5", 3, 2, environ=SRUN)
+    assert (args["num_processes"], args["process_id"]) == (3, 2)
+    partial = {"SLURM_PROCID": "0", d.ENV_ADDRESSES: "127.0.0.1:5",
+               d.ENV_NUM_PROCESSES: "2", d.ENV_PROCESS_ID: "1"}
+    assert d.resolve_arguments(environ=partial)["process_id"] == 1
 
 
 def test_resolve_arguments_uses_the_launcher():

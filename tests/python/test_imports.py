@@ -1,28 +1,36 @@
-"""How the shim's modules import each other: no cycles, R's names only in
-`api/`, and imports inside functions only where start-up needs them."""
+"""How the shim's modules import each other: no cycles, each package only
+the packages ARCHITECTURE.md's table lists for it, R's names only in
+`api/`, and imports inside functions only where start-up needs them.
+
+The checks take the trees and tables they read, so the tests below run
+them on small made-up ones too and see each rule fail."""
 
 import ast
 import os
+import re
 
 import pytest
 
 import kerasmesh
+from source_trees import write_tree
 
 SHIM = os.path.dirname(kerasmesh.__file__)
+ARCHITECTURE = os.path.join(os.path.dirname(__file__), "..", "..",
+                            "ARCHITECTURE.md")
 # Importing one of these starts Keras (which fixes its backend) or JAX:
 # modules import them inside the function that needs them, after
 # `require_backend()` has checked the backend.
 DEFERRED = ("keras", "jax", "jaxlib", "numpy", "orbax")
 
 
-def modules():
-    """{"core.mesh": parsed tree} for every module of the shim."""
+def modules(root=SHIM):
+    """{"mesh.device_mesh": parsed tree} for every module below `root`."""
     out = {}
-    for folder, _, files in os.walk(SHIM):
+    for folder, _, files in os.walk(root):
         for name in files:
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
-                rel = os.path.relpath(path, SHIM)[:-3].replace(os.sep, ".")
+                rel = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
                 with open(path, encoding="utf-8") as f:
                     out[rel.removesuffix(".__init__")] = ast.parse(f.read())
     return out
@@ -104,6 +112,89 @@ def deferred_imports(tree_by_module):
                     name = ("." * node.level) + (node.module or "")
                     out.append((module, node.lineno, name))
     return out
+
+
+def layer_table(path=ARCHITECTURE):
+    """{package: the packages it may import} from the table that follows
+    "test_imports.py reads this table" in the markdown file at `path`."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if "test_imports.py reads this table" in line)
+    rows = []
+    for line in lines[start:]:
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break
+    table = {}
+    for row in rows[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        package = re.findall(r"`([\w]+)/`", cells[0])[0]
+        table[package] = set(re.findall(r"`([\w]+)/`", cells[-1]))
+    return table
+
+
+def package_imports(edges):
+    """{package: the other packages its modules import at the top}; the
+    top of the tree (`kerasmesh/__init__.py`, module "__init__") is left
+    out: it is no package's."""
+    out = {}
+    for module, targets in edges.items():
+        if module == "__init__":
+            continue
+        package = module.split(".")[0]
+        out.setdefault(package, set())
+        out[package] |= {t.split(".")[0] for t in targets} - {package}
+    return out
+
+
+def layer_problems(imports, table):
+    """What breaks the table: a package it lacks, one it lists that does
+    not exist, or an import of a package its row does not list."""
+    problems = [f"{p}/ is not in the table" for p in sorted(imports)
+                if p not in table]
+    problems += [f"{p}/ is in the table but not in the shim"
+                 for p in sorted(table) if p not in imports]
+    for package in sorted(set(imports) & set(table)):
+        for other in sorted(imports[package] - table[package]):
+            problems.append(f"{package}/ imports {other}/, which its row "
+                            "does not list")
+    return problems
+
+
+def test_each_package_imports_only_what_architecture_md_lists():
+    table = layer_table()
+    assert {"core", "mesh", "plan", "cost", "api"} <= set(table)
+    assert table["core"] == set()
+    imports = package_imports(top_level_edges(modules()))
+    assert layer_problems(imports, table) == []
+
+
+def test_the_layer_check_finds_an_import_the_table_does_not_list(tmp_path):
+    shim = tmp_path / "kerasmesh"
+    write_tree(str(shim), {
+        "__init__.py": "from .core.errors import E\n",
+        "core/__init__.py": "", "core/errors.py": "E = 1\n",
+        "plan/__init__.py": "",
+        "plan/planner.py": "from ..core.errors import E\n"
+                           "from ..cost.step import S\n",
+        "cost/__init__.py": "", "cost/step.py": "S = 1\n",
+        "extra/__init__.py": "",
+    })
+    (tmp_path / "ARCHITECTURE.md").write_text(
+        "<!-- test_imports.py reads this table -->\n\n"
+        "| Package | Holds | Imports |\n|---|---|---|\n"
+        "| `core/` | kernel | nothing |\n"
+        "| `plan/` | plans | `core/` |\n"
+        "| `cost/` | costs | `core/`, `plan/` |\n"
+        "| `gone/` | nothing | `core/` |\n", encoding="utf-8")
+    imports = package_imports(top_level_edges(modules(str(shim))))
+    assert imports["plan"] == {"core", "cost"}
+    assert layer_problems(imports, layer_table(tmp_path / "ARCHITECTURE.md")) \
+        == ["extra/ is not in the table",
+            "gone/ is in the table but not in the shim",
+            "plan/ imports cost/, which its row does not list"]
 
 
 def test_imports_inside_functions_are_only_of_what_starts_keras_or_jax():

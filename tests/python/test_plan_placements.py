@@ -3,7 +3,7 @@ variables matched by path, slots following their model variable."""
 
 import keras
 
-from kerasmesh.core.layout_problems import Placer
+from kerasmesh.core.placer import Placer
 from kerasmesh.plan.placements import (optimizer_placements, place_model,
                                        place_variables)
 from kerasmesh.plan.slots import optimizer_variables

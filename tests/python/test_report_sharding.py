@@ -1,4 +1,4 @@
-"""Sharding facts of placed arrays: blocks, copies and bytes per device."""
+"""Sharding facts of placed arrays: shards, copies and bytes per device."""
 
 import jax
 import jax.numpy as jnp
@@ -18,13 +18,13 @@ def test_partition_specs_print_every_entry():
         "PartitionSpec(None, 'model')"
 
 
-def test_blocks_of_a_matrix_split_over_model_are_four_column_blocks():
-    blocks = sharding.blocks_of(
+def test_shards_of_a_matrix_split_over_model_are_four_column_shards():
+    shards = sharding.shards_of(
         NamedSharding(MESH, PartitionSpec(None, "model")), (4, 8))
-    assert blocks["start"] == [[0, 0], [0, 2], [0, 4], [0, 6]]
-    assert blocks["stop"] == [[4, 2], [4, 4], [4, 6], [4, 8]]
-    # Each block lives on the two devices of one column of the mesh.
-    assert blocks["devices"][0] == ["cpu:0", "cpu:4"]
+    assert shards["start"] == [[0, 0], [0, 2], [0, 4], [0, 6]]
+    assert shards["stop"] == [[4, 2], [4, 4], [4, 6], [4, 8]]
+    # Each shard lives on the two devices of one column of the mesh.
+    assert shards["devices"][0] == ["cpu:0", "cpu:4"]
 
 
 def test_placement_facts_count_copies_and_bytes():

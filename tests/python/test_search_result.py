@@ -10,7 +10,7 @@ from kerasmesh.core.errors import KerasmeshError
 
 def fake_cost(memory, traffic_by_axes):
     axes = list(traffic_by_axes)
-    return {"xla": {"total": memory},
+    return {"xla": {"total": memory}, "need": memory,
             "collectives": {"axes": axes,
                             "bytes": [traffic_by_axes[a] for a in axes]},
             "flops": 10.0}
@@ -48,10 +48,11 @@ class FakeVerifier(search_result.Verifier):
     """Full-depth costs from a table instead of XLA; records what it
     compiled."""
 
-    def __init__(self, search, full_costs=None, deadline=None):
+    def __init__(self, search, full_costs=None, deadline=None,
+                 timeout=None):
         super().__init__(search, None, search.depth,
                          time.monotonic() + 60 if deadline is None
-                         else deadline)
+                         else deadline, timeout)
         self.full_costs = full_costs or search.costs
         self.compiled = []
 
@@ -109,3 +110,24 @@ def test_a_budget_nothing_fits_names_the_smallest_memory_and_its_rules():
     assert e.value.kind == "memory_budget"
     assert "60 bytes" in str(e.value)
     assert '"dense/kernel" = (None, model)' in str(e.value)
+
+
+class WinnerOutOfTime(FakeVerifier):
+    def _compile(self, choice):
+        self.compiled.append(choice)
+        raise KerasmeshError("timeout", "Costing took longer than 0.4 s.")
+
+
+def test_out_of_time_for_the_winner_leaves_the_best_so_far():
+    s = FakeSearch(budget=70.0)
+    verify = WinnerOutOfTime(s, timeout=30)
+    winner, runners = search_result.pick(s, verify)
+    assert winner == (1,) and runners == [] and verify.costs == {}
+
+
+def test_out_of_time_with_nothing_known_to_fit_names_the_timeout():
+    s = FakeSearch(budget=50.0, depth=8)
+    with pytest.raises(KerasmeshError) as e:
+        search_result.pick(s, WinnerOutOfTime(s, timeout=30))
+    assert e.value.kind == "timeout"
+    assert "in 30 s" in str(e.value) and "0.4" not in str(e.value)

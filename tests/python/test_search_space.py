@@ -87,3 +87,38 @@ def test_fixed_rules_are_pinned_and_bad_ones_are_classed_errors(mesh, llama):
     with pytest.raises(KerasmeshError) as e:
         SearchSpace(llama, mesh, bad)
     assert e.value.kind == "search_fixed"
+
+
+def alternating(n=6):
+    """Dense layers "dense_0" ... of widths 8, 16, 8, ...: two kernel
+    classes (16 x 8 and 8 x 16) whose paths differ only in numbers."""
+    layers = [keras.Input((16,))]
+    layers += [keras.layers.Dense(8 if i % 2 == 0 else 16, name=f"dense_{i}")
+               for i in range(n)]
+    return keras.Sequential(layers, name="net")
+
+
+def test_classes_of_one_template_get_keys_that_tell_them_apart(mesh):
+    from kerasmesh.core.placer import Placer
+
+    space = SearchSpace(alternating(), mesh)
+    kernels = [i for i, c in enumerate(space.classes)
+               if c.template == "net/dense_#/kernel"]
+    assert len(kernels) == 2
+    keys = [space.classes[i].key for i in kernels]
+    assert keys[0] != keys[1]
+    for i in kernels:
+        c = space.classes[i]
+        hits = {p for p in space.paths
+                if RuleResolver([c.key]).resolve(p)[0] == 0}
+        assert hits == set(c.paths)
+    # Every pair of placements of the two classes is a layout map that
+    # places each kernel as chosen.
+    a, b = (space.classes[i] for i in kernels)
+    for ka, kb in [(1, 2), (2, 1), (1, 0), (0, 1), (3, 3)]:
+        choice = [0] * len(space.classes)
+        choice[kernels[0]], choice[kernels[1]] = ka, kb
+        placer = Placer(space.layout_map(tuple(choice)))
+        for c, k in ((a, ka), (b, kb)):
+            for p in c.paths:
+                assert tuple(placer.place(p, c.shape).axes) == c.options[k]

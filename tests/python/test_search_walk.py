@@ -160,7 +160,7 @@ def test_a_figure_off_the_line_is_a_warning():
     from kerasmesh.core.errors import KerasmeshWarning
     from kerasmesh.search.result import linearity
 
-    full = {"xla": {"total": 100.0},
+    full = {"xla": {"total": 100.0}, "need": 100.0,
             "collectives": {"axes": ["data"], "bytes": [10.0]}}
     assert linearity(None, full) is None
     assert linearity({"memory": 101.0, "traffic": 10.0}, full)["memory"] \
@@ -222,3 +222,37 @@ def test_layouts_whose_weights_break_the_budget_are_spared(mesh):
                if c["memory"] <= budget)
     assert figures(r["cost"])["traffic"] == best
     assert r["cost"]["xla"]["total"] <= budget
+
+
+def test_out_of_time_before_the_full_compile_returns_the_best_so_far(mesh):
+    import time
+
+    def slow_at_full_depth(n):
+        if n == 4:
+            time.sleep(60)
+        return tiny_llama(n)
+
+    began = time.monotonic()
+    r = search.search_layout(
+        slow_at_full_depth, mesh, 8, "sgd", None,
+        {"token_ids": [16], "padding_mask": [16]}, blocks=4,
+        fixed=_only_a_norm_free(mesh), timeout=20)
+    assert time.monotonic() - began < 30
+    assert r["verified"] is False and r["stopped"] == "timeout"
+    assert r["cost"] is None and r["predicted"]["memory"] > 0
+    assert r["linearity"] is None
+
+
+def test_a_search_of_the_whole_model_out_of_time_keeps_its_own_cost(
+        mesh, monkeypatch):
+    from kerasmesh.search import result as search_result
+
+    def out_of_time(self, choice):
+        raise KerasmeshError("timeout", "Costing took longer than 0.4 s.")
+
+    monkeypatch.setattr(search_result.Verifier, "_compile", out_of_time)
+    r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
+                             fixed=one_kernel_free(mesh))
+    assert r["verified"] is False and r["stopped"] == "timeout"
+    best = min(c["traffic"] for c in r["candidates"])
+    assert figures(r["cost"])["traffic"] == best

@@ -7,8 +7,8 @@ from kerasmesh import KerasmeshError
 from kerasmesh.train.distribution import (data_parallel, get_distribution,
                                     model_parallel, set_distribution)
 from kerasmesh.train.guard import check_placement
-from kerasmesh.core.layout import new_layout_map
-from kerasmesh.core.mesh import device_mesh
+from kerasmesh.layout_map.rules import new_layout_map
+from kerasmesh.mesh.device_mesh import device_mesh
 from kerasmesh.report.sharding import variable_sharding
 
 
@@ -25,7 +25,7 @@ def small_model():
 
 def test_data_parallel_on_2d_mesh_avoids_keras_type_error(layout):
     dist = data_parallel(layout.device_mesh)
-    assert dist["kind"] == "data_parallel"
+    assert dist["type"] == "data_parallel"
     assert dist["batch_dim_name"] == "data"
     assert dist["distribution"].num_model_replicas == 2
 
@@ -68,7 +68,7 @@ def test_set_distribution_describes_the_previous_one(layout):
         assert first["set"] is True
         again = set_distribution(None)
         assert again["previous"]["distribution"] is dist
-        assert again["previous"]["kind"] == "model_parallel"
+        assert again["previous"]["type"] == "model_parallel"
         assert get_distribution() is None
     finally:
         set_distribution(first["previous"] and
@@ -80,8 +80,8 @@ def test_set_distribution_refuses_other_objects_and_changes_nothing(layout):
     set_distribution(dist)
     try:
         refused = set_distribution(layout)
-        assert refused == {"set": False, "kind": "layout_map"}
-        assert set_distribution("dp") == {"set": False, "kind": "other"}
+        assert refused == {"set": False, "type": "layout_map"}
+        assert set_distribution("dp") == {"set": False, "type": "other"}
         assert get_distribution()["distribution"] is dist
     finally:
         set_distribution(None)

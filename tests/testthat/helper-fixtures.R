@@ -49,11 +49,11 @@ fixture_search <- function() {
 }
 
 # compare_layouts() of data and model parallelism, as it builds its result.
-fixture_comparison <- function(device_memory = NULL) {
+fixture_comparison <- function(memory = NULL) {
   kerasmesh:::new_layout_comparison(
     list(dp = fixture_cost("cost-data-parallel"),
          mp = fixture_cost("cost-model-parallel")),
-    kerasmesh:::parse_limit(device_memory)
+    kerasmesh:::check_bytes(memory)
   )
 }
 

@@ -29,3 +29,17 @@ condition_classes <- function(expr) {
     NULL
   }, condition = function(e) class(e))
 }
+
+# A callr R session with kerasmesh and Keras loaded, 8 simulated devices,
+# closed when `env` ends: for tests that interrupt a call in it.
+keras_session <- function(env = parent.frame()) {
+  testthat::skip_if_not_installed("callr")
+  rs <- callr::r_session$new()
+  withr::defer(rs$close(), envir = env)
+  rs$run(function() {
+    library(kerasmesh)
+    simulate_devices(8)
+    invisible(reticulate::import("keras"))
+  })
+  rs
+}

@@ -49,7 +49,7 @@ test_that("counts: batch sizes, intervals, limits and device counts", {
                       wrong_counts)
   expect_each_refused(function(x) simulate_devices(x),
                       c(wrong_counts, list(too_many = 5000)))
-  expect_each_refused(function(x) plot(fixture_plan(), max_groups = x),
+  expect_each_refused(function(x) plot(fixture_plan(), n = x),
                       wrong_counts)
   expect_each_refused(function(x) process_data(1:8, batch_size = x),
                       wrong_counts)
@@ -114,13 +114,13 @@ test_that("numbers in a range: timeouts, replicated shares and steps", {
 test_that("sizes in bytes: plot limits and device memories", {
   plan <- fixture_plan()
   cost <- fixture_cost()
-  expect_each_refused(function(x) plot(plan, limit = x), wrong_sizes)
-  expect_each_refused(function(x) plot(cost, device_memory = x), wrong_sizes)
-  expect_each_refused(function(x) format(cost, device_memory = x),
+  expect_each_refused(function(x) plot(plan, memory = x), wrong_sizes)
+  expect_each_refused(function(x) plot(cost, memory = x), wrong_sizes)
+  expect_each_refused(function(x) format(cost, memory = x),
                       wrong_sizes)
   expect_each_refused(function(x) {
     compare_layouts(build, list(mp = fixture_distribution()), 16,
-                    device_memory = x)
+                    memory = x)
   }, wrong_sizes)
 })
 

@@ -4,7 +4,8 @@ test_that("numpy_array() keeps R's dimensions and element order", {
   x <- numpy_array(m)
   expect_true("numpy.ndarray" %in% class(x))
   expect_identical(reticulate::py_to_r(x$shape), list(2L, 3L))
-  back <- kerasmesh:::shim_call("arrays.as_lists", x)
+  local_shim_export("arrays.as_lists", "arrays.values")
+  back <- kerasmesh:::shim_call("arrays.as_lists", array = x)
   # Row-major values of the same matrix.
   expect_identical(as.numeric(unlist(back$values)), as.numeric(t(m)))
   expect_identical(back$dtype, "float32")
@@ -37,7 +38,8 @@ test_that("numpy_array() stays a NumPy array, its attributes Python objects", {
 test_that("numpy_array() keeps double NA and NaN as NaN", {
   skip_if_no_keras()
   x <- numpy_array(c(1, NA, NaN))
-  back <- kerasmesh:::shim_call("arrays.as_lists", x)
+  local_shim_export("arrays.as_lists", "arrays.values")
+  back <- kerasmesh:::shim_call("arrays.as_lists", array = x)
   expect_identical(is.nan(unlist(back$values)), c(FALSE, TRUE, TRUE))
 })
 
@@ -93,9 +95,11 @@ test_that("variable_values() says what it received instead of a model", {
 test_that("numpy_array() sends values column-major with R's dimensions", {
   sent <- shim_request("numpy_array", matrix(1:6, nrow = 2))
   expect_identical(sent$name, "arrays.as_array")
-  expect_identical(sent$args, list(1:6, list(2L, 3L), "float32"))
+  expect_identical(sent$args, list(values = 1:6, shape = list(2L, 3L),
+                                   dtype = "float32"))
   sent <- shim_request("numpy_array", c(TRUE, FALSE), dtype = "bool")
-  expect_identical(sent$args, list(c(TRUE, FALSE), list(2L), "bool"))
+  expect_identical(sent$args, list(values = c(TRUE, FALSE),
+                                   shape = list(2L), dtype = "bool"))
   cube <- array(as.numeric(1:24), c(2, 3, 4))
   expect_identical(shim_request("numpy_array", cube)$args[[2]],
                    list(2L, 3L, 4L))

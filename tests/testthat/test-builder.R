@@ -56,3 +56,28 @@ test_that("anything else is a classed error naming the argument", {
   expect_match(conditionMessage(err), "Received a number", fixed = TRUE)
   expect_identical(conditionCall(err), quote(wrapper(42)))
 })
+
+test_that("an interrupt in the builder stays an interrupt", {
+  # Reticulate hands an interrupt in an R function Python called back to
+  # Python as a RuntimeError ("Unknown exception occurred"); the shim (R
+  # standing in for it) then raises its own error.
+  shim <- function(builder) {
+    tryCatch(builder(), interrupt = function(i) {
+      stop("Python raised <RuntimeError>: Unknown exception occurred")
+    })
+  }
+  got <- tryCatch(
+    kerasmesh:::with_plan_model(function() rlang::interrupt(), shim),
+    interrupt = function(i) "interrupted", error = conditionMessage
+  )
+  expect_identical(got, "interrupted")
+  # An interrupt the builder handles itself is no interrupt of the call.
+  handled <- function() tryCatch(rlang::interrupt(), interrupt = identity)
+  expect_error(
+    kerasmesh:::with_plan_model(handled, function(b) {
+      b()
+      stop("shape mismatch")
+    }),
+    "shape mismatch"
+  )
+})

@@ -8,16 +8,18 @@ cost_desc <- function(mesh = "mesh-2x4", scale = 1, collectives = TRUE,
                   inputs = 768, activations = 9000 * scale, outputs = 4,
                   total = 22832 * scale),
     xla = list(argument = 13828, temp = 9000, output = 13060, alias = 13056,
-               total = 22832),
+               total = 22832 * scale),
+    need = 22832 * scale,
     collectives = if (collectives) {
-      list(kind = list("all-reduce", "all-gather", "all-reduce"),
+      list(collective = list("all-reduce", "all-gather", "all-reduce"),
            axes = list("data", "model", ""), count = list(2L, 1L, 3L),
            bytes = list(4352, 1024, 77))
     } else {
-      list(kind = list(), axes = list(), count = list(), bytes = list())
+      list(collective = list(), axes = list(), count = list(),
+           bytes = list())
     },
-    ops = list(list(kind = "all-reduce", axes = list("data"), bytes = 4352,
-                    shapes = list(list(32L, 64L)),
+    ops = list(list(collective = "all-reduce", axes = list("data"),
+                    bytes = 4352, shapes = list(list(32L, 64L)),
                     groups = list(list(0L, 4L)))),
     plan = list(model = "sequential", batch_ways = 2L, optimizer = "adam",
                 unmatched = list(), dtypes = list("float32")),
@@ -68,7 +70,7 @@ test_that("a layout cost prints memory, XLA's figures and collectives", {
   at <- grep("^Collectives per step", lines)
   expect_identical(lines[at + 0:2], c(
     "Collectives per step: 6, 5.45 kB per device",
-    "  kind        mesh axes  count  bytes per device",
+    "  collective  mesh axes  count  bytes per device",
     "  all-reduce  data           2           4.35 kB"
   ))
   expect_identical(lines[at + 3:4], c(
@@ -81,12 +83,12 @@ test_that("a layout cost prints memory, XLA's figures and collectives", {
 })
 
 test_that("a device memory says whether the step fits", {
-  fits <- format(new_cost(), device_memory = "80GB")
+  fits <- format(new_cost(), memory = "80GB")
   expect_true("Device memory 80GB: fits (22.8 kB of 80GB)" %in% fits)
-  tight <- format(new_cost(), device_memory = 20000)
+  tight <- format(new_cost(), memory = 20000)
   expect_true("Device memory 20 kB: does not fit (22.8 kB of 20 kB)" %in%
                 tight)
-  expect_error(format(new_cost(), device_memory = "lots"),
+  expect_error(format(new_cost(), memory = "lots"),
                class = "kerasmesh_error")
 })
 
@@ -127,7 +129,7 @@ test_that("a comparison has one row per layout and prints a table", {
 })
 
 test_that("a comparison with a device memory marks the layouts that fit", {
-  limit <- kerasmesh:::parse_limit("40kB")
+  limit <- kerasmesh:::check_bytes("40kB")
   cmp <- kerasmesh:::new_layout_comparison(
     list(dp = new_cost(), mp = new_cost(scale = 3)), limit
   )
@@ -140,16 +142,8 @@ test_that("a comparison with a device memory marks the layouts that fit", {
   df <- as.data.frame(cmp)
   expect_identical(class(df), "data.frame")
   expect_null(attr(df, "traffic"))
-  expect_null(attr(df, "device_memory"))
+  expect_null(attr(df, "memory"))
   expect_identical(df$fits, c(TRUE, FALSE))
-})
-
-test_that("device memory limits parse with a label", {
-  expect_null(kerasmesh:::parse_limit(NULL))
-  limit <- kerasmesh:::parse_limit(" 16GiB ")
-  expect_equal(as.numeric(limit), 16 * 2^30)
-  expect_identical(attr(limit, "label"), "16GiB")
-  expect_identical(attr(kerasmesh:::parse_limit(2e9), "label"), "2 GB")
 })
 
 test_that("print() writes format() and returns the object invisibly", {

@@ -4,11 +4,11 @@ test_that("plot() draws a layout cost and a comparison", {
   dist <- model_parallel(book_layout())
   cost <- layout_cost(build, dist, batch_size = 16, optimizer = "adam")
   expect_invisible(with_png(plot(cost)))
-  expect_identical(with_png(plot(cost, device_memory = "20kB")), cost)
+  expect_identical(with_png(plot(cost, memory = "20kB")), cost)
   cmp <- compare_layouts(build, list(dp = data_parallel(), mp = dist),
-                         batch_size = 16, device_memory = "30kB")
+                         batch_size = 16, memory = "30kB")
   expect_identical(with_png(plot(cmp, main = "Two layouts")), cmp)
-  expect_invisible(with_png(plot(cmp, device_memory = "1MB")))
+  expect_invisible(with_png(plot(cmp, memory = "1MB")))
 })
 
 test_that("a plotted comparison marks the layouts that fit", {
@@ -19,7 +19,7 @@ test_that("a plotted comparison marks the layouts that fit", {
                          batch_size = 16)
   expect_null(cmp$fits)
   drawn <- with_png({
-    plot(cmp, device_memory = "20kB")
+    plot(cmp, memory = "20kB")
     grid::grid.ls(print = FALSE)$name
   })
   expect_true(length(drawn) > 10)
@@ -29,24 +29,24 @@ test_that("costs and comparisons plot from descriptions", {
   for (name in c("cost-model-parallel", "cost-data-parallel")) {
     cost <- fixture_cost(name)
     expect_invisible(with_png(plot(cost)))
-    expect_identical(with_png(plot(cost, device_memory = "20kB")), cost)
+    expect_identical(with_png(plot(cost, memory = "20kB")), cost)
   }
   cmp <- fixture_comparison("30kB")
   expect_identical(with_png(plot(cmp, main = "Two layouts")), cmp)
-  expect_invisible(with_png(plot(cmp, device_memory = "1MB")))
+  expect_invisible(with_png(plot(cmp, memory = "1MB")))
 })
 
 test_that("a bad device memory is refused before drawing", {
-  expect_error(plot(fixture_cost(), device_memory = "lots"),
+  expect_error(plot(fixture_cost(), memory = "lots"),
                class = "kerasmesh_error_argument")
-  expect_error(plot(fixture_comparison(), device_memory = -1),
+  expect_error(plot(fixture_comparison(), memory = -1),
                class = "kerasmesh_error_argument")
 })
 
 test_that("a layout cost draws its memory and traffic", {
   expect_picture("cost model parallel", function() plot(fixture_cost()))
   expect_picture("cost with device memory", function() {
-    plot(fixture_cost("cost-data-parallel"), device_memory = "60kB")
+    plot(fixture_cost("cost-data-parallel"), memory = "60kB")
   })
 })
 

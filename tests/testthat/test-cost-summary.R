@@ -27,7 +27,7 @@ test_that("summary() by variable gives each variable's bytes and share", {
   expect_identical(attr(s, "total"), sum(cost$collectives$bytes))
   expect_identical(attr(s, "attributed"), 3152)
   expect_snapshot(print(s))
-  expect_snapshot(print(s, max_rows = 2))
+  expect_snapshot(print(s, n = 2))
 })
 
 test_that("summary() by layer gives each layer's bytes, and what is left", {
@@ -64,6 +64,10 @@ test_that("summary() of a cost checks `by` and its dots", {
                class = "kerasmesh_error_argument")
   expect_snapshot(summary(cost, by = "rule"), error = TRUE)
   expect_error(summary(cost, "variable"), class = "kerasmesh_error_argument")
+  # Two choices are not one (the default is NULL, not the choices).
+  expect_error(summary(cost, by = c("variable", "layer")),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(summary(cost, by = c("variable", "layer")), error = TRUE)
 })
 
 test_that("layout_cost() attributes a model-parallel layer's traffic", {
@@ -77,7 +81,7 @@ test_that("layout_cost() attributes a model-parallel layer's traffic", {
   expect_setequal(v$layer, c("sequential/dense", "sequential/dense_1"))
   l <- summary(cost, by = "layer")
   # dense_1 gathers dense's output, split over "model".
-  gathered <- sum(cost$ops$bytes[cost$ops$kind == "all-gather"])
+  gathered <- sum(cost$ops$bytes[cost$ops$collective == "all-gather"])
   expect_gt(gathered, 0)
   expect_gte(l$bytes[l$layer == "sequential/dense_1"], gathered)
   expect_gt(attr(l, "attributed") / attr(l, "total"), 0.9)

@@ -185,8 +185,9 @@ test_that("device_mesh() refuses wrong R types before Python", {
 test_that("device_mesh() sends sizes, names and devices as plain values", {
   sent <- shim_request("device_mesh", c(data = 2, model = NA))
   expect_identical(sent$name, "mesh.device_mesh")
-  expect_identical(sent$args, list(list(2, NULL), list("data", "model"),
-                                   NULL))
+  expect_identical(sent$args, list(shape = list(2, NULL),
+                                   axis_names = list("data", "model"),
+                                   devices = NULL))
   # A keras3 shape: NULL is an unknown size; names come separately.
   sent <- shim_request("device_mesh", keras3_shape(NULL, 4L),
                        axis_names = c("a", "b"))

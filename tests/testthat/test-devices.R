@@ -35,7 +35,9 @@ test_that("simulate_devices() before JAX starts sets XLA_FLAGS", {
 })
 
 test_that("list_devices() sends its device type, or none", {
-  expect_identical(shim_request("list_devices")$args, list(NULL))
+  expect_identical(shim_request("list_devices")$args,
+                   list(device_type = NULL))
   expect_identical(shim_request("list_devices", "cpu"),
-                   list(name = "devices.list_devices", args = list("cpu")))
+                   list(name = "devices.list_devices",
+                        args = list(device_type = "cpu")))
 })

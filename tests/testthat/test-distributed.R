@@ -66,6 +66,26 @@ test_that("distributed_initialize() falls back to Keras's variables", {
                class = "kerasmesh_error_distributed_started")
 })
 
+test_that("Keras's variables contradicting a launcher's are an error", {
+  start_jax()
+  withr::local_envvar(
+    JOB_COMPLETION_INDEX = "0", JAX_COORDINATOR_ADDRESS = "127.0.0.1:1234",
+    KERASMESH_NUM_PROCESSES = "2",
+    KERAS_DISTRIBUTION_JOB_ADDRESSES = "127.0.0.1:1234",
+    KERAS_DISTRIBUTION_NUM_PROCESSES = "2",
+    KERAS_DISTRIBUTION_PROCESS_ID = "1"
+  )
+  expect_snapshot(distributed_initialize(), error = TRUE)
+  withr::local_envvar(KERAS_DISTRIBUTION_PROCESS_ID = "0",
+                      KERAS_DISTRIBUTION_NUM_PROCESSES = "3")
+  expect_error(distributed_initialize(), "KERASMESH_NUM_PROCESSES",
+               class = "kerasmesh_error_distributed_argument")
+  # Where they agree, the next check runs.
+  withr::local_envvar(KERAS_DISTRIBUTION_NUM_PROCESSES = "2")
+  expect_error(distributed_initialize(),
+               class = "kerasmesh_error_distributed_started")
+})
+
 test_that("distributed_initialize() after JAX started is an error", {
   start_jax()
   expect_error(
@@ -87,7 +107,9 @@ test_that("distributed_initialize() sends whole numbers and launchers' env", {
   sent <- shim_request("distributed_initialize", "10.0.0.1:1234",
                        num_processes = 2, process_id = 1, timeout = 60)
   expect_identical(sent$name, "distributed.initialize")
-  expect_identical(sent$args[1:4], list("10.0.0.1:1234", 2L, 1L, 60L))
+  expect_identical(sent$args[1:4], list(coordinator_address = "10.0.0.1:1234",
+                                       num_processes = 2L, process_id = 1L,
+                                       timeout = 60L))
   env <- sent$args[[5]]
   expect_identical(env$SLURM_PROCID, "1")
   expect_identical(env$OMPI_COMM_WORLD_SIZE, "2")

@@ -64,11 +64,11 @@ test_that("with_distribution() restores the previous one, even on error", {
   set_distribution(outer)
   on.exit(set_distribution(NULL))
   inner <- model_parallel(book_layout())
-  inside <- with_distribution(inner, get_distribution()$kind)
+  inside <- with_distribution(inner, get_distribution()$type)
   expect_identical(inside, "model_parallel")
-  expect_identical(get_distribution()$kind, "data_parallel")
+  expect_identical(get_distribution()$type, "data_parallel")
   expect_error(with_distribution(inner, stop("boom")), "boom")
-  expect_identical(get_distribution()$kind, "data_parallel")
+  expect_identical(get_distribution()$type, "data_parallel")
   expect_error(with_distribution(inner, reticulate::py_eval("1/0")),
                class = "kerasmesh_error_python")
   expect_identical(mesh_shape(get_distribution()$mesh), c(batch = 4L))
@@ -79,7 +79,7 @@ test_that("local_distribution() lasts until the calling function exits", {
   f <- function(fail) {
     local_distribution(model_parallel(book_layout()))
     if (fail) stop("inner failure")
-    get_distribution()$kind
+    get_distribution()$type
   }
   expect_identical(f(FALSE), "model_parallel")
   expect_null(get_distribution())
@@ -156,7 +156,9 @@ test_that("options(kerasmesh.check_layout = FALSE) turns the check off", {
     class = "kerasmesh_error_python"
   )
   expect_false(inherits(err, "kerasmesh_error_batch_size"))
-  expect_false(kerasmesh:::shim_call("guard.set_auto_check", TRUE))
+  local_shim_export("distribution.set_auto_check", "train.guard")
+  expect_false(kerasmesh:::shim_call("distribution.set_auto_check",
+                                     enabled = TRUE))
 })
 
 test_that("distributions print their kind, mesh and rules from descriptions", {
@@ -205,13 +207,17 @@ test_that("distribution functions refuse wrong R types before Python", {
 test_that("the distribution constructors send plain values", {
   sent <- shim_request("data_parallel", devices = c("cpu:0", "cpu:1"))
   expect_identical(sent$name, "distribution.data_parallel")
-  expect_identical(sent$args, list(NULL, list("cpu:0", "cpu:1"), TRUE))
+  expect_identical(sent$args, list(mesh = NULL,
+                                   devices = list("cpu:0", "cpu:1"),
+                                   auto_shard_dataset = TRUE))
   sent <- shim_request("data_parallel", devices = 4,
                        auto_shard_dataset = FALSE)
-  expect_identical(sent$args, list(NULL, 4, FALSE))
+  expect_identical(sent$args, list(mesh = NULL, devices = 4,
+                                   auto_shard_dataset = FALSE))
   sent <- shim_request("model_parallel", fixture_layout_map(), "data", FALSE)
   expect_identical(sent$name, "distribution.model_parallel")
-  expect_identical(sent$args, list(NULL, "data", FALSE))
+  expect_identical(sent$args, list(layout_map = NULL, batch_dim_name = "data",
+                                   auto_shard_dataset = FALSE))
   # A mesh of more than one axis: only the first splits the batch.
   expect_warning(
     shim_request("data_parallel", mesh = fixture_mesh()),

@@ -95,6 +95,7 @@ test_that("each kind of received value has R words", {
 
 test_that("no kerasmesh error calls the user's value a Python object", {
   skip_if_no_keras()
+  local_shim_export("mesh.resolve_shape", "mesh.device_mesh")
   mesh <- book_mesh()
   dict <- reticulate::dict(a = 1)
   messages <- vapply(list(
@@ -105,11 +106,16 @@ test_that("no kerasmesh error calls the user's value a Python object", {
     function() sharding_picture(mesh, axes = dict, shape = 8),
     function() {
       kerasmesh:::shim_call("distribution.model_parallel",
-                            layout_map(mesh)$py, list("x", "y"))
+                            layout_map = layout_map(mesh)$py,
+                            batch_dim_name = list("x", "y"))
     },
-    function() kerasmesh:::shim_call("devices.list_devices", list("a", "b")),
     function() {
-      kerasmesh:::shim_call("mesh.resolve_shape", list(2, dict), 8L, "cpu")
+      kerasmesh:::shim_call("devices.list_devices",
+                            device_type = list("a", "b"))
+    },
+    function() {
+      kerasmesh:::shim_call("mesh.resolve_shape", shape = list(2, dict),
+                            n_devices = 8L, device_type = "cpu")
     }
   ), function(f) {
     err <- tryCatch(f(), kerasmesh_error = identity)

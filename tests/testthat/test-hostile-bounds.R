@@ -45,8 +45,9 @@ resolved_from_env <- function(env) {
   unset <- stats::setNames(rep(NA_character_, length(names)), names)
   withr::local_envvar(unset)
   withr::local_envvar(env)
-  kerasmesh:::shim_call("distributed.resolve_arguments", NULL, NULL, NULL,
-                        as.list(kerasmesh:::distribution_env()))
+  local_shim_export("distributed.resolve_arguments", "distributed.initialize")
+  kerasmesh:::shim_call("distributed.resolve_arguments",
+                        environ = as.list(kerasmesh:::distribution_env()))
 }
 
 ompi <- c(OMPI_MCA_orte_hnp_uri = "3411542016.0;tcp://127.0.0.1:39123",
@@ -173,7 +174,7 @@ test_that("layout_cost() refuses input shapes beyond R's integers", {
                class = "kerasmesh_error_input_shapes")
 })
 
-test_that("format_bytes() words infinite and negative counts without NA", {
-  expect_no_warning(out <- format_bytes(c(Inf, -Inf, -5)))
+test_that("bytes_text() words infinite and negative counts without NA", {
+  expect_no_warning(out <- bytes_text(c(Inf, -Inf, -5)))
   expect_identical(out, c("Inf B", "-Inf B", "-5 B"))
 })

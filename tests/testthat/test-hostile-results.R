@@ -71,7 +71,7 @@ test_that("compare_layouts() names the layout that failed", {
     lm <- layout_map(book_mesh(), ".*dense.*kernel" = c(NA, "model"))
     layouts <- list(dp = data_parallel(), mp = model_parallel(lm), odd = "x")
     expect_error(compare_layouts(mlp_builder(), layouts, batch_size = 8),
-                 "layouts$odd", fixed = TRUE,
+                 "distributions$odd", fixed = TRUE,
                  class = "kerasmesh_error_distribution")
     err <- expect_error(
       compare_layouts(mlp_builder(), layouts[1:2], batch_size = 6),
@@ -110,13 +110,13 @@ test_that("layout_cost() argument errors are classed and name the argument", {
   }, 60)
 })
 
-test_that("format_bytes() refuses what is not bytes", {
+test_that("bytes_text() refuses what is not bytes", {
   for (x in list("a", TRUE, list("a"), mean, factor("a"))) {
-    expect_error(format_bytes(x), "bytes", class = "kerasmesh_error_argument")
+    expect_error(bytes_text(x), "bytes", class = "kerasmesh_error_argument")
   }
-  expect_identical(format_bytes(list(1, 2000)), c("1 B", "2 kB"))
-  expect_identical(format_bytes(c(NA, 5)), c(NA, "5 B"))
-  expect_identical(format_bytes(NA), NA_character_)
+  expect_identical(bytes_text(list(1, 2000)), c("1 B", "2 kB"))
+  expect_identical(bytes_text(c(NA, 5)), c(NA, "5 B"))
+  expect_identical(bytes_text(NA), NA_character_)
 })
 
 test_that("compare_layouts() keeps every class of a layout's error", {

@@ -124,3 +124,33 @@ test_that("a timeout leaves no time limit of its own behind", {
   }, timeout = 60)
   expect_true("kerasmesh_error_timeout" %in% out)
 })
+
+test_that("an interrupt while the builder waits in Python is an interrupt", {
+  skip_if_no_keras()
+  rs <- keras_session()
+  rs$call(function() {
+    keras <- reticulate::import("keras")
+    time <- reticulate::import("time")
+    builder <- function() {
+      time$sleep(60)
+      keras$Sequential(list(keras$Input(shape = list(4L))))
+    }
+    tryCatch(layout_cost(builder, data_parallel(), batch_size = 8),
+             interrupt = function(i) "interrupted",
+             error = function(e) conditionMessage(e))
+  })
+  Sys.sleep(3)
+  rs$interrupt()
+  expect_identical(rs$poll_process(30000), "ready")
+  expect_identical(rs$read()$result, "interrupted")
+  # The session goes on: the next cost compiles.
+  after <- rs$run(function() {
+    keras <- reticulate::import("keras")
+    cost <- layout_cost(function() {
+      keras$Sequential(list(keras$Input(shape = list(4L)),
+                            keras$layers$Dense(2L)))
+    }, data_parallel(), batch_size = 8)
+    class(cost)[1]
+  })
+  expect_identical(after, "kerasmesh_layout_cost")
+})

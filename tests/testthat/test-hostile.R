@@ -29,18 +29,19 @@ test_that("the shim refuses batch_size = 3e9 too", {
     }
     # Rather than handing back a number that reticulate 1.28 would wrap.
     expect_error(
-      kerasmesh:::shim_call("plan.plan_layout", build,
-                            reticulate::r_to_py(book_layout()), 3e9),
+      kerasmesh:::shim_call("plan.plan_layout", model = build,
+                            distribution = reticulate::r_to_py(book_layout()),
+                            batch_size = 3e9),
       class = "kerasmesh_error_argument"
     )
   })
 })
 
-test_that("plot(plan, max_groups = 3e9) is a classed argument error", {
+test_that("plot(plan, n = 3e9) is a classed argument error", {
   plan <- fixture_plan()
-  expect_error(with_png(plot(plan, max_groups = 3e9)),
+  expect_error(with_png(plot(plan, n = 3e9)),
                class = "kerasmesh_error_argument")
-  expect_error(with_png(plot(plan, max_groups = 0)),
+  expect_error(with_png(plot(plan, n = 0)),
                class = "kerasmesh_error_argument")
 })
 
@@ -95,7 +96,8 @@ test_that("a Keras LayoutMap with a catastrophic key can't hang planning", {
     }
     c(plan = first_class(layout_plan(build, lm)),
       lookup = first_class(kerasmesh:::shim_call(
-        "layout.lookup", lm, paste0(strrep("a", 5000), "!"))),
+        "layout.lookup", layout_map = lm,
+        path = paste0(strrep("a", 5000), "!"))),
       model_parallel = first_class(with_distribution(
         model_parallel(lm), build())))
   })
@@ -206,7 +208,7 @@ test_that("a model without parameters plans and plots as 0 bytes", {
     expect_match(format(summary(plan)), "Parameters:  0 (0 B)", fixed = TRUE,
                  all = FALSE)
     expect_identical(with_png(plot(plan)), plan)
-    expect_identical(with_png(plot(plan, by = "kind", what = "weights")),
+    expect_identical(with_png(plot(plan, by = "part", what = "weights")),
                      plan)
   })
 })

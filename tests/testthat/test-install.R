@@ -194,6 +194,86 @@ test_that("install_kerasmesh() creates, then updates, an environment", {
   expect_identical(installed_versions(venv), before)
 })
 
+# Two wheels pip installs in turn, the second failing once the first is in:
+# "km-first" writes the file "kmclash" that "km-second" (which requires it)
+# needs as a directory.
+clashing_wheels <- function(dir) {
+  script <- c(
+    "import sys, zipfile",
+    "def wheel(name, files, requires=''):",
+    "    dist = name.replace('-', '_')",
+    "    info = f'{dist}-1.0.dist-info'",
+    "    with zipfile.ZipFile(f'{sys.argv[1]}/{dist}-1.0-py3-none-any.whl',",
+    "                         'w') as z:",
+    "        for path, text in files.items():",
+    "            z.writestr(path, text)",
+    "        z.writestr(f'{info}/METADATA', 'Metadata-Version: 2.1\\n'",
+    "                   f'Name: {name}\\nVersion: 1.0\\n{requires}')",
+    "        z.writestr(f'{info}/WHEEL', 'Wheel-Version: 1.0\\n'",
+    "                   'Generator: test\\nRoot-Is-Purelib: true\\n'",
+    "                   'Tag: py3-none-any\\n')",
+    "        z.writestr(f'{info}/RECORD', '')",
+    "wheel('km-first', {'kmclash': 'a file'})",
+    "wheel('km-second', {'kmclash/inside.py': 'x = 1'},",
+    "      'Requires-Dist: km-first\\n')"
+  )
+  file <- tempfile(fileext = ".py")
+  writeLines(script, file)
+  expect_identical(system2(host_python(), c(file, shQuote(dir))), 0L)
+}
+
+test_that("an update that fails while installing puts the environment back", {
+  python <- host_python()
+  wheels <- fake_wheels(kerasmesh:::python_requirements(),
+                        file.path(withr::local_tempdir(), "wheels"))
+  clashing_wheels(wheels)
+  local_pip_offline(wheels)
+  parent <- withr::local_tempdir()
+  venv <- file.path(parent, "r-keras")
+  suppressMessages(install_kerasmesh(venv, python = python))
+  before <- installed_versions(venv)
+  files <- sort(list.files(venv, recursive = TRUE, all.files = TRUE))
+  err <- expect_error(install_kerasmesh(venv, extra_packages = "km-second"),
+                      class = "kerasmesh_error_install_download")
+  expect_match(conditionMessage(err), "Not a directory", fixed = TRUE)
+  # pip had installed km-first before km-second failed: rolled back.
+  expect_identical(installed_versions(venv), before)
+  expect_identical(sort(list.files(venv, recursive = TRUE, all.files = TRUE)),
+                   files)
+  expect_identical(dir(parent, all.files = TRUE, no.. = TRUE), "r-keras")
+  # A new environment that fails the same way is not left behind.
+  fresh <- file.path(parent, "fresh")
+  expect_error(install_kerasmesh(fresh, python = python,
+                                 extra_packages = "km-second"),
+               class = "kerasmesh_error_install_download")
+  expect_identical(dir(parent, all.files = TRUE, no.. = TRUE), "r-keras")
+})
+
+test_that("the snapshot links files, keeps links, and restores in place", {
+  dir <- withr::local_tempdir()
+  venv <- file.path(dir, "env")
+  dir.create(file.path(venv, "lib", "site"), recursive = TRUE)
+  writeLines("old", file.path(venv, "lib", "site", "a.py"))
+  file.symlink("lib", file.path(venv, "lib64"))
+  backup <- kerasmesh:::venv_snapshot(venv)
+  expect_identical(Sys.readlink(file.path(backup, "lib64")), "lib")
+  expect_identical(file.info(file.path(backup, "lib", "site", "a.py"))$size,
+                   file.info(file.path(venv, "lib", "site", "a.py"))$size)
+  # As pip does: unlink, then write anew; and a file more.
+  unlink(file.path(venv, "lib", "site", "a.py"))
+  writeLines("new", file.path(venv, "lib", "site", "a.py"))
+  writeLines("half", file.path(venv, "lib", "site", "b.py"))
+  kerasmesh:::venv_restore(venv, backup, done = FALSE)
+  expect_identical(readLines(file.path(venv, "lib", "site", "a.py")), "old")
+  expect_false(file.exists(file.path(venv, "lib", "site", "b.py")))
+  expect_identical(dir(dir, all.files = TRUE, no.. = TRUE), "env")
+  # After a success the snapshot goes and the environment stays.
+  backup <- kerasmesh:::venv_snapshot(venv)
+  kerasmesh:::venv_restore(venv, backup, done = TRUE)
+  expect_identical(dir(dir, all.files = TRUE, no.. = TRUE), "env")
+  expect_identical(readLines(file.path(venv, "lib", "site", "a.py")), "old")
+})
+
 test_that("without a network, a new environment is not left behind", {
   python <- host_python()
   local_pip_no_network()

@@ -75,6 +75,7 @@ test_that("R code takes kinds from the registry, never as strings", {
 
 test_that("R's registry is the shim's", {
   skip_if_no_keras()
+  local_shim_export("errors.kinds", "core.errors")
   shim <- kerasmesh:::shim_call("errors.kinds")
   expect_setequal(kerasmesh:::kind_names$errors, names(shim$errors))
   expect_setequal(kerasmesh:::kind_names$warnings, names(shim$warnings))

@@ -74,7 +74,7 @@ test_that("length() counts workers; as.data.frame() has a row per worker", {
 
 test_that("print() shows values, first error lines and the last output", {
   res <- fake_launch()
-  lines <- format(res, lines = 3)
+  lines <- format(res, n = 3)
   expect_identical(lines[1:2], c(
     "<kerasmesh_launch> 3 processes at 127.0.0.1:23456 (2.4 s)",
     "Status: 1 ok, 1 error, 1 killed"

@@ -58,7 +58,7 @@ test_that("launch_local() stops the other workers when one fails", {
   expect_match(conditionMessage(res$error[[1]]), "after process 1 failed")
   expect_null(res$value[[1]])
   expect_false(any(alive(res$pid)))
-  expect_snapshot(print(res, lines = 0), transform = scrub_launch)
+  expect_snapshot(print(res, n = 0), transform = scrub_launch)
 })
 
 test_that("launch_local() stops every worker when the timeout passes", {

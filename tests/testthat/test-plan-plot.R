@@ -2,8 +2,8 @@ test_that("plot() draws a layout plan's memory with a limit", {
   skip_if_no_keras()
   lm <- book_layout()
   plan <- layout_plan(book_builder(), lm, optimizer = "adam")
-  expect_invisible(with_png(plot(plan, limit = "16GB")))
-  expect_identical(with_png(plot(plan, by = "kind", limit = 8e9)), plan)
+  expect_invisible(with_png(plot(plan, memory = "16GB")))
+  expect_identical(with_png(plot(plan, by = "part", memory = 8e9)), plan)
   expect_identical(with_png(plot(plan, by = "variable", what = "weights")),
                    plan)
   expect_identical(with_png(plot(plan, path = "dense/kernel")), plan)
@@ -13,7 +13,7 @@ test_that("memory parts add up to the plan's totals", {
   skip_if_no_keras()
   plan <- layout_plan(book_builder(), book_layout(), optimizer = "adam")
   s <- summary(plan)
-  kinds <- plan_memory_parts(plan, "kind", "total")
+  kinds <- plan_memory_parts(plan, "part", "total")
   expect_identical(kinds$group, c("weights", "gradients", "Adam slots"))
   expect_equal(sum(kinds$device), s$device_total)
   expect_equal(sum(kinds$replicated), s$replicated_total)
@@ -31,7 +31,7 @@ test_that("memory parts add up to the plan's totals", {
 test_that("a plan without an optimizer counts weights and gradients", {
   skip_if_no_keras()
   plan <- layout_plan(book_builder(), book_layout())
-  kinds <- plan_memory_parts(plan, "kind", "total")
+  kinds <- plan_memory_parts(plan, "part", "total")
   expect_identical(kinds$group, c("weights", "gradients"))
   expect_invisible(with_png(plot(plan)))
 })
@@ -44,40 +44,27 @@ test_that("many groups are lumped into one", {
   expect_identical(lumped$replicated, c(50, 40, 33))
 })
 
-test_that("limits parse as bytes in powers of 1000 or 1024", {
-  expect_identical(parse_bytes("80GB"), 80e9)
-  expect_identical(parse_bytes("16 GiB"), 16 * 2^30)
-  expect_identical(parse_bytes("512mb"), 512e6)
-  expect_identical(parse_bytes("1.5 TB"), 1.5e12)
-  expect_identical(parse_bytes(2e9), 2e9)
-  expect_identical(parse_bytes("1000"), 1000)
-  expect_null(parse_bytes(NULL))
-})
-
 test_that("a bad limit is a classed error that lists the units", {
-  expect_error(parse_bytes("80 GX"), class = "kerasmesh_error_argument")
-  expect_error(parse_bytes(c(1, 2)), class = "kerasmesh_error_argument")
-  expect_error(parse_bytes(-1), class = "kerasmesh_error_argument")
   skip_if_no_keras()
   plan <- layout_plan(build_mlp(), book_layout())
   expect_snapshot(error = TRUE, {
-    plot(plan, limit = "lots")
+    plot(plan, memory = "lots")
     plot(plan, by = "rules")
   })
 })
 
 test_that("a plan plots by each grouping, with and without a limit", {
   plan <- fixture_plan()
-  for (by in c("layer", "rule", "variable", "kind")) {
+  for (by in c("layer", "rule", "variable", "part")) {
     expect_invisible(with_png(plot(plan, by = by)))
-    expect_identical(with_png(plot(plan, by = by, limit = "16GB")), plan)
+    expect_identical(with_png(plot(plan, by = by, memory = "16GB")), plan)
   }
 })
 
 test_that("memory parts add up to the totals, for every grouping", {
   plan <- fixture_plan()
   s <- attr(plan, "summary")
-  for (by in c("layer", "rule", "variable", "kind")) {
+  for (by in c("layer", "rule", "variable", "part")) {
     parts <- kerasmesh:::plan_memory_parts(plan, by, "total")
     expect_equal(sum(parts$device), s$device_total, label = by)
     expect_equal(sum(parts$replicated), s$replicated_total, label = by)
@@ -93,21 +80,21 @@ test_that("by, what and limit are checked before anything is drawn", {
   expect_error(plot(plan, what = "bytes"), class = "kerasmesh_error_argument")
   expect_error(plot(plan, what = c("total", "weights", "x")),
                class = "kerasmesh_error_argument")
-  expect_error(plot(plan, limit = "lots"), class = "kerasmesh_error_argument")
-  expect_error(plot(plan, limit = 0), class = "kerasmesh_error_argument")
-  expect_error(plot(plan, max_groups = 0), class = "kerasmesh_error_argument")
-  expect_error(plot(plan, max_groups = 3e9),
+  expect_error(plot(plan, memory = "lots"), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, memory = 0), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, n = 0), class = "kerasmesh_error_argument")
+  expect_error(plot(plan, n = 3e9),
                class = "kerasmesh_error_argument")
   expect_snapshot(error = TRUE, {
     plot(plan, by = "rules")
     plot(plan, what = 1)
-    plot(plan, limit = "16 GX")
+    plot(plan, memory = "16 GX")
   })
 })
 
 test_that("a plan's memory parts group by kind, layer, rule or variable", {
   plan <- fixture_plan()
-  kinds <- plan_memory_parts(plan, "kind", "total")
+  kinds <- plan_memory_parts(plan, "part", "total")
   expect_identical(kinds$group, c("weights", "gradients", "Adam slots"))
   layers <- plan_memory_parts(plan, "layer", "total")
   expect_identical(layers$group, c("dense", "dense_1"))
@@ -115,7 +102,7 @@ test_that("a plan's memory parts group by kind, layer, rule or variable", {
   expect_identical(weights$group, c("dense/kernel", "dense/bias",
                                     "dense_1/kernel", "dense_1/bias"))
   expect_equal(weights$device[[1]], 16000 * 64000 * 4 / 4)
-  none <- plan_memory_parts(fixture_plan("plan-book-no-optimizer"), "kind",
+  none <- plan_memory_parts(fixture_plan("plan-book-no-optimizer"), "part",
                             "total")
   expect_identical(none$group, c("weights", "gradients"))
   rules <- plan_memory_parts(fixture_plan("plan-errors"), "rule", "weights")
@@ -124,7 +111,7 @@ test_that("a plan's memory parts group by kind, layer, rule or variable", {
 
 test_that("a transformer's layers are lumped into numbered groups", {
   plan <- fixture_plan("plan-gemma-18-blocks")
-  parts <- plan_memory_parts(plan, "layer", "weights", max_groups = 10)
+  parts <- plan_memory_parts(plan, "layer", "weights", n = 10)
   expect_lte(nrow(parts), 12)
   expect_true(any(grepl("decoder_block_*/", parts$group, fixed = TRUE)))
   s <- summary(plan)
@@ -133,7 +120,7 @@ test_that("a transformer's layers are lumped into numbered groups", {
 
 test_that("a plan draws stacked by layer, with a device memory line", {
   expect_picture("plan by layer with limit", function() {
-    plot(fixture_plan(), limit = "16GB")
+    plot(fixture_plan(), memory = "16GB")
   })
 })
 
@@ -144,7 +131,7 @@ test_that("a plan draws stacked by rule, variable and kind", {
     plot(plan, by = "variable", what = "weights", main = "Weights only")
   })
   expect_picture("plan by kind", function() {
-    plot(plan, by = "kind", limit = 8e9)
+    plot(plan, by = "part", memory = 8e9)
   })
 })
 

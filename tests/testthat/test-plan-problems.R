@@ -103,7 +103,7 @@ test_that("plot() aggregates 700+ variables by layer or rule", {
   plan <- layout_plan(hub_builder("llama", kv_heads = 4L, num_layers = 80L),
                       hub_layout_map("llama"))
   expect_gt(nrow(plan), 700)
-  parts <- plan_memory_parts(plan, "layer", "weights", max_groups = 10)
+  parts <- plan_memory_parts(plan, "layer", "weights", n = 10)
   expect_lte(nrow(parts), 12)
   expect_true(any(grepl("transformer_layer_*/", parts$group, fixed = TRUE)))
   by_rule <- plan_memory_parts(plan, "rule", "weights")

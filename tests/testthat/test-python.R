@@ -25,7 +25,7 @@ test_that("library(kerasmesh) loads no reticulate; r_to_py() works later", {
 test_that("Python errors become R conditions with the Python type", {
   skip_if_no_keras()
   err <- expect_error(
-    kerasmesh:::shim_call("errors.value_fact"),
+    kerasmesh:::shim_call("describe.object_type"),
     class = "kerasmesh_error_python"
   )
   expect_identical(err$python_type, "TypeError")
@@ -65,7 +65,8 @@ test_that("keras_available() finds the virtualenv", {
 test_that("the converting route refuses NumPy values, whatever reticulate", {
   skip_if_no_keras()
   err <- expect_error(
-    kerasmesh:::shim_call("arrays.as_array", list(1, 2), list(2L)),
+    kerasmesh:::shim_call("arrays.as_array", values = list(1, 2),
+                          shape = list(2L)),
     class = "kerasmesh_error_python"
   )
   expect_identical(err$python_type, "TypeError")
@@ -76,7 +77,7 @@ test_that("Python objects come back through the non-converting handle", {
   skip_if_no_keras()
   # A converting handle converts what it returns, differently by version.
   converting <- reticulate::import_from_path(
-    "kerasmesh.core.arrays",
+    "kerasmesh.arrays.values",
     path = system.file("python", package = "kerasmesh"), convert = TRUE
   )
   a <- converting$as_array(list(1, 2, 3), list(3L))
@@ -99,7 +100,7 @@ test_that("Python objects come back through the non-converting handle", {
 test_that("plain results come back as the same R types", {
   skip_if_no_keras()
   desc <- kerasmesh:::shim_call("mesh.describe_mesh",
-                                reticulate::r_to_py(book_mesh()))
+                                mesh = reticulate::r_to_py(book_mesh()))
   expect_identical(desc$shape, c(2L, 4L))
   expect_identical(desc$axis_names, c("data", "model"))
   expect_s3_class(desc$mesh,
@@ -108,28 +109,30 @@ test_that("plain results come back as the same R types", {
 
 test_that("the shim's warnings arrive as classed R warnings", {
   skip_if_no_keras()
+  local_shim_export("arrays.check_representable", "arrays.values")
   expect_warning(
     out <- kerasmesh:::shim_call("arrays.check_representable",
-                                 list(16777217), "float32"),
+                                 values = list(16777217), dtype = "float32"),
     class = "kerasmesh_warning_array_precision"
   )
   expect_null(out)
   expect_no_warning(
-    kerasmesh:::shim_call("arrays.check_representable", list(1), "float32")
+    kerasmesh:::shim_call("arrays.check_representable", values = list(1),
+                          dtype = "float32")
   )
 })
 
-test_that("python_kind() names R values without starting Python", {
-  expect_identical(kerasmesh:::python_kind(1), "r")
-  expect_identical(kerasmesh:::python_kind(list(py = 1)), "r")
+test_that("object_type() names R values without starting Python", {
+  expect_identical(kerasmesh:::object_type(1), "r")
+  expect_identical(kerasmesh:::object_type(list(py = 1)), "r")
 })
 
-test_that("python_kind() asks the shim what a Keras object is", {
+test_that("object_type() asks the shim what a Keras object is", {
   skip_if_no_keras()
   mesh <- book_mesh()
-  expect_identical(kerasmesh:::python_kind(reticulate::r_to_py(mesh)),
+  expect_identical(kerasmesh:::object_type(reticulate::r_to_py(mesh)),
                    "device_mesh")
-  expect_identical(kerasmesh:::python_kind(reticulate::r_to_py(list(1))),
+  expect_identical(kerasmesh:::object_type(reticulate::r_to_py(list(1))),
                    "other")
 })
 
@@ -189,4 +192,88 @@ test_that("attaching kerasmesh after keras3 or reticulate masks nothing", {
   expect_identical(names(same)[!same], character())
   # keras3 can't be installed here: no name may be shared at all.
   expect_identical(intersect(ours, keras3), character())
+})
+
+# The shim's api functions and their parameters, asked from Python.
+shim_parameters <- function(fn) {
+  found <- tryCatch(kerasmesh:::shim()$`_function`(fn),
+                    error = function(e) NULL)
+  if (is.null(found)) {
+    return(NULL)
+  }
+  params <- reticulate::py_eval(paste(
+    "lambda fn: ['**' if p.kind == p.VAR_KEYWORD else n for n, p in",
+    "__import__('inspect').signature(fn).parameters.items()]"
+  ))
+  as.character(unlist(params(found)))
+}
+
+api_exports <- function() {
+  exports <- reticulate::py_eval(paste(
+    "lambda api: [f'{m.name}.{f}' for m in",
+    "__import__('pkgutil').iter_modules(api.__path__) for f in",
+    "__import__('importlib').import_module(f'{api.__name__}.{m.name}')",
+    ".__all__]"
+  ))
+  kerasmesh:::shim()
+  as.character(unlist(exports(reticulate::import("kerasmesh.api"))))
+}
+
+test_that("every shim call names arguments its shim function has", {
+  skip_if_no_keras()
+  exprs <- unlist(lapply(source_files(), parse, keep.source = FALSE))
+  calls <- shim_calls(exprs)
+  expect_gt(length(calls), 30)
+  expect_identical(shim_call_problems(calls, shim_parameters), character())
+})
+
+test_that("api/ exports only what R calls", {
+  skip_if_no_keras()
+  exprs <- unlist(lapply(source_files(), parse, keep.source = FALSE))
+  called <- unique(unlist(lapply(shim_calls(exprs), `[[`, "fn")))
+  expect_identical(setdiff(api_exports(), called), character())
+})
+
+test_that("a shim call with a wrong or unnamed argument is reported", {
+  calls <- shim_calls(expression(
+    f <- function(m) {
+      shim_call("plan.plan_layout", modle = m, call = call)
+      shim_object("arrays.as_array", values = 1, 3)
+      the$shim$call("plan.nothing")
+      shim_call(name)
+      shim_call("plan.plan_layout", model = m, distribution = NULL)
+    }
+  ))
+  parameters <- function(fn) {
+    switch(fn, plan.plan_layout = c("model", "distribution"),
+           arrays.as_array = c("values", "shape"))
+  }
+  expect_identical(shim_call_problems(calls, parameters), c(
+    "plan.plan_layout: no parameter modle",
+    "arrays.as_array: an unnamed argument",
+    "plan.nothing: no such api function",
+    "a shim call names its function by a variable"
+  ))
+})
+
+test_that("shim_call() refuses an argument without a name", {
+  expect_error(kerasmesh:::shim_call("mesh.device_mesh", c(2, 4)),
+               class = "rlang_error", regexp = "must name every argument")
+  expect_error(kerasmesh:::shim_object("arrays.as_array", values = 1, 2),
+               regexp = "must name every argument")
+})
+
+test_that("a test's shim export is gone after it, and api/ is as it was", {
+  skip_if_no_keras()
+  api <- reticulate::import("kerasmesh.api.errors", convert = FALSE)
+  before <- reticulate::py_to_r(reticulate::py_get_attr(api, "__all__"))
+  local({
+    local_shim_export("errors.kinds", "core.errors")
+    expect_true(is.list(kerasmesh:::shim_call("errors.kinds")))
+  })
+  after <- reticulate::py_get_attr(api, "__all__")
+  expect_true(inherits(after, "python.builtin.list"))
+  expect_identical(reticulate::py_to_r(after), before)
+  expect_error(kerasmesh:::shim_call("errors.kinds"),
+               class = "kerasmesh_error_python")
 })

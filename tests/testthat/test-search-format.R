@@ -45,3 +45,19 @@ test_that("a search says how many layouts it spared compiling", {
     format(found)
   )))
 })
+
+test_that("a search out of time before its full compile says so", {
+  found <- fixture_search()
+  found$predicted <- list(memory = 2e9, traffic = 1.5e9)
+  found$cost <- NULL
+  found$verified <- FALSE
+  found$stopped <- "timeout"
+  found$blocks <- 32
+  found$depths <- list(1, 2)
+  expect_snapshot(print(found))
+  expect_equal(search_points(found)$memory[1], 2e9)
+  path <- withr::local_tempfile(fileext = ".png")
+  grDevices::png(path)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_identical(plot(found), found)
+})

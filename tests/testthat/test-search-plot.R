@@ -16,3 +16,33 @@ test_that("a search's picture marks start and takes a title", {
   grDevices::dev.off()
   expect_gt(file.size(path), 0)
 })
+
+test_that("a search that costed one layout draws it", {
+  skip_if_not_installed("vdiffr")
+  found <- fixture_search()
+  found$cost$xla[["total"]] <- 2e9
+  found$cost$need <- 2e9
+  found$cost$collectives$bytes <- 0 * found$cost$collectives$bytes
+  found$candidates <- found$candidates[2, ]
+  found$candidates$traffic <- 0
+  found$data_parallel <- list(memory = 2e9, traffic = 0)
+  found$budget <- NULL
+  expect_equal(kerasmesh:::search_labels(search_points(found))$label,
+               "found = data parallel")
+  vdiffr::expect_doppelganger("search one layout", function() plot(found))
+})
+
+test_that("a search with an infinite budget draws no budget line", {
+  found <- fixture_search()
+  found$budget <- Inf
+  path <- withr::local_tempfile(fileext = ".png")
+  grDevices::png(path)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_identical(plot(found), found)
+})
+
+test_that("an infinite memory given as a string is no budget", {
+  expect_null(kerasmesh:::check_search_memory("1e999GB"))
+  expect_null(kerasmesh:::check_search_memory(Inf))
+  expect_identical(kerasmesh:::check_search_memory("80GB"), 8e10)
+})

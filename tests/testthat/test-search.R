@@ -66,7 +66,7 @@ test_that("search_layout() rejects other bad input with classed errors", {
   expect_error(search_layout(function() NULL, mesh, 16, blocks = 4),
                class = "kerasmesh_error_model")
   expect_error(search_layout(function() NULL, mesh, 16, objective = "speed"),
-               class = "rlang_error")
+               class = "kerasmesh_error_argument")
   expect_error(small_search(batch_size = 15),
                class = "kerasmesh_error_batch_size")
   expect_error(search_layout(function() stop("no model today"), mesh, 16),
@@ -90,14 +90,7 @@ test_that("search_layout() rejects other bad input with classed errors", {
 
 test_that("an interrupted search leaves the session usable", {
   skip_if_no_keras()
-  skip_if_not_installed("callr")
-  rs <- callr::r_session$new()
-  on.exit(rs$close(), add = TRUE)
-  rs$run(function() {
-    library(kerasmesh)
-    simulate_devices(8)
-    invisible(reticulate::import("keras"))
-  })
+  rs <- keras_session()
   rs$call(function() {
     keras <- reticulate::import("keras")
     mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
@@ -135,4 +128,127 @@ test_that("search_layout() says which layouts it costed, and weighs time", {
   expect_false("model" %in% found$cost$collectives$axes)
   expect_error(small_search(objective = "time"),
                class = "kerasmesh_error_argument")
+})
+
+test_that("classes of one name pattern get keys that tell them apart", {
+  skip_if_no_keras()
+  # Dense "dense_0" ... of alternating widths 3 and 6: two kernel classes
+  # (6 x 3, 3 x 6) and two bias classes whose paths differ in numbers only.
+  alternating <- function() {
+    keras <- reticulate::import("keras")
+    layers <- lapply(0:3, function(i) {
+      keras$layers$Dense(if (i %% 2 == 0) 3L else 6L,
+                         name = paste0("dense_", i))
+    })
+    keras$Sequential(c(list(keras$Input(shape = list(6L))), layers),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  found <- within_seconds(search_layout(alternating, mesh, batch_size = 16,
+                                        loss = "mse"), 120)
+  expect_equal(found$method, "exhaustive")
+  expect_equal(nrow(found$candidates), 8)
+  keys <- names(as.list(as_layout_map(found)))
+  expect_false(anyDuplicated(keys) > 0)
+})
+
+test_that("a builder that builds another model each call is an error", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  width <- 56L
+  changing <- function() {
+    width <<- width + 8L
+    keras$Sequential(list(keras$Input(shape = list(32L)),
+                          keras$layers$Dense(width, name = "dense")),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  pinned <- layout_map(mesh, "net/dense/bias" = NA)
+  expect_error(
+    within_seconds(search_layout(changing, mesh, batch_size = 16,
+                                 loss = "mse", fixed = pinned), 120),
+    "\"net/dense/kernel\" had shape 32.64, then 32.72",
+    class = "kerasmesh_error_search_builder"
+  )
+})
+
+test_that("widths that change with the block count are named, not costed", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  blocks_net <- function(n) {
+    layers <- lapply(seq_len(n) - 1L, function(i) {
+      keras$layers$Dense(8L, name = paste0("block_", i))
+    })
+    keras$Sequential(c(list(keras$Input(shape = list(8L))), layers,
+                       list(keras$layers$Dense(as.integer(n), name = "head"))),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  expect_snapshot(error = TRUE, {
+    search_layout(blocks_net, mesh, batch_size = 16, loss = "mse",
+                  blocks = 4)
+  })
+})
+
+test_that("search_layout() refuses settings it would ignore or misread", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  search <- function(...) search_layout(search_net, mesh, 16, ...)
+  for (args in list(list(flop_rate = NA), list(flop_rate = -1),
+                    list(flop_rate = "fast"), list(verbose = NA),
+                    list(verbose = "yes"), list(bandwidth = c(data = NA)),
+                    list(bandwidth = c(1e9, 1e9)),
+                    list(bandwidth = c(data = -1, model = 1)),
+                    list(batch_dim_name = c("data", "model")),
+                    list(batch_dim_name = 1))) {
+    expect_error(do.call(search, args), class = "kerasmesh_error_argument")
+  }
+  expect_snapshot(error = TRUE, {
+    search_layout(function() NULL, mesh, 16, objective = "speed")
+    search(flop_rate = NA)
+    search(batch_dim_name = "batch")
+  })
+})
+
+test_that("start and fixed on another mesh are refused, naming both", {
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  other <- device_mesh(c(batch = 2, model = 4))
+  expect_snapshot(error = TRUE, {
+    search_layout(search_net, mesh, 16, loss = "mse",
+                  start = layout_map(other, ".*kernel" = c(NA, "model")))
+    search_layout(search_net, mesh, 16, loss = "mse",
+                  fixed = layout_map(other, "net/dense/bias" = NA))
+  })
+  expect_error(
+    search_layout(search_net, mesh, 16, loss = "mse",
+                  start = model_parallel(layout_map(device_mesh(c(
+                    data = 4, model = 2
+                  ))))),
+    class = "kerasmesh_error_mesh_mismatch"
+  )
+})
+
+test_that("a search out of time before its full compile returns the best", {
+  skip_if_no_keras()
+  keras <- reticulate::import("keras")
+  slow_at_full_depth <- function(n) {
+    if (n == 4) reticulate::import("time")$sleep(60)
+    layers <- lapply(seq_len(n) - 1L, function(i) {
+      keras$layers$Dense(8L, name = paste0("block_", i))
+    })
+    keras$Sequential(c(list(keras$Input(shape = list(8L))), layers),
+                     name = "net")
+  }
+  mesh <- device_mesh(c(data = 2, model = 4))
+  started <- Sys.time()
+  found <- within_seconds(search_layout(
+    slow_at_full_depth, mesh, batch_size = 16, loss = "mse", blocks = 4,
+    fixed = layout_map(mesh, "net/block_\\d+/bias" = NA), timeout = 15
+  ), 60)
+  expect_lt(as.numeric(Sys.time() - started, units = "secs"), 40)
+  expect_false(found$verified)
+  expect_identical(found$stopped, "timeout")
+  expect_null(found$cost)
+  expect_true(any(grepl("^Not verified", format(found))))
 })

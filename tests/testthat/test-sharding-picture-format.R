@@ -61,7 +61,7 @@ test_that("a wide grid splits into bands of columns that fit the width", {
   expect_snapshot(print(wide, width = 60))
 })
 
-test_that("pictures keep the blocks' ranges, devices and sizes", {
+test_that("pictures keep the shards' ranges, devices and sizes", {
   kernel <- fixture_picture()
   expect_s3_class(kernel, "kerasmesh_sharding_picture")
   expect_identical(kernel$shard_shape, c(16000L, 16000L))

@@ -1,4 +1,4 @@
-test_that("the book kernel on 2 x 4 is 4 column blocks, each on 2 devices", {
+test_that("the book kernel on 2 x 4 is 4 column shards, each on 2 devices", {
   skip_if_no_keras()
   kernel <- sharding_picture(book_mesh(), axes = c(NA, "model"),
                              shape = c(16000, 64000))
@@ -80,7 +80,7 @@ test_that("a placed variable pictures the same as its plan", {
                    placed$devices)
 })
 
-test_that("an unplaced variable is one block on one device", {
+test_that("an unplaced variable is one shard on one device", {
   skip_if_no_keras()
   model <- build_mlp()
   picture <- sharding_picture(model, "sequential/dense_1/bias")
@@ -162,4 +162,24 @@ test_that("a sharding report's rows are pictured by path, with its mesh", {
   err <- expect_error(sharding_picture(row),
                       class = "kerasmesh_error_device_mesh")
   expect_match(conditionMessage(err), "sequential/dense/bias", fixed = TRUE)
+})
+
+test_that("a model without variables is pictured as having none", {
+  skip_if_no_keras()
+  keras <- keras()
+  empty <- keras$Sequential(list(keras$Input(shape = list(4L)),
+                                 keras$layers$Flatten()), name = "empty")
+  report <- variable_sharding(empty)
+  expect_equal(nrow(report), 0)
+  expect_snapshot(error = TRUE, {
+    sharding_picture(empty)
+    plot(report)
+  })
+  expect_error(sharding_picture(empty, "dense/kernel"),
+               "has no variables", class = "kerasmesh_error_variable_path")
+  one <- keras$Sequential(list(keras$Input(shape = list(4L)),
+                               keras$layers$Dense(2L, use_bias = FALSE,
+                                                  name = "dense")),
+                          name = "one")
+  expect_identical(sharding_picture(one)$path, "one/dense/kernel")
 })

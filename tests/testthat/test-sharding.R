@@ -53,11 +53,6 @@ test_that("variable_sharding() rejects what is not a model, in R", {
   expect_error(variable_sharding(NULL), class = "kerasmesh_error_model")
 })
 
-test_that("format_bytes() uses powers of 1000", {
-  expect_identical(format_bytes(c(512, 2048, 6.2e9)),
-                   c("512 B", "2.05 kB", "6.2 GB"))
-})
-
 test_that("a sharding report prints from its saved description", {
   sharding <- fixture_sharding()
   expect_s3_class(sharding, c("kerasmesh_sharding", "data.frame"))
@@ -91,13 +86,4 @@ test_that("an empty sharding report prints its header only", {
   empty <- fixture_sharding()[0, ]
   class(empty) <- c("kerasmesh_sharding", "data.frame")
   expect_identical(format(empty), "<kerasmesh_sharding> 0 variables")
-})
-
-test_that("format_bytes() rounds to 3 digits and keeps NA", {
-  expect_identical(format_bytes(c(0, 999, 1000, 1e6, 1.5e12, 3e18)),
-                   c("0 B", "999 B", "1 kB", "1 MB", "1.5 TB", "3000 PB"))
-  expect_identical(format_bytes(c(999.4, 999.6, 999999, 999.5e6)),
-                   c("999 B", "1 kB", "1 MB", "1 GB"))
-  expect_identical(format_bytes(NA), NA_character_)
-  expect_identical(format_bytes(numeric()), character())
 })

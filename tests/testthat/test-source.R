@@ -4,36 +4,6 @@
 # they read, so the last tests run them on small trees made for them and see
 # each rule fail.
 
-# R/ of the package being tested: the source tree under test_local(), the
-# copy R CMD check keeps in kerasmesh.Rcheck/00_pkg_src/ under R CMD check.
-source_dir <- function() {
-  candidates <- c(
-    test_path("..", "..", "R"),
-    test_path("..", "..", "00_pkg_src", "kerasmesh", "R")
-  )
-  found <- candidates[dir.exists(candidates)]
-  if (length(found) == 0) {
-    skip("the package's R sources are not next to its tests")
-  }
-  found[[1]]
-}
-
-# The files below `dir` whose names match `pattern`, every folder below
-# included (Python's caches left out), named by their path below `dir`.
-files_under <- function(dir, pattern) {
-  files <- sort(list.files(dir, pattern = pattern, recursive = TRUE))
-  files <- files[!grepl("(^|/)__pycache__/", files)]
-  stats::setNames(file.path(dir, files), files)
-}
-
-source_files <- function() files_under(source_dir(), "[.][Rr]$")
-
-# The shim's Python tree, next to R/ in the same source.
-shim_files <- function() {
-  shim <- file.path(dirname(source_dir()), "inst", "python", "kerasmesh")
-  files_under(shim, "[.]py$")
-}
-
 # Names of the files over `max` lines.
 long_files <- function(files, max) {
   sizes <- vapply(files, function(f) length(readLines(f)), 1L)

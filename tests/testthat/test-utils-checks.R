@@ -22,6 +22,8 @@ test_that("check_whole() refuses what an integer or the use can't hold", {
 test_that("check_choice() takes the first default or one of the choices", {
   expect_identical(check_choice(c("a", "b"), c("a", "b")), "a")
   expect_identical(check_choice("b", c("a", "b")), "b")
+  expect_error(check_choice(c("a", "b"), c("a", "b"), all_means_first = FALSE),
+               class = "kerasmesh_error_argument")
   for (bad in list("c", c("a", "b", "c"), NA_character_, 1, NULL)) {
     expect_error(check_choice(bad, c("a", "b")),
                  class = "kerasmesh_error_argument")

@@ -14,7 +14,9 @@ returns:
   handle, so no reticulate version converts it.
 
 "module.function" names a function that `api/module.py` exports: R
-reaches nothing outside `api/`. Both return the envelope of
+reaches nothing outside `api/`. Arguments travel by keyword only, so that a
+signature reordered on either side fails loudly (an unknown keyword is a
+TypeError) instead of mismatching silently. Both return the envelope of
 `core.errors.envelope()` (`call_object()` with the value beside it).
 Modules are imported on first use. Names defined here must not clash with
 subpackage names: importing a subpackage sets the package attribute of the
@@ -68,19 +70,21 @@ def plain(value: Any, where: str = "value") -> Any:
     return value
 
 
-def call(name: str, *args, **kwargs) -> dict:
-    """Call "module.function" for plain values (see `plain()`)."""
-    return envelope(lambda: plain(_function(name)(*args, **kwargs)), (), {})
+def call(name: str, /, **kwargs) -> dict:
+    """Call "module.function" for plain values (see `plain()`), its
+    arguments by keyword."""
+    return envelope(lambda: plain(_function(name)(**kwargs)), (), {})
 
 
-def call_object(name: str, *args, **kwargs) -> tuple:
-    """Call "module.function" for a Python object R keeps unconverted.
+def call_object(name: str, /, **kwargs) -> tuple:
+    """Call "module.function" for a Python object R keeps unconverted, its
+    arguments by keyword.
 
     Returns:
         (the envelope without its value, the value or None), so that R
         converts the first and never the second.
     """
-    out = envelope(lambda: _function(name)(*args, **kwargs), (), {})
+    out = envelope(lambda: _function(name)(**kwargs), (), {})
     return out, out.pop("value", None)
 
 

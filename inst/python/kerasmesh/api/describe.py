@@ -1,9 +1,9 @@
 """What R calls as "describe.<function>"."""
 
 from ..core.describe import (
-    kind_of,
+    object_type,
 )
 
 __all__ = [
-    "kind_of",
+    "object_type",
 ]

@@ -1,6 +1,6 @@
 """What R calls as "devices.<function>"."""
 
-from ..core.devices import (
+from ..mesh.devices import (
     list_devices,
     local_cpu_device_count,
 )

@@ -4,12 +4,10 @@ from ..distributed.initialize import (
     initialize,
     process_count,
     process_index,
-    resolve_arguments,
 )
 
 __all__ = [
     "initialize",
     "process_count",
     "process_index",
-    "resolve_arguments",
 ]

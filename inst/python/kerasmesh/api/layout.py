@@ -1,6 +1,6 @@
 """What R calls as "layout.<function>"."""
 
-from ..core.layout import (
+from ..layout_map.rules import (
     describe_layout_map,
     lookup,
     new_layout_map,

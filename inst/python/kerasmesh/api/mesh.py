@@ -1,13 +1,11 @@
 """What R calls as "mesh.<function>"."""
 
-from ..core.mesh import (
+from ..mesh.device_mesh import (
     describe_mesh,
     device_mesh,
-    resolve_shape,
 )
 
 __all__ = [
     "describe_mesh",
     "device_mesh",
-    "resolve_shape",
 ]

@@ -1,3 +1,4 @@
 """What every topic shares: errors and condition kinds, argument checks,
-the backend, devices, meshes, layouts, rule matching and placement.
+the backend, the text of messages, rule matching and lookup, placement
+and what goes wrong with it, and shape-only builds.
 """

@@ -1,16 +1,20 @@
 """What an object is, decided where Keras is.
 
-R asks `kind_of(x)` instead of testing Keras's class paths
+R asks `object_type(x)` instead of testing Keras's class paths
 (`keras.src.distribution.distribution_lib.*`), which Keras is free to
-move. Every test here is an `isinstance` against a public name.
+move. Every test here is an `isinstance` against a public name. (An
+object's *type*: a condition's *kind* is another thing, `kinds.py`'s.)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-_KINDS: tuple[tuple[str, str], ...] = (
-    # (kind, public name under `keras`), most specific first.
+from .errors import KerasmeshError
+from . import kinds
+
+_TYPES: tuple[tuple[str, str], ...] = (
+    # (type, public name under `keras`), most specific first.
     ("device_mesh", "distribution.DeviceMesh"),
     ("layout_map", "distribution.LayoutMap"),
     ("tensor_layout", "distribution.TensorLayout"),
@@ -52,8 +56,8 @@ def _public(name: str):
     return obj
 
 
-def kind_of(x: Any) -> str:
-    """The kind of `x`, as kerasmesh names it.
+def object_type(x: Any) -> str:
+    """What `x` is, as kerasmesh names it.
 
     Args:
         x: any Python object.
@@ -63,8 +67,20 @@ def kind_of(x: Any) -> str:
         "distribution", "model", "layer", "variable", "optimizer", or
         "other" for anything else.
     """
-    for kind, name in _KINDS:
+    for type_name, name in _TYPES:
         cls = _public(name)
         if isinstance(cls, type) and isinstance(x, cls):
-            return kind
+            return type_name
     return "other"
+
+
+def check_model(model: Any, arg: str = "model") -> None:
+    """`model` must be a Keras model (anything with `variables`).
+
+    Raises:
+        KerasmeshError: kind `model`, saying what was received.
+    """
+    if not hasattr(model, "variables") or isinstance(model, type):
+        raise KerasmeshError(
+            kinds.MODEL, f"`{arg}` must be a Keras model.",
+            received=model)

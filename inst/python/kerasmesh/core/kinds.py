@@ -266,6 +266,10 @@ MEMORY_BUDGET = _kind(
     "memory_budget",
     error="No layout [search_layout()] costed fits the memory budget (the "
           "message gives the smallest memory reached and its rules).")
+MESH_MISMATCH = _kind(
+    "mesh_mismatch",
+    error="A layout map or distribution is on another device mesh than "
+          "the one it is used with.")
 MESH_RANK = _kind(
     "mesh_rank",
     warning="A data-parallel mesh has more than one axis; its first is "
@@ -301,6 +305,11 @@ SEARCH_UNSTABLE_PATHS = _kind(
     warning="The model's builder gives its variables other paths each time "
             "it runs (Keras numbers unnamed layers), so [search_layout()]'s "
             "rules won't match the next build.")
+SEARCH_BUILDER = _kind(
+    "search_builder",
+    error="[search_layout()]'s builder builds variables of other shapes "
+          "each time it runs, or, with `blocks`, variables whose shapes "
+          "change with the number of blocks.")
 SEARCH_EXTRAPOLATION = _kind(
     "search_extrapolation",
     warning="[search_layout()]'s figures extrapolated from 1 and 2 blocks "

@@ -1,34 +1,20 @@
-"""What goes wrong placing one variable under one layout, and the rule
-lookup that picks its layout.
-
-`locate()` follows Keras 3.15 and JAX from shapes alone: a missing layout
-replicates the variable; a shorter layout is padded with None; a longer one,
-an unknown or repeated axis, or a dimension its mesh axes can't divide fails
-inside JAX. The arithmetic is `Placement`'s (`placement.py`); this module
-adds the problems. `Placer` adds the rule lookup (`RuleResolver`) for a
-layout map. Problems are plain dicts (`problem()`); `plan/problems.py`
+"""What goes wrong placing one tensor under one layout, as plain
+`problem()` dicts: a layout longer or shorter than the tensor's rank, a
+dimension its mesh axes can't divide, an axis the mesh lacks or uses twice,
+a path that several rules match. `placer.py` finds them; `plan/problems.py`
 groups them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
 from collections.abc import Sequence
 
-from .arrays import itemsize
 from .axes import format_axes
-from .layout import rule_keys
-from .mesh import format_shape
-from .placement import (Placement, entry_axes, mesh_sizes, variable_shape,
-                        ways)
-from .resolve import RuleResolver
-from .text import listing, plural
+from .placement import ways
+from .resolve import ambiguous_rule
+from .text import format_shape, listing, plural
 from . import kinds
-
-ERROR = "error"
-WARNING = "warning"
-MAX_NAMED = 3
+from .kinds import ERROR, WARNING
 
 
 def problem(kind: str, severity: str, path: str | None, rule: str | None,
@@ -69,8 +55,8 @@ def _axis_sizes(names: Sequence[str], sizes: dict[str, int]) -> str:
     return " and ".join(f'"{a}" ({sizes[a]})' for a in names)
 
 
-def _too_long(path: str, shape: Sequence[int], axes: list,
-              rule: str | None) -> dict:
+def too_long_layout(path: str, shape: Sequence[int], axes: list,
+                    rule: str | None) -> dict:
     """The error for a layout with more entries than the variable's rank."""
     rank = len(shape)
     return problem(
@@ -86,8 +72,8 @@ def _too_long(path: str, shape: Sequence[int], axes: list,
         f"layout longer than rank {rank}")
 
 
-def _padded(path: str, shape: Sequence[int], axes: list,
-            rule: str | None) -> tuple[list, dict]:
+def padded_layout(path: str, shape: Sequence[int], axes: list,
+                  rule: str | None) -> tuple[list, dict]:
     """A shorter layout as Keras pads it, and the warning saying so."""
     rank = len(shape)
     padded = axes + [None] * (rank - len(axes))
@@ -108,8 +94,9 @@ def _padded(path: str, shape: Sequence[int], axes: list,
         f"layout shorter than rank {rank}, padded")
 
 
-def _indivisible(path: str, rule: str | None, d: int, size: int,
-                 names: Sequence[str], sizes: dict[str, int]) -> dict:
+def indivisible_dimension(path: str, rule: str | None, d: int,
+                          size: int, names: Sequence[str],
+                          sizes: dict[str, int]) -> dict:
     """The error for dimension `d` that its mesh axes can't divide."""
     split = ways(names, sizes)
     return problem(
@@ -126,7 +113,7 @@ def _indivisible(path: str, rule: str | None, d: int, size: int,
          "axis_size": split})
 
 
-def _axis_problems(path: str, rule: str | None, shown: str,
+def axis_problems(path: str, rule: str | None, shown: str,
                    unknown: list[str], repeated: list[str],
                    sizes: dict[str, int]) -> list[dict]:
     """Errors for axes the mesh lacks and axes used for two dimensions."""
@@ -151,123 +138,9 @@ def _axis_problems(path: str, rule: str | None, shown: str,
     return out
 
 
-@dataclass(frozen=True)
-class Placed:
-    """One variable placed under a layout map, with what goes wrong.
-
-    Attributes:
-        axes: the layout's entries as Keras applies them (padded with None;
-            as given when too long), for reports.
-        placement: the `Placement` (replicated when the layout would fail
-            before splitting anything: too long, or several rules).
-        problems: `problem()` dicts.
-        rule: the key of the rule that decided the layout, or None.
-        clash: the keys of all rules that match when more than one does.
-    """
-
-    axes: list
-    placement: Placement
-    problems: list = field(default_factory=list)
-    rule: str | None = None
-    clash: list = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        """{"axes", "shard_shape", "copies", "problems"} as plain values."""
-        return {"axes": list(self.axes),
-                "shard_shape": list(self.placement.shard_shape),
-                "copies": self.placement.copies,
-                "problems": self.problems}
-
-
-def locate(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
-           rule: str | None, sizes: dict[str, int], size: int = 1
-           ) -> Placed:
-    """Where one variable goes under one layout, and what goes wrong.
-
-    Follows Keras 3.15 and JAX: a missing layout replicates the variable;
-    a shorter layout is padded with None (so its entries split the leading
-    dimensions); a longer one fails when JAX places the variable, as does a
-    dimension that its mesh axes can't divide evenly. A longer layout
-    counts as replicated; axes the mesh lacks split nothing.
-
-    Args:
-        path, shape: the variable.
-        axes: its layout's entries, or None.
-        rule: the rule that gave the layout, for messages.
-        sizes: {mesh axis: size}.
-        size: bytes per element.
-    """
-    shape = [int(s) for s in shape]
-    if axes is None:
-        return Placed([None] * len(shape),
-                      Placement.replicated(shape, sizes, size), [], rule)
-    axes = list(axes)
-    shown = format_axes(axes)
-    if len(axes) > len(shape):
-        return Placed(axes, Placement.replicated(shape, sizes, size),
-                      [_too_long(path, shape, axes, rule)], rule)
-    problems: list[dict] = []
-    if len(axes) < len(shape):
-        axes, padded = _padded(path, shape, axes, rule)
-        problems.append(padded)
-    named = [entry_axes(e) for e in axes]
-    unknown = list(dict.fromkeys(a for n in named for a in n
-                                 if a not in sizes))
-    known = tuple(tuple(a for a in n if a in sizes) for n in named)
-    placement = Placement.of(shape, known, sizes, size)
-    problems += [_indivisible(path, rule, d, shape[d], known[d], sizes)
-                 for d in placement.indivisible]
-    problems += _axis_problems(path, rule, shown, unknown,
-                               list(placement.repeated), sizes)
-    return Placed(axes, placement, problems, rule)
-
-
-def place(path: str, shape: Sequence[int], axes: Sequence[Any] | None,
-          rule: str | None, sizes: dict[str, int]) -> dict:
-    """`locate()` as plain values: {"axes", "shard_shape", "copies",
-    "problems"}."""
-    return locate(path, shape, axes, rule, sizes).as_dict()
-
-
-class Placer:
-    """Placements under one layout map: the rule of each path, Keras's way
-    (an exact key, else the one key that fullmatches), then `locate()`."""
-
-    def __init__(self, layout_map: Any,
-                 resolver: RuleResolver | None = None):
-        self.layout_map = layout_map
-        self.keys = rule_keys(layout_map)
-        self.resolver = resolver or RuleResolver(self.keys)
-        self.sizes = mesh_sizes(layout_map.device_mesh)
-
-    def place(self, path: str, shape: Sequence[int], size: int = 1,
-              what: str = "variable") -> Placed:
-        """The rule and placement of one path, with its problems; a path
-        that several rules match is replicated, with an error."""
-        index, clash = self.resolver.resolve(path)
-        if clash:
-            keys = [self.resolver.keys[i] for i in clash]
-            placed = locate(path, shape, None, None, self.sizes, size)
-            placed.problems.append(_ambiguous(path, keys, what))
-            placed.clash.extend(keys)
-            return placed
-        rule = None if index is None else self.resolver.keys[index]
-        axes = None if rule is None else list(self.layout_map[rule].axes)
-        return locate(path, shape, axes, rule, self.sizes, size)
-
-    def variable(self, v: Any, what: str = "variable") -> Placed:
-        """`place()` for a Keras variable (its path, shape and dtype)."""
-        return self.place(v.path, variable_shape(v), itemsize(v.dtype), what)
-
-
-def _ambiguous(path: str, keys: list[str], what: str) -> dict:
-    """The error for a path that several rules match."""
-    return problem(
-        kinds.LAYOUT_AMBIGUOUS, ERROR, path, keys[0],
-        f'{what.capitalize()} "{path}" must match at most one layout '
-        "rule.",
-        [("x", f"It matches rules {listing(keys)}; Keras fails when "
-               "it creates the variable."),
-         ("i", "Make the keys more specific, or add the exact path as "
-               "a key (an exact key wins over patterns).")],
-        f"matches {len(keys)} rules")
+def ambiguous_path(path: str, keys: list[str], what: str = "variable") -> dict:
+    """The error for a path that several rules match (`resolve.py`'s
+    wording, the one `lm[[path]]` raises too)."""
+    message, bullets = ambiguous_rule(path, keys, what)
+    return problem(kinds.LAYOUT_AMBIGUOUS, ERROR, path, keys[0], message,
+                   bullets, f"matches {len(keys)} rules")

@@ -17,7 +17,7 @@ How to get a placement:
   array.dtype.itemsize)``.
 - One variable or optimizer variable under a layout map, with the rule
   that decides it and what goes wrong: ``Placer(layout_map).variable(v)``
-  (`core/layout_problems.py`); an optimizer slot takes its model
+  (`core/placer.py`); an optimizer slot takes its model
   variable's placement (``plan/placements.py``:
   ``optimizer_placements()``).
 - A whole model, with its optimizer's variables: ``place_model(model,
@@ -37,10 +37,17 @@ from functools import cached_property
 from typing import Any
 from collections.abc import Mapping, Sequence
 
-Axes = tuple[str, ...]
+from .errors import KerasmeshError
+from . import kinds
+
+# The words (core/placer.py has the rest): a dimension's `AxisNames` are
+# the mesh axes that split it, () for none; a `Layout` is one tensor's
+# entries, one per dimension: None, an axis name, or a tuple of names.
+AxisNames = tuple[str, ...]
+Layout = tuple
 
 
-def entry_axes(entry: Any) -> Axes:
+def entry_axes(entry: Any) -> AxisNames:
     """The mesh axes of one layout entry: None, a name or several names."""
     if entry is None:
         return ()
@@ -61,6 +68,22 @@ def mesh_sizes(mesh: Any) -> dict[str, int]:
     if isinstance(shape, Mapping):  # a JAX Mesh: {name: size}
         return {str(a): int(s) for a, s in shape.items()}
     return {str(a): int(s) for a, s in zip(mesh.axis_names, shape)}
+
+
+def itemsize(dtype: Any) -> int:
+    """Bytes per element of a dtype name ("float32": 4, "bfloat16": 2).
+
+    Raises:
+        KerasmeshError: kind `dtype` for a name that is not a data type.
+    """
+    import jax.numpy as jnp
+
+    try:
+        return int(jnp.dtype(str(dtype)).itemsize)
+    except TypeError as e:
+        raise KerasmeshError(
+            kinds.DTYPE, "`dtype` must name a data type.",
+            received=dtype, i='For example "float32" or "bfloat16".') from e
 
 
 def variable_shape(variable: Any) -> list[int]:
@@ -103,7 +126,7 @@ class Placement:
     """
 
     shape: tuple[int, ...]
-    axes: tuple[Axes, ...]
+    axes: tuple[AxisNames, ...]
     mesh: tuple[tuple[str, int], ...] = ()
     itemsize: int = 1
 
@@ -183,12 +206,12 @@ class Placement:
         return ["+".join(a) if a else None for a in self.axes]
 
     @cached_property
-    def used_axes(self) -> Axes:
+    def used_axes(self) -> AxisNames:
         """The mesh axes the layout uses, each once, in order."""
         return tuple(dict.fromkeys(a for names in self.axes for a in names))
 
     @property
-    def repeated(self) -> Axes:
+    def repeated(self) -> AxisNames:
         """Mesh axes used more than once (JAX refuses them), in the order
         they repeat."""
         seen: set[str] = set()
@@ -209,7 +232,7 @@ class Placement:
 
     @cached_property
     def shard_shape(self) -> tuple[int, ...]:
-        """The shape of the block one device holds (rounded up where a
+        """The shape of the shard one device holds (rounded up where a
         split does not divide its dimension)."""
         return tuple(-(-n // k) for n, k in zip(self.shape, self.splits))
 
@@ -224,15 +247,15 @@ class Placement:
         return not self.indivisible
 
     @property
-    def blocks(self) -> int:
-        """Distinct blocks: the product of the used axes' sizes."""
+    def shards(self) -> int:
+        """Distinct shards: the product of the used axes' sizes."""
         sizes = self.sizes
         return math.prod(sizes[a] for a in self.used_axes)
 
     @property
     def copies(self) -> int:
-        """How many devices hold each block."""
-        return self.devices // self.blocks
+        """How many devices hold each shard."""
+        return self.devices // self.shards
 
     @property
     def items(self) -> int:
@@ -245,7 +268,7 @@ class Placement:
 
     @property
     def device_bytes(self) -> int:
-        """Bytes of the block one device holds."""
+        """Bytes of the shard one device holds."""
         return math.prod(self.shard_shape) * self.itemsize
 
     # -- JAX

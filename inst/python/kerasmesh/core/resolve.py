@@ -1,4 +1,9 @@
-"""Resolve many variable paths against a layout map's rules at once.
+"""Rule lookup: which of a layout map's rules decides a variable path.
+
+The one place kerasmesh looks rules up (`Placer` for the planner, the
+cost, the guard and the search; `lm[[path]]` through `layout_map/`), with
+one wording of the error for a path that several rules match
+(`ambiguous_rule()`).
 
 Keras's `LayoutMap.__getitem__` looks a path up as an exact key first, then
 calls `re.fullmatch(key, path)` for every key, and fails when more than one
@@ -12,10 +17,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from .patterns import compile_safe
+from .text import listing
 
 _PLAIN_FLAGS = re.compile("").flags
+
+
+def rule_keys(layout_map: Any) -> list[str]:
+    """The keys of a LayoutMap.
+
+    Not `key in layout_map`: Mapping's `__contains__` calls `__getitem__`,
+    which in LayoutMap returns None instead of raising, so it is always true.
+    """
+    return list(iter(layout_map))
+
+
+def ambiguous_rule(path: str, keys: Sequence[str], what: str = "variable"
+                   ) -> tuple[str, list[tuple[str, str]]]:
+    """The message and bullets for a path that several rules match, as
+    Keras refuses it: one wording for every place that looks rules up.
+
+    Args:
+        path: the path looked up.
+        keys: the keys that match it.
+        what: what the path names ("variable", "path", ...).
+    """
+    return (
+        f'{what[0].upper()}{what[1:]} "{path}" must match at most one '
+        "layout rule.",
+        [("x", f"It matches rules {listing(list(keys))}; Keras fails when "
+               "it creates the variable."),
+         ("i", "Make the keys more specific, or add the exact path as "
+               "a key (an exact key wins over patterns).")])
 
 
 def _combinable(pattern: re.Pattern) -> bool:
@@ -90,3 +125,10 @@ class RuleResolver:
         if found == 1:
             return first, []
         return None, self.matching(path)
+
+    def lookup(self, path: str) -> tuple[str | None, list[str]]:
+        """`resolve()` by key: `(key, [])`, `(None, [])` when no rule
+        matches, `(None, keys)` when several do."""
+        index, clash = self.resolve(path)
+        return (None if index is None else self.keys[index],
+                [self.keys[i] for i in clash])

@@ -1,11 +1,13 @@
-"""Counts and lists worded in English, in one place: "1 entry",
-"2 entries"; '"a", "b" and 2 more'."""
+"""Counts, lists and shapes worded in English, in one place: "1 entry",
+"2 entries"; '"a", "b" and 2 more'; "2×4"."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 MAX_NAMED = 3
+TIMES = "\u00d7"
 
 
 def noun(n: int, word: str) -> str:
@@ -32,3 +34,8 @@ def listing(items: Sequence[str], more: int = 0) -> str:
     if len(quoted) == 1:
         return quoted[0]
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def format_shape(shape: Sequence[Any]) -> str:
+    """Shape as "2×4"; unknown sizes as "?"."""
+    return TIMES.join("?" if s is None else str(s) for s in shape)

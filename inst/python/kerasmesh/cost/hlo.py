@@ -29,12 +29,12 @@ import math
 import re
 from collections.abc import Sequence
 
-KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
          "collective-permute", "collective-broadcast")
 
 _INSTRUCTION = re.compile(
     r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<result>.+?)\s+"
-    r"(?P<kind>" + "|".join(re.escape(k) for k in KINDS) +
+    r"(?P<collective>" + "|".join(re.escape(k) for k in COLLECTIVES) +
     r")(?P<start>-start)?\([^)]*\)(?P<attrs>.*)$")
 _ARRAY = re.compile(r"\b(?P<dtype>[a-z]+[0-9]*(?:e[0-9]m[0-9][a-z0-9]*)?)"
                     r"\[(?P<dims>[0-9,]*)\]")
@@ -164,7 +164,7 @@ def parse_collectives(text: str, mesh_shape: Sequence[int],
     """Every collective in compiled HLO text, in program order.
 
     Returns:
-        One dict per instruction: `kind` (such as "all-reduce"), `shapes`
+        One dict per instruction: `collective` (such as "all-reduce"), `shapes`
         and `dtypes` of its result arrays, `bytes` (the size of the array
         one device takes part with: its result, which for an all-gather is
         the gathered array, except for a reduce-scatter, whose operand,
@@ -174,18 +174,18 @@ def parse_collectives(text: str, mesh_shape: Sequence[int],
     n = math.prod(mesh_shape)
     out = []
     for line in text.splitlines():
-        if "(" not in line or not any(k in line for k in KINDS):
+        if "(" not in line or not any(k in line for k in COLLECTIVES):
             continue
         m = _INSTRUCTION.match(line)
         if not m:
             continue
-        kind = m.group("kind")
+        collective = m.group("collective")
         result, shapes, dtypes = array_bytes(m.group("result"))
         groups = device_groups(m.group("attrs"), n)
-        if kind == "reduce-scatter":
+        if collective == "reduce-scatter":
             result *= len(groups[0]) if groups else n
         out.append({
-            "kind": kind,
+            "collective": collective,
             "shapes": shapes,
             "dtypes": dtypes,
             "bytes": float(result),
@@ -230,19 +230,19 @@ def op_names(attrs: str, n: int) -> list[str]:
 
 
 def summarise_collectives(ops: Sequence[dict]) -> dict:
-    """Collectives by kind and mesh axes, as columns.
+    """Collectives by what they do and their mesh axes, as columns.
 
     Returns:
-        {"kind", "axes" (axes joined with "+"; "" for none), "count",
+        {"collective", "axes" (axes joined with "+"; "" for none), "count",
         "bytes" (per device per step)}, sorted by bytes, largest first.
     """
     table: dict[tuple[str, str], list[float]] = {}
     for op in ops:
-        key = (op["kind"], "+".join(op["axes"]))
+        key = (op["collective"], "+".join(op["axes"]))
         row = table.setdefault(key, [0, 0.0])
         row[0] += 1
         row[1] += op["bytes"]
     keys = sorted(table, key=lambda k: (-table[k][1], k))
-    return {"kind": [k[0] for k in keys], "axes": [k[1] for k in keys],
+    return {"collective": [k[0] for k in keys], "axes": [k[1] for k in keys],
             "count": [int(table[k][0]) for k in keys],
             "bytes": [float(table[k][1]) for k in keys]}

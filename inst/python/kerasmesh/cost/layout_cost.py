@@ -27,12 +27,11 @@ from ..plan import planner as plan
 from ..core.backend import require_backend
 from ..plan.batches import check_batch_size
 from ..core.checks import is_positive
-from .deadline import PENDING as _PENDING  # noqa: F401 - tests read it
 from .deadline import Deadline, compile_within, timeout_error
-from .deadline import wait_for_compiles  # noqa: F401 - R calls it
+from ..core import fits
 from ..core.errors import KerasmeshError
-from ..core.layout_problems import WARNING
-from ..core.mesh import describe_mesh
+from ..core.kinds import WARNING
+from ..mesh.device_mesh import describe_mesh
 from ..core.placement import mesh_sizes
 from .step import StepSpecs, lower_step, shard_bytes, step_specs
 from ..core import kinds
@@ -50,7 +49,7 @@ def _check_timeout(timeout: Any) -> float:
 
 
 def distribution_layout(distribution: Any) -> tuple[Any, str, str]:
-    """(LayoutMap, batch axis, kind) of a Keras distribution.
+    """(LayoutMap, batch axis, type) of a Keras distribution.
 
     A data-parallel distribution replicates every variable: its layout is
     an empty LayoutMap on its mesh.
@@ -113,10 +112,10 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
-        (XLA's own figures), `collectives` (columns by kind and axes),
-        `ops` (each collective), `attribution` (collective bytes by
-        variable and layer: `attribution.attribute()`), `plan` (the
-        planner's summary), `mesh`, `compile_seconds`, `versions` and
+        (XLA's own figures), `need` (what decides a fit: `fits.need()`),
+        `collectives` (columns by collective and axes), `ops` (each one),
+        `attribution` (collective bytes by variable and layer), `plan`
+        (the planner's summary), `mesh`, `compile_seconds`, `versions` and
         facts about the step.
 
     Raises:
@@ -130,7 +129,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                              "whole number.", received=batch_size)
     batch_size, timeout = int(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))
-    layout_map, batch_dim, kind = distribution_layout(distribution)
+    layout_map, batch_dim, dist_type = distribution_layout(distribution)
     try:
         with clock.armed():
             model, planned, step, lowered, start = _trace(
@@ -147,8 +146,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         raise
     except Exception as e:  # noqa: BLE001 - XLA's own error, classed
         raise _compile_error(e) from e
-    return _report(CompiledStep(compiled, planned, step, kind, batch_dim,
-                                layout_map.device_mesh,
+    return _report(CompiledStep(compiled, planned, step, dist_type,
+                                batch_dim, layout_map.device_mesh,
                                 time.perf_counter() - start))
 
 
@@ -190,7 +189,7 @@ class CompiledStep:
         compiled: JAX's compiled step.
         planned: the plan (`plan.plan_layout()`'s dict).
         specs: the step's arguments (`step.StepSpecs`).
-        kind: "data_parallel" or "model_parallel".
+        distribution: "data_parallel" or "model_parallel".
         batch_dim: the batch axis.
         keras_mesh: the distribution's Keras DeviceMesh.
         seconds: how long lowering and compiling took.
@@ -199,7 +198,7 @@ class CompiledStep:
     compiled: Any
     planned: dict
     specs: StepSpecs
-    kind: str
+    distribution: str
     batch_dim: str
     keras_mesh: Any
     seconds: float
@@ -215,8 +214,7 @@ def _report(step: CompiledStep) -> dict:
     stats = compiled.memory_analysis()
     xla = {k: float(getattr(stats, f"{k}_size_in_bytes", 0) or 0) for k in
            ("argument", "output", "alias", "temp", "generated_code")}
-    xla["total"] = xla["argument"] + xla["output"] - xla["alias"] + \
-        xla["temp"]
+    xla["total"] = fits.xla_total(xla)
     summary = planned["summary"]
     data = sum(shard_bytes(s) for s in tree.flatten(specs.xs)) + \
         sum(shard_bytes(s) for s in specs.ys if s is not None)
@@ -233,6 +231,7 @@ def _report(step: CompiledStep) -> dict:
     return {
         "memory": memory,
         "xla": xla,
+        "need": fits.need(xla),
         "collectives": hlo.summarise_collectives(ops),
         "ops": ops,
         "attribution": attribution.attribute(ops, planned["variables"]),
@@ -240,7 +239,7 @@ def _report(step: CompiledStep) -> dict:
         "warnings": [p["message"] for p in planned["problems"]
                      if p["severity"] == WARNING],
         "mesh": describe_mesh(step.keras_mesh),
-        "distribution": step.kind,
+        "distribution": step.distribution,
         "batch_dim_name": step.batch_dim,
         "batch_size": summary["batch_size"],
         "inputs": {"name": [f.name for f in inputs],

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KerasmeshError, VALUE, received
-from ..core.mesh import format_shape
+from ..core.text import format_shape
 from ..core.placement import Placement, mesh_sizes, sharding_placement
+from ..core.text import listing
 from ..plan.placements import ModelPlacement, optimizer_placements
 from ..plan.slots import optimizer_variables
 from ..core import kinds
@@ -123,14 +124,7 @@ def loss_functions(loss: Any, model: Any, n_outputs: int
         if loss is None:
             return None, STAND_IN_LOSS
     if isinstance(loss, dict):
-        names = list(getattr(model, "output_names", []) or [])
-        missing = [n for n in names if n not in loss]
-        if len(names) != n_outputs or missing:
-            raise KerasmeshError(
-                kinds.LOSS, "`loss` must give a loss for each output.",
-                x=f"Outputs without a loss: "
-                  f"{', '.join(missing) or 'unknown names'}.")
-        loss = [loss[n] for n in names]
+        loss = _loss_per_output(loss, model, n_outputs)
     if isinstance(loss, (list, tuple)):
         if len(loss) != n_outputs:
             raise KerasmeshError(
@@ -141,10 +135,56 @@ def loss_functions(loss: Any, model: Any, n_outputs: int
     return [_one_loss(loss)] * n_outputs, _loss_name(loss)
 
 
+def output_names(model: Any, n_outputs: int) -> list[list[str]]:
+    """The ways to name the outputs, each in the order the step flattens
+    them: a dict-output model's keys, then Keras's `output_names`."""
+    from keras import tree
+
+    ways = []
+    struct = getattr(model, "_outputs_struct", None)
+    if isinstance(struct, dict) and len(struct) == n_outputs:
+        ways.append([str(k) for k in tree.flatten({k: k for k in struct})])
+    names = [str(n) for n in getattr(model, "output_names", None) or []]
+    if len(names) == n_outputs and names not in ways:
+        ways.append(names)
+    return ways
+
+
+def _loss_per_output(loss: dict, model: Any, n_outputs: int) -> list:
+    """A dict of losses as a list in the outputs' order.
+
+    Raises:
+        KerasmeshError: kind `loss` when the names are not the outputs'.
+    """
+    ways = output_names(model, n_outputs)
+    for names in ways:
+        if set(names) == set(loss):
+            return [loss[n] for n in names]
+    names = ways[0] if ways else []
+    missing = [n for n in names if n not in loss]
+    unknown = [str(n) for n in loss if n not in names]
+    bullets = [("x", "Outputs without a loss: " + listing(missing) + ".")
+               ] if missing else []
+    if unknown:
+        bullets.append(("x", "Not outputs: " + listing(unknown) + "."))
+    raise KerasmeshError(
+        kinds.LOSS, "`loss` must name each output once.", bullets,
+        i=("The outputs are " + listing(names) + ".") if names else
+          "Give an unnamed list of losses, one per output, in order.")
+
+
 def target_spec(loss: Any, shape: tuple, dtype: str) -> tuple[tuple, str]:
-    """The shape and dtype of the targets a loss compares with an output."""
+    """The shape and dtype of the targets a loss compares with an output.
+
+    Keras feeds float targets as `floatx()` whatever the output's dtype
+    (under `mixed_bfloat16` an output is bfloat16, its targets float32).
+    """
+    import keras
+
     if "sparse" in _loss_name(loss).lower():
         return tuple(shape[:-1]), "int32"
+    if keras.backend.is_float_dtype(dtype):
+        dtype = keras.config.floatx()
     return tuple(shape), dtype
 
 

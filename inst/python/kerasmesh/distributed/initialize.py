@@ -154,6 +154,8 @@ def resolve_arguments(coordinator_address: Any = None,
 
     n, pid = _checked_counts(n, pid, env_of("num_processes"),
                              env_of("process_id"))
+    launchers.check_agrees(environ, {a: (env_of(a), v) for a, v in (
+        ("num_processes", n), ("process_id", pid)) if env_of(a)})
     if address is not None:
         address = coordinator_from(
             address, n, _source("coordinator_address",

@@ -161,7 +161,42 @@ def detect(environ: Mapping[str, str]) -> dict | None:
             i=f"Process ids run from 0 to {n - 1}.")
     return {"launcher": name, "coordinator_address": address,
             "num_processes": n, "process_id": pid,
-            "variables": list(required)}
+            "variables": list(required),
+            "read": {"num_processes": n_var, "process_id": pid_var}}
+
+
+def check_agrees(environ: Mapping[str, str], given: dict) -> None:
+    """Refuse `KERAS_DISTRIBUTION_*` values that contradict a launcher's
+    own (a Kubernetes index 0 beside `KERAS_DISTRIBUTION_PROCESS_ID=1`):
+    which process this is would depend on which one wins.
+
+    Args:
+        environ: the environment, as for `detect()`.
+        given: {"num_processes" or "process_id": (variable, int value)}
+            for the values taken from `KERAS_DISTRIBUTION_*` variables.
+
+    Raises:
+        KerasmeshError: kind `distributed_argument`, naming both
+            variables and their values.
+    """
+    if not given:
+        return
+    try:
+        found = detect(environ)
+    except KerasmeshError:
+        return  # an incomplete launcher, not used: nothing to contradict
+    if found is None:
+        return
+    for arg, (var, value) in given.items():
+        theirs = found[arg]
+        if value != theirs:
+            other = found["read"][arg]
+            raise KerasmeshError(
+                kinds.DISTRIBUTED_ARGUMENT,
+                f"`{var}` and `{other}` ({found['launcher']}) disagree.",
+                x=f"`{var}` is {value}; `{other}` is {theirs}.",
+                i=f"Unset `{var}` under {found['launcher']}, which sets "
+                  "its own, or start the process without the launcher.")
 
 
 def _required(name: str, environ: Mapping[str, str]) -> tuple[str, ...]:

@@ -6,7 +6,8 @@ from typing import Any
 
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError
-from ..core.layout_problems import ERROR, problem
+from ..core.kinds import ERROR
+from ..core.layout_problems import problem
 from ..core.text import listing
 from ..core import kinds
 

@@ -1,5 +1,5 @@
 """A whole model placed under a layout map: every variable, and every
-optimizer variable, each with its `Placed` (`core/layout_problems.py`),
+optimizer variable, each with its `CheckedPlacement` (`core/placer.py`),
 matched by path.
 
 An optimizer slot takes its model variable's layout (Keras creates it from
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterator
 
-from ..core.arrays import itemsize
-from ..core.layout_problems import Placed, Placer
-from ..core.placement import Placement, model_variables, variable_shape
+from ..core.placer import CheckedPlacement, Placer
+from ..core.placement import (Placement, itemsize, model_variables,
+                              variable_shape)
 from .slots import optimizer_variables
 
 
@@ -27,45 +27,45 @@ class ModelPlacement:
     """A model's variables and its optimizer's, placed.
 
     Attributes:
-        variables: (variable, Placed) per model variable, each once.
+        variables: (variable, CheckedPlacement) per model variable, each once.
         optimizer: the shape-only optimizer, or None.
-        optimizer_variables: (variable, Placed, is a slot) per optimizer
+        optimizer_variables: (variable, CheckedPlacement, is a slot) per optimizer
             variable.
-        by_path: each model variable's Placed by path.
+        by_path: each model variable's CheckedPlacement by path.
         placer: the `Placer` of the layout map, for further lookups.
     """
 
-    variables: list[tuple[Any, Placed]]
+    variables: list[tuple[Any, CheckedPlacement]]
     placer: Placer | None = None
     optimizer: Any = None
-    optimizer_variables: list[tuple[Any, Placed, bool]] = \
+    optimizer_variables: list[tuple[Any, CheckedPlacement, bool]] = \
         field(default_factory=list)
-    by_path: dict[str, Placed] = field(default_factory=dict)
+    by_path: dict[str, CheckedPlacement] = field(default_factory=dict)
 
     def of(self, variable: Any) -> Placement:
         """The placement of a model variable, by its path."""
         return self.by_path[variable.path].placement
 
-    def looked_up(self) -> Iterator[Placed]:
-        """Every Placed a rule lookup made, model variables first, in
+    def looked_up(self) -> Iterator[CheckedPlacement]:
+        """Every CheckedPlacement a rule lookup made, model variables first, in
         order (slots follow their model variable's)."""
         yield from (p for _, p in self.variables)
         yield from (p for _, p, slot in self.optimizer_variables
                     if not slot)
 
 
-def slot_placement(slot: Any, reference: Placed) -> Placed:
+def slot_placement(slot: Any, reference: CheckedPlacement) -> CheckedPlacement:
     """A slot placed as its model variable is, with the slot's dtype."""
     placement = dataclasses.replace(
         reference.placement, shape=tuple(variable_shape(slot)),
         itemsize=itemsize(slot.dtype))
-    return Placed(list(reference.axes), placement, [], reference.rule)
+    return CheckedPlacement(list(reference.axes), placement, [], reference.rule)
 
 
 def optimizer_placements(placer: Placer, opt_vars: list[tuple[Any, Any]],
-                         by_path: dict[str, Placed]
-                         ) -> list[tuple[Any, Placed, bool]]:
-    """(variable, Placed, is a slot) for `slots.optimizer_variables()`'s
+                         by_path: dict[str, CheckedPlacement]
+                         ) -> list[tuple[Any, CheckedPlacement, bool]]:
+    """(variable, CheckedPlacement, is a slot) for `slots.optimizer_variables()`'s
     (variable, reference) pairs: a slot whose model variable is in
     `by_path` follows it; the others are looked up in the layout map."""
     out = []

@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
 
+from ..core import fits
 from ..core.backend import require_backend
 from .batches import batch_problems, check_batch_size
 from ..core.errors import KerasmeshError
-from ..core.mesh import describe_mesh
+from ..mesh.device_mesh import describe_mesh
 from .outputs import (layer_output_paths, output_rules,
                       unmatched_output_problem)
-from ..core.layout_problems import ERROR, WARNING, Placed, Placer, problem
+from ..core.kinds import ERROR, WARNING
+from ..core.layout_problems import problem
+from ..core.placer import CheckedPlacement, Placer
 from ..core.text import listing, plural
 from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
                        replicated_problems)
@@ -77,7 +80,7 @@ def as_model(model: Any) -> Any:
     return model
 
 
-def layout_source(layout: Any, batch_dim_name: str | None = None
+def layout_source(distribution: Any, batch_dim_name: str | None = None
                   ) -> tuple[Any, str]:
     """The LayoutMap and the batch axis from a LayoutMap or ModelParallel.
 
@@ -85,23 +88,24 @@ def layout_source(layout: Any, batch_dim_name: str | None = None
     """
     from keras.distribution import LayoutMap, ModelParallel
 
-    if isinstance(layout, ModelParallel):
+    layout_map = distribution
+    if isinstance(distribution, ModelParallel):
         if batch_dim_name is None:
-            batch_dim_name = layout.batch_dim_name
-        layout = layout._layout_map
-    if not isinstance(layout, LayoutMap):
+            batch_dim_name = distribution.batch_dim_name
+        layout_map = distribution._layout_map
+    if not isinstance(layout_map, LayoutMap):
         raise KerasmeshError(
             kinds.LAYOUT_MAP,
-            "`layout` must be a layout map or a model-parallel "
+            "`distribution` must be a layout map or a model-parallel "
             "distribution.",
-            received=layout)
-    if layout.device_mesh is None:
+            received=distribution)
+    if layout_map.device_mesh is None:
         raise KerasmeshError(
-            kinds.LAYOUT_MAP, "`layout` must have a device mesh.",
+            kinds.LAYOUT_MAP, "`distribution` must have a device mesh.",
             x="Its `device_mesh` is NULL.")
     if batch_dim_name is None:
-        batch_dim_name = layout.device_mesh.axis_names[0]
-    return layout, batch_dim_name
+        batch_dim_name = layout_map.device_mesh.axis_names[0]
+    return layout_map, batch_dim_name
 
 
 # --------------------------------------------------------------------------
@@ -192,7 +196,7 @@ class _Rules:
             self.problems += placed.problems
 
 
-def _row(v: Any, placed: Placed) -> dict:
+def _row(v: Any, placed: CheckedPlacement) -> dict:
     """One row of the plan; shapes and bytes as floats for R (reticulate
     1.28 mangles integers beyond 2^31)."""
     p = placed.placement
@@ -268,6 +272,7 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
                                              columns["trainable"]) if t)
     batch_ways = sizes.get(batch_dim_name)
     optimizer = opt["optimizer"]
+    device_total = device_weights + device_gradients + opt["device"]
     return {
         "model": model.name,
         "variables": len(variables),
@@ -279,8 +284,8 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
         "device_weights": float(device_weights),
         "device_gradients": float(device_gradients),
         "device_optimizer": float(opt["device"]),
-        "device_total": float(device_weights + device_gradients
-                              + opt["device"]),
+        "device_total": float(device_total),
+        "need": fits.need(plan_total=device_total),
         "replicated_weights": float(weights),
         "replicated_gradients": float(trainable_bytes),
         "replicated_optimizer": float(opt["full"]),
@@ -299,16 +304,17 @@ def _summary(model: Any, placement: ModelPlacement, columns: dict,
     }
 
 
-def plan_layout(model: Any, layout: Any, batch_size: Any = None,
+def plan_layout(model: Any, distribution: Any, batch_size: Any = None,
                 optimizer: Any = None, batch_dim_name: str | None = None,
                 samples: int | None = None,
                 replicated_share: float | None = None) -> dict:
-    """Plan how `layout` would place `model`'s variables, without allocating.
+    """Plan how `distribution` would place `model`'s variables, without
+    allocating.
 
     Args:
         model: a built Keras model or layer, or a function returning one
             (called in `scopes.shape_only()`; R passes its builder here).
-        layout: a Keras `LayoutMap` or `ModelParallel`.
+        distribution: a Keras `ModelParallel` or `LayoutMap`.
         batch_size: the global batch size to check, or None.
         optimizer: an optimizer or its name; None for the model's compiled
             optimizer, if any.
@@ -326,11 +332,11 @@ def plan_layout(model: Any, layout: Any, batch_size: Any = None,
         counts and parameter counts are floats; shapes are lists of floats
         (reticulate 1.28 mangles integers beyond 2^31).
     """
-    return plan_placement(model, layout, batch_size, optimizer,
+    return plan_placement(model, distribution, batch_size, optimizer,
                           batch_dim_name, samples, replicated_share)[0]
 
 
-def plan_placement(model: Any, layout: Any, batch_size: Any = None,
+def plan_placement(model: Any, distribution: Any, batch_size: Any = None,
                    optimizer: Any = None, batch_dim_name: str | None = None,
                    samples: int | None = None,
                    replicated_share: float | None = None
@@ -339,7 +345,7 @@ def plan_placement(model: Any, layout: Any, batch_size: Any = None,
     (for the cost, which places the step's arguments by path)."""
     require_backend(("jax",), "Planning a layout")
     batch_size = check_batch_size(batch_size)
-    layout_map, batch_dim_name = layout_source(layout, batch_dim_name)
+    layout_map, batch_dim_name = layout_source(distribution, batch_dim_name)
     mesh = layout_map.device_mesh
     model = as_model(model)
     placer = Placer(layout_map)

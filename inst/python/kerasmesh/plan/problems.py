@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 
 from ..core.paths import compact_paths, paths_regex, pattern_regex
-from ..core.layout_problems import place, problem
+from ..core.layout_problems import problem
+from ..core.placer import check_placement
 from ..core.placement import ways
 from ..core.text import plural
 from ..core.resolve import RuleResolver
@@ -210,7 +211,8 @@ def check_fix(rules: dict[str, list], fix: dict, columns: dict,
         rule = None if index is None else after.keys[index]
         axes = None if rule is None else new[rule]
         if path in targets:
-            placed = place(path, [int(s) for s in shape], axes, rule, sizes)
+            placed = check_placement(path, [int(s) for s in shape], axes, rule,
+                                     sizes).as_dict()
             if rule is None or placed["problems"]:
                 return False
             continue

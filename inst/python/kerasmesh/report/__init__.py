@@ -1,3 +1,3 @@
 """Where a built model's weights live: the sharding table and the
-per-block picture.
+per-shard picture.
 """

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Sequence
 
-from ..core.arrays import check_model
-from ..core.mesh import describe_mesh, device_name
+from ..core.describe import check_model
+from ..mesh.device_mesh import describe_mesh, device_name
 from ..core.placement import Placement, model_variables, sharding_placement
 
 
@@ -39,16 +39,16 @@ def _device_order(sharding: Any) -> dict[str, int]:
     return {device_name(d): i for i, d in enumerate(devices)}
 
 
-def blocks_of(sharding: Any, shape: Sequence[int]) -> dict:
-    """The distinct blocks of `shape` under `sharding`, as plain columns.
+def shards_of(sharding: Any, shape: Sequence[int]) -> dict:
+    """The distinct shards of `shape` under `sharding`, as plain columns.
 
     Works from the sharding alone (`devices_indices_map()`), global across
     processes, without allocating anything.
 
     Returns:
         `start` and `stop` (0-based, stop exclusive, one per dimension),
-        `devices` (the names of the devices holding each block, in mesh
-        order), blocks in row-major order of their starts.
+        `devices` (the names of the devices holding each shard, in mesh
+        order), shards in row-major order of their starts.
     """
     shape = tuple(int(s) for s in shape)
     order = _device_order(sharding)

@@ -23,6 +23,7 @@ from typing import Any
 from collections.abc import Callable
 
 from ..core.errors import KerasmeshError
+from ..core import fits
 from ..cost import layout_cost as cost
 from .result import figures
 from .space import SearchSpace, variable_classes
@@ -90,6 +91,9 @@ class Search:
         self.bound_holds = True
         self.pruned: set[tuple] = set()
         self.fits = False
+        # (choice, cost) of the best candidate costed at full depth: the
+        # result's cost if the time runs out before it is verified.
+        self.best_cost: tuple[tuple, dict] | None = None
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -104,7 +108,7 @@ class Search:
         others by memory."""
         if f is None:
             return (2, 0.0, 0.0)
-        if self.budget is None or f["memory"] <= self.budget:
+        if self.budget is None or fits.fits(f["memory"], self.budget):
             return (0, self.value(f), f["memory"])
         return (1, f["memory"], self.value(f))
 
@@ -136,7 +140,7 @@ class Search:
                              self.step["input_shapes"],
                              max(self.left(), 0.01), quick=True)
         floor = self.weight_bytes(choice, depth)
-        if r["xla"]["total"] < floor * (1 - 1e-6):
+        if r["need"] < floor * (1 - 1e-6):
             self.bound_holds = False
         return r
 
@@ -149,17 +153,18 @@ class Search:
             return None
         start = time.monotonic()
         try:
-            figs = [figures(self._cost(d, m, choice))
-                    for d, m in self.models.items()]
+            costs = [self._cost(d, m, choice) for d, m in self.models.items()]
         except KerasmeshError as e:
             if e.kind == kinds.TIMEOUT:
                 self.out_of_time = True
                 return None
             if e.kind != kinds.COMPILE:
                 raise
-            figs = None
+            costs = None
+        figs = None if costs is None else [figures(r) for r in costs]
         f = None if figs is None else figs[0] if len(figs) == 1 else \
             _extrapolate(figs[0], figs[1], self.depth)
+        self._keep_best(choice, f, costs)
         self.seen[choice] = f
         self.fits = self.fits or self.score(f)[0] == 0
         self.log.append({"choice": choice, "figures": f,
@@ -169,6 +174,14 @@ class Search:
             self.progress(len(self.log), best[1] if best[0] == 0 else None,
                           *((f["memory"], f["traffic"]) if f else ()))
         return f
+
+    def _keep_best(self, choice: tuple, f: dict | None,
+                   costs: list | None) -> None:
+        if costs is None or len(costs) != 1:
+            return
+        best = self.best_cost
+        if best is None or self.score(f) < self.score(self.seen[best[0]]):
+            self.best_cost = (choice, costs[0])
 
     def best_of(self, choices: list[tuple]) -> tuple[tuple | None, tuple]:
         best, key = None, (3,)

@@ -11,9 +11,10 @@ import time
 from typing import Any
 
 from ..core.errors import KerasmeshError, warn
-from ..core.layout import describe_layout_map
+from ..layout_map.rules import describe_layout_map
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
+from .builds import check_depths
 from ..core import kinds
 
 RUNNERS_UP = 2
@@ -28,7 +29,7 @@ def figures(r: dict) -> dict:
     by_axes: dict[str, float] = {}
     for axes, b in zip(r["collectives"]["axes"], r["collectives"]["bytes"]):
         by_axes[axes] = by_axes.get(axes, 0.0) + b
-    return {"memory": r["xla"]["total"], "traffic": sum(by_axes.values()),
+    return {"memory": r["need"], "traffic": sum(by_axes.values()),
             "by_axes": by_axes, "flops": r.get("flops", 0.0)}
 
 
@@ -38,9 +39,9 @@ class Verifier:
     default options, within `deadline`."""
 
     def __init__(self, search: Any, model: Any, full: int | None,
-                 deadline: float):
+                 deadline: float, timeout: float | None = None):
         self.search, self.model, self.full = search, model, full
-        self.deadline = deadline
+        self.deadline, self.timeout = deadline, timeout
         self.built = next(iter(search.models.values())) if full is None \
             else None
         self.costs: dict[tuple, dict | None] = {}
@@ -64,6 +65,7 @@ class Verifier:
         if self.built is None:
             self.built = build_model(lambda: self.model(self.full),
                                      self.deadline - time.monotonic())
+            check_depths({**s.models, self.full: self.built})
         d = ModelParallel(layout_map=s.space.layout_map(choice),
                           batch_dim_name=s.step["batch_dim"])
         try:
@@ -103,9 +105,12 @@ def pick(search: Any, verify: Verifier) -> tuple[tuple, list[tuple]]:
         try:
             r = verify(c)
         except KerasmeshError as e:
-            # Out of time for a runner-up: the winner stands.
-            if e.kind != kinds.TIMEOUT or not chosen:
+            # Out of time for a runner-up: the winner stands; for the
+            # winner: the best by the search's own figures.
+            if e.kind != kinds.TIMEOUT:
                 raise
+            if not chosen:
+                return _unverified(search, verify, c), []
             break
         if r is not None and search.score(figures(r))[0] == 0:
             chosen.append(c)
@@ -113,6 +118,26 @@ def pick(search: Any, verify: Verifier) -> tuple[tuple, list[tuple]]:
         _nothing_fits(search, verify)
     chosen.sort(key=lambda c: search.score(figures(verify(c))))
     return chosen[0], chosen[1:]
+
+
+def _unverified(search: Any, verify: Verifier, c: tuple) -> tuple:
+    """`c`, the best candidate, when the time ran out before its
+    full-depth compile, if the search's own figures say it fits.
+
+    Raises:
+        KerasmeshError: kind `timeout`, naming the search's `timeout`,
+            when they don't.
+    """
+    if search.score(search.seen[c])[0] == 0:
+        return c
+    spent = f"{verify.timeout:g} s" if verify.timeout else "its time"
+    raise KerasmeshError(
+        kinds.TIMEOUT, f"The search found no layout that fits `memory` in "
+        f"{spent}.",
+        x="The time ran out before XLA compiled the best candidates for "
+          "the full model.",
+        i="Raise `timeout`, or search with `blocks` or a smaller space "
+          "(pin rules with `fixed`).")
 
 
 def _nothing_fits(search: Any, verify: Verifier) -> None:
@@ -188,15 +213,20 @@ def result(search: Any, verify: Verifier, data_parallel: tuple,
            start: tuple | None, began: float) -> dict:
     """The search as plain values for R."""
     winner, runners = pick(search, verify)
-    full = verify(winner)
+    full = verify.costs.get(winner)
+    verified = full is not None
+    if not verified and search.best_cost and search.best_cost[0] == winner:
+        full = search.best_cost[1]  # the search's quick compile, full depth
     return {
         "layout_map": describe_layout_map(search.space.layout_map(winner)),
         "rules": [[k, list(a)] for k, a in
                   search.space.fixed_rules() + search.space.rules(winner)],
         "cost": full,
         "predicted": search.seen.get(winner),
+        "verified": verified,
         "linearity": linearity(search.seen.get(winner)
-                               if search.depth is not None else None, full),
+                               if search.depth is not None and verified
+                               else None, full),
         "runners_up": [_choice_facts(search, c, verify(c)) for c in runners],
         "data_parallel": search.seen.get(data_parallel),
         "start": search.seen.get(start) if start is not None else None,
@@ -212,7 +242,8 @@ def result(search: Any, verify: Verifier, data_parallel: tuple,
         "method": search.method,
         "depths": [d for d in search.models if d is not None],
         "blocks": search.depth,
-        "stopped": "timeout" if search.out_of_time else None,
+        "stopped": "timeout" if search.out_of_time or not verified
+        else None,
         "budget": search.budget,
         "objective": search.objective,
         "seconds": time.monotonic() - began,

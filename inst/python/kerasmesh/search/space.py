@@ -5,7 +5,7 @@ class per path with its block numbers abstracted (every block's query
 kernel is one class), so a choice for a class is one layout rule. Each
 dimension of a class is either unsplit or on one mesh axis (Keras 3.15
 allows one axis per dimension), each axis at most once, and only where
-the axis divides the dimension: `core.layout_problems.locate()` decides
+the axis divides the dimension: `core.placer.check_placement()` decides
 that, as it does for the planner. Rules the user pins (`fixed`) are
 looked up with the planner's `Placer`; no code here reads layout axes or
 matches rules of its own.
@@ -19,18 +19,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.arrays import itemsize
 from ..core.errors import KerasmeshError
-from ..core.layout import copy_layout_map, describe_layout_map, rule_keys
-from ..core.layout_problems import ERROR, Placer, locate
+from ..layout_map.rules import copy_layout_map, describe_layout_map
+from ..core.kinds import ERROR
+from ..core.placer import Placer, check_placement
 from ..core.paths import paths_regex
-from ..core.placement import (Placement, mesh_sizes, model_variables,
-                              variable_shape)
-from ..core.resolve import RuleResolver
+from ..core.placement import (Layout, Placement, itemsize, mesh_sizes,
+                              model_variables, variable_shape)
+from ..core.resolve import RuleResolver, rule_keys
 from ..core import kinds
 
 _NUMBER = re.compile(r"\d+")
-Axes = tuple  # one entry per dimension: None or a mesh axis name
 
 
 @dataclass
@@ -42,23 +41,21 @@ class VariableClass:
     shape: list[int]
     dtype: str
     bytes: float
-    options: list[Axes] = field(default_factory=list)
-    fixed: Axes | None = None
-
-    @property
-    def key(self) -> str:
-        return paths_regex(self.paths)
+    options: list[Layout] = field(default_factory=list)
+    fixed: Layout | None = None
+    # A key matching exactly `paths` among the model's (`SearchSpace`).
+    key: str = ""
 
 
-def _placeable(path: str, shape: list[int], axes: Axes,
+def _placeable(path: str, shape: list[int], axes: Layout,
                sizes: dict[str, int]) -> bool:
     """Whether the planner would place `axes` on `shape` without error."""
-    placed = locate(path, shape, list(axes), None, sizes)
+    placed = check_placement(path, shape, list(axes), None, sizes)
     return not any(p["severity"] == ERROR for p in placed.problems)
 
 
 def class_options(path: str, shape: list[int],
-                  sizes: dict[str, int]) -> list[Axes]:
+                  sizes: dict[str, int]) -> list[Layout]:
     """Every placement of one shape: each dimension unsplit or on one
     mesh axis, no axis twice, each split even. Unsplit comes first."""
     choices = [None] + list(sizes)
@@ -115,6 +112,10 @@ class SearchSpace:
         self.sizes = mesh_sizes(mesh)
         self.classes = variable_classes(model, self.sizes)
         self.paths = [p for c in self.classes for p in c.paths]
+        self._every_path = [v.path for v in model_variables(model)]
+        self._keys: dict[tuple, str] = {}
+        for c in self.classes:
+            c.key = self.exact_key(c.paths)
         self.fixed = fixed
         self.fixed_keys = rule_keys(fixed) if fixed is not None else []
         self._shards: dict[tuple, float] = {}
@@ -166,7 +167,7 @@ class SearchSpace:
         """How many layouts the space holds."""
         return math.prod(len(self.classes[i].options) for i in self.free)
 
-    def axes(self, choice: tuple) -> list[Axes]:
+    def axes(self, choice: tuple) -> list[Layout]:
         """Each class's placement under `choice` (fixed ones as pinned)."""
         return [c.fixed if c.fixed is not None else c.options[k]
                 for c, k in zip(self.classes, choice)]
@@ -183,7 +184,7 @@ class SearchSpace:
             out.append(self._shards[key])
         return out
 
-    def choice_of(self, placements: list[Axes]) -> tuple:
+    def choice_of(self, placements: list[Layout]) -> tuple:
         """The choice that gives these placements (unknown ones unsplit)."""
         return tuple(c.options.index(tuple(a)) if tuple(a) in c.options
                      else 0 for c, a in zip(self.classes, placements))
@@ -200,24 +201,35 @@ class SearchSpace:
         """The fewest `(key, axes)` rules that give `choice`: free classes
         with the same placement share one key where one regular expression
         matches exactly their variables; unsplit classes get none."""
-        by_axes: dict[Axes, list[int]] = {}
+        by_axes: dict[Layout, list[int]] = {}
         for i in self.free:
             a = self.classes[i].options[choice[i]]
             if any(e is not None for e in a):
                 by_axes.setdefault(a, []).append(i)
-        out = []
-        for a, members in by_axes.items():
-            paths = [p for i in members for p in self.classes[i].paths]
-            key = paths_regex(paths)
-            if self._matches_only(key, paths):
-                out.append((key, list(a)))
-            else:
-                out += [(self.classes[i].key, list(a)) for i in members]
-        return out
+        return [(self.exact_key([p for i in members
+                                 for p in self.classes[i].paths]), list(a))
+                for a, members in by_axes.items()]
+
+    def exact_key(self, paths: list[str]) -> str:
+        """One key that matches exactly `paths` among the model's
+        variables: numbers as `\\d+` where that matches no other path,
+        else the numbers spelt out, else the paths themselves. Classes
+        that differ only in shape share a template (`dense_0`, `dense_2`
+        beside `dense_1`, `dense_3`), so the compact key alone could give
+        two classes one key."""
+        known = self._keys.get(tuple(paths))
+        if known is not None:
+            return known
+        candidates = [paths_regex(paths), paths_regex(paths, False)]
+        key = next((k for k in candidates if self._matches_only(k, paths)),
+                   "(?:" + "|".join(re.escape(p) for p in paths) + ")")
+        self._keys[tuple(paths)] = key
+        return key
 
     def _matches_only(self, key: str, paths: list[str]) -> bool:
         resolver = RuleResolver([key])
-        hits = {p for p in self.paths if resolver.resolve(p)[0] is not None}
+        hits = {p for p in self._every_path
+                if resolver.resolve(p)[0] is not None}
         return hits == set(paths)
 
     def layout_map(self, choice: tuple) -> Any:

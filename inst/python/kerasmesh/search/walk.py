@@ -20,10 +20,12 @@ from typing import Any
 from collections.abc import Callable
 
 from ..core.errors import KerasmeshError, warn
+from ..mesh.device_mesh import check_batch_dim_name, check_same_mesh
 from ..core.placement import model_variables
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
 from ..cost.deadline import timeout_error
+from .builds import check_depths, check_rebuild
 from .candidates import Search
 from .moves import class_moves, ordered, tensor_parallel, tied_moves
 from .result import Verifier, result
@@ -98,6 +100,22 @@ def _check(objective: Any, memory: Any, bandwidth: Any, flop_rate: Any,
                              "number of FLOPs per second.", received=flop_rate)
 
 
+def _batch_axis(mesh: Any, start: Any, fixed: Any,
+                batch_dim_name: Any) -> str:
+    """The batch axis (`batch_dim_name`, by default the mesh's first),
+    once it, `start` and `fixed` are known to be of `mesh`.
+
+    Raises:
+        KerasmeshError: kinds `mesh_mismatch`, `batch_dim_name`.
+    """
+    for arg, value in (("start", start), ("fixed", fixed)):
+        if value is not None:
+            check_same_mesh(mesh, _layout_of(value).device_mesh, arg)
+    if batch_dim_name is None:
+        return str(mesh.axis_names[0])
+    return check_batch_dim_name(batch_dim_name, list(mesh.axis_names))
+
+
 def _layout_of(start: Any) -> Any:
     """The LayoutMap of a LayoutMap or a distribution."""
     from keras.distribution import LayoutMap
@@ -124,8 +142,10 @@ def _models(model: Any, blocks: int | None, timeout: float,
     if blocks is None:
         return {None: build_model(model, timeout, spent)}
     depths = [int(blocks)] if blocks <= 2 else [1, 2]
-    return {d: build_model(lambda d=d: model(d), timeout, spent)
-            for d in depths}
+    models = {d: build_model(lambda d=d: model(d), timeout, spent)
+              for d in depths}
+    check_depths(models)
+    return models
 
 
 def _starts(space: SearchSpace, start: Any, batch_dim: str
@@ -146,7 +166,8 @@ def check_paths_stable(model: Any, models: dict, rules: list,
                        deadline: float) -> None:
     """Warn when a builder gives its variables other paths on its next
     run (Keras numbers unnamed layers): the rules found would match
-    nothing in the user's next build."""
+    nothing in the user's next build. Other shapes are an error
+    (`builds.check_rebuild()`)."""
     depth, first = next(iter(models.items()))
     if not rules or first is model or deadline - time.monotonic() < 1:
         return
@@ -158,6 +179,7 @@ def check_paths_stable(model: Any, models: dict, rules: list,
         if e.kind == kinds.TIMEOUT:
             return
         raise
+    check_rebuild(first, again)
     moved = [(a, b) for a, b in zip(model_variables(first),
                                     model_variables(again))
              if a.path != b.path]
@@ -201,18 +223,18 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
         Plain values: see `search_result.result()`.
 
     Raises:
-        KerasmeshError: kinds `memory_budget` (nothing fits: the smallest
-            memory reached and its rules), `search_fixed`, `timeout`,
-            `argument`, and the planner's and cost's kinds.
+        KerasmeshError: kinds `memory_budget` (the smallest memory
+            reached and its rules), `search_fixed`, `search_builder`,
+            `mesh_mismatch`, `batch_dim_name`, `timeout`, `argument`, and
+            the planner's and cost's kinds.
     """
-    began = time.monotonic() - float(spent or 0)
-    timeout = float(timeout)
+    began, timeout = time.monotonic() - float(spent or 0), float(timeout)
     sizes = {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
     memory = device_memory() if memory == "device" else memory
     _check(objective, memory, bandwidth, flop_rate, sizes)
     step = {"batch_size": batch_size, "optimizer": optimizer or "sgd",
             "loss": loss, "input_shapes": input_shapes,
-            "batch_dim": batch_dim_name or mesh.axis_names[0]}
+            "batch_dim": _batch_axis(mesh, start, fixed, batch_dim_name)}
     models = _models(model, blocks, timeout, time.monotonic() - began)
     space = SearchSpace(list(models.values())[-1], mesh, fixed)
     full = None if blocks is None or blocks <= 2 else int(blocks)
@@ -228,7 +250,7 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     if not search.log or all(f is None for f in search.seen.values()):
         raise timeout_error(timeout, "The time ran out before any layout "
                             "was costed.")
-    verify = Verifier(search, model, full, began + timeout)
+    verify = Verifier(search, model, full, began + timeout, timeout)
     found = result(search, verify, starts[0], start_choice, began)
     check_paths_stable(model, models, found["rules"], began + timeout)
     return found

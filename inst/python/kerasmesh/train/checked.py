@@ -14,7 +14,7 @@ import functools
 from typing import Any
 
 from ..core.backend import require_backend
-from ..core.layout_problems import Placer
+from ..core.placer import Placer
 from ..plan.planner import first_error
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.backend import require_backend
-from ..core.describe import kind_of
-from ..core.errors import KerasmeshError, quoted
-from ..core.layout import describe_layout_map
-from ..core.mesh import describe_mesh, resolve_devices
+from ..core.describe import object_type
+from ..core.errors import KerasmeshError
+from ..layout_map.rules import describe_layout_map
+from ..mesh.device_mesh import (check_batch_dim_name, describe_mesh,
+                                resolve_devices)
 from . import checked, guard
 from ..core import kinds
 
@@ -86,11 +87,7 @@ def model_parallel(layout_map: Any, batch_dim_name: str | None = None,
     axes = described["mesh"]["axis_names"]
     if batch_dim_name is None:
         batch_dim_name = axes[0]
-    if not isinstance(batch_dim_name, str) or batch_dim_name not in axes:
-        raise KerasmeshError(
-            kinds.BATCH_DIM_NAME, "`batch_dim_name` must be an axis of the mesh.",
-            received=batch_dim_name,
-            i=f"The mesh's axes are {', '.join(quoted(axes))}.")
+    check_batch_dim_name(batch_dim_name, axes)
     dist = checked.checked_model_parallel(layout_map, batch_dim_name,
                                   auto_shard_dataset)
     return describe_distribution(dist)
@@ -103,15 +100,15 @@ def describe_distribution(dist: Any) -> dict | None:
     from keras.distribution import DataParallel, ModelParallel
 
     if isinstance(dist, ModelParallel):
-        kind = "model_parallel"
+        type_name = "model_parallel"
         layout = describe_layout_map(dist._layout_map)
     elif isinstance(dist, DataParallel):
-        kind, layout = "data_parallel", None
+        type_name, layout = "data_parallel", None
     else:
-        kind, layout = "other", None
+        type_name, layout = "other", None
     return {
         "distribution": dist,
-        "kind": kind,
+        "type": type_name,
         "class": type(dist).__name__,
         "mesh": describe_mesh(dist.device_mesh),
         "batch_dim_name": dist.batch_dim_name,
@@ -140,13 +137,13 @@ def set_distribution(dist: Any, check_layout: bool | None = None) -> dict:
     Returns:
         `{"set": True, "previous": describe_distribution(previous)}` (its
         `"distribution"` is the Keras object, to restore it with), or
-        `{"set": False, "kind": kind_of(dist)}` when `dist` was refused.
+        `{"set": False, "type": object_type(dist)}` when `dist` was refused.
 
     The training guard (guard.py) is installed while a distribution is set
     and removed when `dist` is None, so Keras's own methods come back.
     """
-    if dist is not None and kind_of(dist) != "distribution":
-        return {"set": False, "kind": kind_of(dist)}
+    if dist is not None and object_type(dist) != "distribution":
+        return {"set": False, "type": object_type(dist)}
     require_backend(("jax",), "A distribution")
     import keras
 

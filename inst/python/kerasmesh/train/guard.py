@@ -22,7 +22,7 @@ from typing import Any
 from collections.abc import Callable, Iterable
 
 from ..core.errors import KerasmeshError, KerasmeshWarning, warn
-from ..core.layout_problems import WARNING
+from ..core.kinds import WARNING
 from ..plan.planner import first_error, plan_layout
 from ..core import kinds
 

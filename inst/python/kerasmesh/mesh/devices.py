@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .backend import jax_backend_started, require_backend
-from .errors import KerasmeshError
-from . import kinds
+from ..core.backend import jax_backend_started, require_backend
+from ..core.errors import KerasmeshError
+from ..core import kinds
 
 DEVICE_TYPES = ("cpu", "gpu", "tpu")
 

@@ -8,21 +8,15 @@ from numbers import Real
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .backend import require_backend
-from .checks import is_whole
+from ..core.backend import require_backend
+from ..core.checks import is_whole
+from ..core.errors import KerasmeshError, VALUE, quoted, received
+from ..core.text import format_shape, noun, plural
+from ..core import kinds
 from .devices import device_type_of, list_devices
-from .errors import KerasmeshError, VALUE, received
-from .text import noun, plural
-from . import kinds
 
-TIMES = "\u00d7"
 MAX_LISTED_SHAPES = 12
 MAX_LISTED_RANK = 6
-
-
-def format_shape(shape: Sequence[Any]) -> str:
-    """Shape as "2×4"; unknown sizes as "?"."""
-    return TIMES.join("?" if s is None else str(s) for s in shape)
 
 
 def _divisors(n: int) -> list[int]:
@@ -321,3 +315,42 @@ def describe_mesh(mesh: Any, strict: bool = True) -> dict | None:
         "devices": devices,
         "device_type": device_type_of(devices[0]),
     }
+
+
+def _mesh_text(desc: dict) -> str:
+    names = ", ".join(quoted(desc["axis_names"]))
+    return f"{format_shape(desc['shape'])} ({names})"
+
+
+def check_same_mesh(mesh: Any, other: Any, arg: str) -> None:
+    """Raise unless `other` (a DeviceMesh) is `mesh`: the same shape,
+    axis names and devices in the same order.
+
+    Raises:
+        KerasmeshError: kind `mesh_mismatch`, naming `arg` and both meshes.
+    """
+    want, got = describe_mesh(mesh), describe_mesh(other)
+    keys = ("shape", "axis_names", "devices")
+    if all(want[k] == got[k] for k in keys):
+        return
+    same = all(want[k] == got[k] for k in keys[:2])
+    raise KerasmeshError(
+        kinds.MESH_MISMATCH, f"`{arg}` must be on `mesh`.",
+        x=f"`{arg}` is on a mesh of {_mesh_text(got)}"
+          + (" with other devices or in another order" if same else "")
+          + f"; `mesh` is {_mesh_text(want)}.",
+        i=f"Make `{arg}` with `mesh`, such as layout_map(mesh, ...).")
+
+
+def check_batch_dim_name(name: Any, axis_names: Sequence[str]) -> str:
+    """`name` if it is one of the mesh's axes.
+
+    Raises:
+        KerasmeshError: kind `batch_dim_name`.
+    """
+    if not isinstance(name, str) or name not in axis_names:
+        raise KerasmeshError(
+            kinds.BATCH_DIM_NAME,
+            "`batch_dim_name` must be an axis of the mesh.", received=name,
+            i=f"The mesh's axes are {', '.join(quoted(axis_names))}.")
+    return name

@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError
-from kerasmesh.core.layout import (lookup, new_layout_map, remove_rule,
-                                   rule_keys, set_rule, set_rules)
-from kerasmesh.core.mesh import device_mesh
+from kerasmesh.layout_map.rules import (lookup, new_layout_map, remove_rule,
+                                   set_rule, set_rules)
+from kerasmesh.core.resolve import rule_keys
+from kerasmesh.mesh.device_mesh import device_mesh
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +139,7 @@ def keras_map_with(mesh, key):
 @pytest.mark.parametrize("key", ["(a+)+b", "(a|ab)*c", "dense["])
 def test_keys_of_a_keras_layout_map_are_checked(mesh, key):
     from kerasmesh.train.distribution import model_parallel
-    from kerasmesh.core.layout import describe_layout_map
+    from kerasmesh.layout_map.rules import describe_layout_map
 
     keras_map = keras_map_with(mesh, key)
     assert kind_of(describe_layout_map, keras_map) == "layout_key"

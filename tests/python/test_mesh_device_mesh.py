@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError, call
-from kerasmesh.core.mesh import (count_factorizations, describe_factorizations,
+from kerasmesh.mesh.device_mesh import (count_factorizations, describe_factorizations,
                             describe_mesh, device_mesh, factorizations)
 
 AXES = ["data", "model", "stage", "expert"]
@@ -62,7 +62,7 @@ def test_bad_input_kinds(shape, names, devices, kind):
 
 
 def test_envelope_returns_errors_as_plain_values():
-    result = call("mesh.device_mesh", [3, 4], ["data", "model"])
+    result = call("mesh.device_mesh", shape=[3, 4], axis_names=["data", "model"])
     assert result["ok"] is False
     assert result["kind"] == "mesh_shape", result
     assert result["bullets"][0][0] == "x"
@@ -159,3 +159,31 @@ def test_describe_mesh_answers_none_for_other_objects_unless_strict():
     with pytest.raises(KerasmeshError) as info:
         describe_mesh("mesh")
     assert info.value.kind == "device_mesh"
+
+
+def test_a_layout_on_another_mesh_names_both_meshes(mesh):
+    from kerasmesh.mesh.device_mesh import check_same_mesh
+
+    devices = keras.distribution.list_devices()
+    check_same_mesh(mesh, keras.distribution.DeviceMesh(
+        (2, 4), ("data", "model"), devices), "start")
+    other = keras.distribution.DeviceMesh((4, 2), ("data", "model"), devices)
+    with pytest.raises(KerasmeshError) as e:
+        check_same_mesh(mesh, other, "fixed")
+    assert e.value.kind == "mesh_mismatch"
+    assert '`fixed` is on a mesh of 4×2 ("data", "model"); `mesh` is ' \
+        '2×4 ("data", "model").' in str(e.value)
+    reordered = keras.distribution.DeviceMesh((2, 4), ("data", "model"),
+                                              devices[::-1])
+    with pytest.raises(KerasmeshError, match="other devices"):
+        check_same_mesh(mesh, reordered, "start")
+
+
+@pytest.mark.parametrize("name", ["batch", ["data"], 1, None])
+def test_a_batch_axis_not_on_the_mesh_is_a_batch_dim_name_error(name):
+    from kerasmesh.mesh.device_mesh import check_batch_dim_name
+
+    assert check_batch_dim_name("model", ["data", "model"]) == "model"
+    with pytest.raises(KerasmeshError) as e:
+        check_batch_dim_name(name, ["data", "model"])
+    assert e.value.kind == "batch_dim_name"

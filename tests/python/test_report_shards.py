@@ -1,4 +1,4 @@
-"""Blocks of sharded tensors, from shapes alone and from placed variables."""
+"""Shards of sharded tensors, from shapes alone and from placed variables."""
 
 import math
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import call
-from kerasmesh.report import blocks
+from kerasmesh.report import shards
 from kerasmesh.core.errors import KerasmeshError
 
 
@@ -19,11 +19,11 @@ def mesh():
         (2, 4), ("data", "model"), keras.distribution.list_devices())
 
 
-def test_book_kernel_is_four_column_blocks_held_by_two_devices(mesh):
-    out = blocks.sharding_blocks(mesh, [None, "model"], [16000, 64000])
+def test_book_kernel_is_four_column_shards_held_by_two_devices(mesh):
+    out = shards.tensor_shards(mesh, [None, "model"], [16000, 64000])
     assert out["shard_shape"] == [16000, 16000]
     assert out["copies"] == 2
-    b = out["blocks"]
+    b = out["shards"]
     assert b["start"] == [[0, 0], [0, 16000], [0, 32000], [0, 48000]]
     assert b["stop"] == [[16000, 16000], [16000, 32000], [16000, 48000],
                          [16000, 64000]]
@@ -35,31 +35,31 @@ def test_book_kernel_is_four_column_blocks_held_by_two_devices(mesh):
 
 
 def test_a_short_layout_is_padded_like_keras(mesh):
-    out = blocks.sharding_blocks(mesh, ["model"], [8, 4, 6])
+    out = shards.tensor_shards(mesh, ["model"], [8, 4, 6])
     assert out["axes"] == ["model", None, None]
     assert out["shard_shape"] == [2, 4, 6]
 
 
 def test_an_axis_pair_splits_over_its_product_when_jax_placed_it(mesh):
     for pair in (["data", "model"], "data+model"):
-        out = blocks.sharding_blocks(mesh, [pair], [16], several=True)
+        out = shards.tensor_shards(mesh, [pair], [16], several=True)
         assert out["axes"] == [["data", "model"]]
-        assert len(out["blocks"]["devices"]) == 8
+        assert len(out["shards"]["devices"]) == 8
         assert out["copies"] == 1
 
 
 def test_an_axis_pair_is_refused_as_a_layout_keras_cant_place(mesh):
     for pair in (["data", "model"], ("data", "model"), "data+model"):
         with pytest.raises(KerasmeshError) as e:
-            blocks.sharding_blocks(mesh, [None, pair], [16, 16])
+            shards.tensor_shards(mesh, [None, pair], [16, 16])
         assert e.value.kind == "layout_axes"
         assert "several mesh axes" in e.value.message
 
 
-def test_a_scalar_is_one_block_on_every_device(mesh):
-    out = blocks.sharding_blocks(mesh, [], [])
-    assert out["blocks"]["start"] == [[]]
-    assert len(out["blocks"]["devices"][0]) == 8
+def test_a_scalar_is_one_shard_on_every_device(mesh):
+    out = shards.tensor_shards(mesh, [], [])
+    assert out["shards"]["start"] == [[]]
+    assert len(out["shards"]["devices"][0]) == 8
     assert out["copies"] == 8
 
 
@@ -72,13 +72,13 @@ def test_a_scalar_is_one_block_on_every_device(mesh):
 ])
 def test_bad_layouts_are_kerasmesh_errors(mesh, axes, shape, kind):
     with pytest.raises(KerasmeshError) as e:
-        blocks.sharding_blocks(mesh, axes, shape)
+        shards.tensor_shards(mesh, axes, shape)
     assert e.value.kind == kind
 
 
 def test_the_envelope_returns_plain_values(mesh):
-    out = call("blocks.sharding_blocks", mesh, [None, "model"], [32, 64],
-               "bfloat16")
+    out = call("shards.tensor_shards", mesh=mesh, axes=[None, "model"],
+               shape=[32, 64], dtype="bfloat16")
     assert out["ok"]
     assert out["value"]["device_bytes"] == 32 * 16 * 2
 
@@ -87,13 +87,13 @@ def test_the_envelope_returns_plain_values(mesh):
 @given(st.lists(st.sampled_from([None, "data", "model"]), min_size=1,
                 max_size=4),
        st.lists(st.integers(1, 3), min_size=4, max_size=4))
-def test_blocks_tile_the_tensor_and_cover_every_device(mesh, axes, mult):
+def test_shards_tile_the_tensor_and_cover_every_device(mesh, axes, mult):
     used = [a for a in axes if a is not None]
     if len(used) != len(set(used)):
         return
     shape = [8 * m for m in mult[:len(axes)]]
-    out = blocks.sharding_blocks(mesh, axes, shape)
-    b = out["blocks"]
+    out = shards.tensor_shards(mesh, axes, shape)
+    b = out["shards"]
     volume = sum(math.prod(e - s for s, e in zip(start, stop))
                  for start, stop in zip(b["start"], b["stop"]))
     assert volume == math.prod(shape)
@@ -110,20 +110,37 @@ def test_a_placed_variable_reads_its_own_sharding(mesh):
         model = keras.Sequential([keras.Input((4,)),
                                   keras.layers.Dense(8, name="dense")],
                                  name="seq")
-    out = blocks.variable_blocks(model, "dense/kernel")
+    out = shards.variable_shards(model, "dense/kernel")
     assert out["path"] == "seq/dense/kernel"
     assert out["source"] == "placed"
     assert out["axes"] == [None, "model"]
-    assert out["blocks"]["devices"][0] == ["cpu:0", "cpu:4"]
+    assert out["shards"]["devices"][0] == ["cpu:0", "cpu:4"]
     assert out["mesh"]["shape"] == [2, 4]
     with pytest.raises(KerasmeshError) as e:
-        blocks.variable_blocks(model, "kernel/dense")
+        shards.variable_shards(model, "kernel/dense")
     assert e.value.kind == "variable_path"
 
 
-def test_an_unplaced_variable_is_one_block(mesh):
+def test_an_unplaced_variable_is_one_shard(mesh):
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
-    out = blocks.variable_blocks(model, model.variables[0].path)
+    out = shards.variable_shards(model, model.variables[0].path)
     assert out["mesh"] is None
-    assert len(out["blocks"]["devices"]) == 1
+    assert len(out["shards"]["devices"]) == 1
     assert np.prod(out["shard_shape"]) == 8
+
+
+def test_a_model_without_variables_says_so_and_one_needs_no_path():
+    empty = keras.Sequential([keras.Input((4,)), keras.layers.Flatten()],
+                             name="empty")
+    for path in (None, "dense/kernel"):
+        with pytest.raises(KerasmeshError) as e:
+            shards.variable_shards(empty, path)
+        assert e.value.kind == "variable_path"
+        assert 'Model "empty" has no variables.' in str(e.value)
+        assert "path" not in e.value.message
+    one = keras.Sequential([keras.Input((4,)),
+                            keras.layers.Dense(2, use_bias=False)])
+    assert shards.variable_shards(one)["path"] == one.variables[0].path
+    two = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    with pytest.raises(KerasmeshError, match="one of the 2 variables"):
+        shards.variable_shards(two)

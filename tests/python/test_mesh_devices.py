@@ -2,7 +2,7 @@
 
 import pytest
 
-from kerasmesh.core import devices
+from kerasmesh.mesh import devices
 from kerasmesh.core.errors import KerasmeshError
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kerasmesh import KerasmeshError
-from kerasmesh.core.arrays import as_array, positions, variable_values
+from kerasmesh.arrays.values import as_array, positions, variable_values
 from kerasmesh.core.errors import KerasmeshWarning
 
 NAN = float("nan")

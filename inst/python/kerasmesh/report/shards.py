@@ -1,10 +1,10 @@
-"""Blocks of a sharded tensor: which part of it each device holds.
+"""Shards of a sharded tensor: which part of it each device holds.
 
-Everything here works from shapes and shardings alone. `sharding_blocks()`
-asks JAX where a layout would put the blocks of a tensor of a given shape
+Everything here works from shapes and shardings alone. `tensor_shards()`
+asks JAX where a layout would put the shards of a tensor of a given shape
 (`NamedSharding.devices_indices_map()`), without allocating it, so a
 planned 16000 x 64000 kernel draws as fast as a placed 32 x 64 one;
-`variable_blocks()` reads the same facts from a placed variable's own
+`variable_shards()` reads the same facts from a placed variable's own
 sharding.
 """
 
@@ -13,15 +13,16 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ..core.arrays import check_model, itemsize
+from ..core.describe import check_model
 from ..core.axes import check_axes
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError, VALUE, quoted, received
-from ..core.mesh import describe_mesh
-from ..core.layout_problems import locate
-from ..core.placement import Placement, mesh_sizes, sharding_placement
+from ..mesh.device_mesh import describe_mesh
+from ..core.placer import check_placement
+from ..core.placement import (Placement, itemsize, mesh_sizes,
+                              sharding_placement)
 from ..plan.planner import first_error
-from .sharding import (blocks_of, describe_backend_mesh, placement_facts,
+from .sharding import (shards_of, describe_backend_mesh, placement_facts,
                        variables_by_source)
 from ..core import kinds
 
@@ -57,7 +58,7 @@ def _backend_mesh(mesh: Any) -> Any:
         received=mesh)
 
 
-def _picture(placement: Placement, dtype: str, blocks: dict,
+def _picture(placement: Placement, dtype: str, shards: dict,
              mesh: dict | None, path: str | None, source: str) -> dict:
     return {
         "path": path,
@@ -68,15 +69,15 @@ def _picture(placement: Placement, dtype: str, blocks: dict,
         "axes": [list(e) if isinstance(e, tuple) else e
                  for e in placement.entries],
         **placement_facts(placement),
-        "blocks": blocks,
+        "shards": shards,
         "mesh": mesh,
     }
 
 
-def sharding_blocks(mesh: Any, axes: Any, shape: Any,
-                    dtype: str = "float32", path: str | None = None,
-                    several: bool = False) -> dict:
-    """Where a layout would put the blocks of a tensor, allocating nothing.
+def tensor_shards(mesh: Any, axes: Any, shape: Any,
+                  dtype: str = "float32", path: str | None = None,
+                  several: bool = False) -> dict:
+    """Where a layout would put the shards of a tensor, allocating nothing.
 
     Args:
         mesh: a Keras `DeviceMesh`.
@@ -91,8 +92,8 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
             can't, so user-given axes never do.
 
     Returns:
-        Shape, axes, shard shape, copies, bytes, the blocks (see
-        `blocks_of()`) and `describe_mesh()` of the mesh.
+        Shape, axes, shard shape, copies, bytes, the shards (see
+        `shards_of()`) and `describe_mesh()` of the mesh.
 
     Raises:
         KerasmeshError: kinds `shape`, `dtype`, `layout_rank`,
@@ -103,20 +104,35 @@ def sharding_blocks(mesh: Any, axes: Any, shape: Any,
     size = itemsize(dtype)
     sizes = mesh_sizes(jax_mesh)
     axes = check_axes(axes, list(sizes), None, several)
-    placed = locate(path or "tensor", list(shape), list(axes), None, sizes,
+    placed = check_placement(path or "tensor", list(shape), list(axes), None, sizes,
                     size)
     error = first_error(placed.problems)
     if error is not None:
         raise error
     placement = placed.placement
-    blocks = blocks_of(placement.named_sharding(jax_mesh), shape)
+    shards = shards_of(placement.named_sharding(jax_mesh), shape)
     desc = describe_mesh(mesh) if hasattr(mesh, "backend_mesh") else \
         describe_backend_mesh(jax_mesh)
-    return _picture(placement, str(dtype), blocks, desc, path, "planned")
+    return _picture(placement, str(dtype), shards, desc, path, "planned")
 
 
-def _find_variable(model: Any, path: str) -> Any:
+def _find_variable(model: Any, path: str | None) -> Any:
     variables = [v for _, v in variables_by_source(model)]
+    if not variables:
+        raise KerasmeshError(
+            kinds.VARIABLE_PATH, "There is no variable to picture.",
+            x=f'Model "{model.name}" has no variables.',
+            i="Picture a model with weights, or a tensor on a mesh: "
+              "sharding_picture(mesh, axes = , shape = ).")
+    if path is None:
+        if len(variables) == 1:
+            return variables[0]
+        shown = [v.path for v in variables[:6]]
+        raise KerasmeshError(
+            kinds.VARIABLE_PATH,
+            f"`path` must name one of the {len(variables)} variables.",
+            i=f"Paths: {', '.join(quoted(shown))}"
+              f"{', ...' if len(variables) > 6 else ''}.")
     for v in variables:
         if v.path == path:
             return v
@@ -134,20 +150,21 @@ def _find_variable(model: Any, path: str) -> Any:
          else []))
 
 
-def variable_blocks(model: Any, path: str) -> dict:
-    """`sharding_blocks()` facts for a placed variable, from its array.
+def variable_shards(model: Any, path: str | None = None) -> dict:
+    """`tensor_shards()` facts for a placed variable, from its array.
 
     Args:
         model: a built Keras model.
         path: the variable's path, or a unique ending of it after a "/"
             ("dense/kernel" for "sequential/dense/kernel"); optimizer
-            variables count once the optimizer is built.
+            variables count once the optimizer is built. None for a
+            model's only variable.
 
     Raises:
         KerasmeshError: kinds `model`, `variable_path`.
     """
     check_model(model)
-    variable = _find_variable(model, str(path))
+    variable = _find_variable(model, None if path is None else str(path))
     value = variable.value
     sharding = value.sharding
     shape = tuple(int(s) for s in value.shape)
@@ -157,5 +174,5 @@ def variable_blocks(model: Any, path: str) -> dict:
     placement = sharding_placement(sharding, shape,
                                    int(value.dtype.itemsize))
     return _picture(placement, str(variable.dtype),
-                    blocks_of(sharding, shape), mesh, variable.path,
+                    shards_of(sharding, shape), mesh, variable.path,
                     "placed")

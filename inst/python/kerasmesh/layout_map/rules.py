@@ -6,21 +6,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .axes import check_axes, format_axes
-from .errors import KerasmeshError
-from .mesh import describe_mesh
-from .patterns import check_safe
-from .resolve import RuleResolver
-from . import kinds
-
-
-def rule_keys(layout_map: Any) -> list[str]:
-    """The keys of a LayoutMap.
-
-    Not `key in layout_map`: Mapping's `__contains__` calls `__getitem__`,
-    which in LayoutMap returns None instead of raising, so it is always true.
-    """
-    return list(iter(layout_map))
+from ..core.axes import check_axes, format_axes
+from ..core.errors import KerasmeshError
+from ..core.patterns import check_safe
+from ..core.resolve import RuleResolver, ambiguous_rule, rule_keys
+from ..core import kinds
+from ..mesh.device_mesh import describe_mesh
 
 
 def check_key(key: Any) -> re.Pattern:
@@ -143,21 +134,13 @@ def lookup(layout_map: Any, path: Any) -> dict:
         raise KerasmeshError(
             kinds.LAYOUT_KEY, "A variable path must be a string.",
             received=path)
-    keys = rule_keys(layout_map)
-    if path in keys:
-        return {"key": path, "axes": list(layout_map[path].axes)}
     # RuleResolver checks the keys: a Keras LayoutMap's never were.
-    resolver = RuleResolver(keys)
-    index, clash = resolver.resolve(path)
+    key, clash = RuleResolver(rule_keys(layout_map)).lookup(path)
     if clash:
-        raise KerasmeshError(
-            kinds.LAYOUT_AMBIGUOUS,
-            f"Path \"{path}\" must match at most one layout rule.",
-            x="It matches " + ", ".join(f'"{keys[i]}"' for i in clash)
-              + ".")
-    if index is None:
+        message, bullets = ambiguous_rule(path, clash, "path")
+        raise KerasmeshError(kinds.LAYOUT_AMBIGUOUS, message, bullets)
+    if key is None:
         return {"key": None, "axes": None}
-    key = keys[index]
     return {"key": key, "axes": list(layout_map[key].axes)}
 
 

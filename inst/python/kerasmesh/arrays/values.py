@@ -9,26 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import KerasmeshError, warn
-from .mesh import format_shape
-from .text import noun
-from . import kinds
-
-
-def itemsize(dtype: Any) -> int:
-    """Bytes per element of a dtype name ("float32": 4, "bfloat16": 2).
-
-    Raises:
-        KerasmeshError: kind `dtype` for a name that is not a data type.
-    """
-    import jax.numpy as jnp
-
-    try:
-        return int(jnp.dtype(str(dtype)).itemsize)
-    except TypeError as e:
-        raise KerasmeshError(
-            kinds.DTYPE, "`dtype` must name a data type.",
-            received=dtype, i='For example "float32" or "bfloat16".') from e
+from ..core.describe import check_model
+from ..core.errors import KerasmeshError, warn
+from ..core.text import format_shape, noun
+from ..core import kinds
 
 
 def as_array(values: Sequence[float], shape: Sequence[int],
@@ -221,18 +205,6 @@ def host_value(array: Any) -> Any:
     from jax.experimental import multihost_utils
 
     return np.asarray(multihost_utils.process_allgather(array, tiled=True))
-
-
-def check_model(model: Any, arg: str = "model") -> None:
-    """`model` must be a Keras model (anything with `variables`).
-
-    Raises:
-        KerasmeshError: kind `model`, saying what was received.
-    """
-    if not hasattr(model, "variables") or isinstance(model, type):
-        raise KerasmeshError(
-            kinds.MODEL, f"`{arg}` must be a Keras model.",
-            received=model)
 
 
 def variable_values(model: Any) -> dict:

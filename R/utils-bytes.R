@@ -1,0 +1,127 @@
+# Byte counts, in one place: the one parser of a size a user gives
+# (`memory = "80GB"`, "16 GiB", 512e6) and the one way a count is written
+# ("1.5 GB", powers of 1000).
+
+#' Format byte counts
+#'
+#' `format_bytes()` is deprecated: it is a formatting helper, not part of
+#' what kerasmesh is for, and will be removed in the next release. Every
+#' kerasmesh object prints its byte counts itself; for a number of your
+#' own, use `format(structure(x, class = "object_size"), units = "auto",
+#' standard = "SI")`.
+#'
+#' @param bytes Numbers of bytes: a numeric vector (`NA` gives `NA`) or
+#'   a list of single numbers; anything else is an error of class
+#'   `kerasmesh_error_argument`.
+#' @return A character vector such as `"1.5 GB"` (powers of 1000).
+#' @keywords internal
+#' @export
+#' @examples
+#' suppressWarnings(format_bytes(c(512, 2048, 6.2e9)))
+format_bytes <- function(bytes) {
+  deprecated_function(
+    "format_bytes", "Format your own counts with {.code format(structure(x,
+      class = \"object_size\"), units = \"auto\", standard = \"SI\")}."
+  )
+  bytes_text(bytes)
+}
+
+# A size a user gives: bytes (a positive number), or a string such as
+# "80GB", "16 GiB" or "512mb" (units B, kB, MB, GB, TB in powers of 1000,
+# KiB, MiB, GiB, TiB in powers of 1024). Returns the bytes, a double with
+# attribute "label" (what the user wrote, trimmed, or bytes_text() of the
+# number); NULL where `allow_null`; Inf (labelled "none") where
+# `allow_inf`.
+check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
+                        arg = rlang::caller_arg(x),
+                        call = rlang::caller_env()) {
+  if (allow_null && is.null(x)) {
+    return(NULL)
+  }
+  if (allow_inf && identical(x, Inf)) {
+    return(structure(Inf, label = "none"))
+  }
+  bytes <- bytes_of(x)
+  if (is.null(bytes)) {
+    stop_input_type(
+      x, "a number of bytes or a size such as {.val 80GB}",
+      way_out = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,
+                 TiB (powers of 1024).",
+      arg = arg, call = call
+    )
+  }
+  structure(bytes, label = if (is.character(x)) trimws(x) else
+    bytes_text(bytes))
+}
+
+# The bytes `x` means, or NULL when it is not a size.
+bytes_of <- function(x) {
+  if (is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) &&
+        x > 0) {
+    return(as.numeric(x))
+  }
+  units <- c(b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12,
+             kib = 2^10, mib = 2^20, gib = 2^30, tib = 2^40)
+  if (!is.character(x) || length(x) != 1 || is.na(x)) {
+    return(NULL)
+  }
+  m <- regmatches(x, regexec(
+    "^\\s*([0-9]*\\.?[0-9]+(?:[eE][0-9]+)?)\\s*([A-Za-z]*)\\s*$", x,
+    perl = TRUE
+  ))[[1]]
+  unit <- tolower(if (length(m) && nzchar(m[3])) m[3] else "b")
+  if (length(m) == 0 || !unit %in% names(units) || as.numeric(m[2]) <= 0) {
+    return(NULL)
+  }
+  as.numeric(m[2]) * units[[unit]]
+}
+
+# Whether a layout that needs `need` bytes per device fits `memory` (from
+# check_bytes(); NULL gives NULL), vectorised over `need`. Which bytes a
+# layout needs is the shim's one definition (core/fits.py: XLA's total for a
+# compiled step, the plan's total where nothing was compiled), carried in
+# every cost, plan and search as `need`; this is its comparison, for a
+# `memory` given at print time.
+fits_memory <- function(need, memory) {
+  if (is.null(memory)) NULL else need <= memory
+}
+
+# Byte counts as text: "512 B", "2.05 kB", "6.2 GB" (powers of 1000, three
+# significant digits), NA as NA; what every print-out and picture shows.
+bytes_text <- function(bytes, arg = rlang::caller_arg(bytes),
+                       call = rlang::caller_env()) {
+  if (is.list(bytes) && all(vapply(bytes, function(b) {
+    is.numeric(b) && length(b) == 1
+  }, TRUE))) {
+    bytes <- vapply(bytes, identity, numeric(1), USE.NAMES = FALSE)
+  }
+  if (!is.numeric(bytes) && !(is.logical(bytes) && all(is.na(bytes)))) {
+    stop_input_type(bytes, "a numeric vector of bytes", arg = arg, call = call)
+  }
+  units <- c("B", "kB", "MB", "GB", "TB", "PB")
+  out <- character(length(bytes))
+  for (i in seq_along(bytes)) {
+    b <- bytes[[i]]
+    if (is.na(b)) {
+      out[i] <- NA_character_
+      next
+    }
+    if (!is.finite(b) || b < 0) {
+      out[i] <- paste(format(b), "B")
+      next
+    }
+    power <- if (b < 1000) 0 else min(floor(log(b, 1000)), length(units) - 1)
+    # 999,999 B is "1 MB", not "1000 kB".
+    if (power < length(units) - 1 && signif(b / 1000^power, 3) >= 1000) {
+      power <- power + 1
+    }
+    value <- b / 1000^power
+    out[i] <- if (power == 0) {
+      sprintf("%d B", as.integer(round(b)))
+    } else {
+      sprintf("%s %s", trimws(formatC(value, digits = 3, format = "fg")),
+              units[power + 1])
+    }
+  }
+  out
+}

@@ -1,0 +1,54 @@
+test_that("sizes parse as bytes in powers of 1000 or 1024", {
+  bytes <- function(x) as.numeric(check_bytes(x))
+  expect_identical(bytes("80GB"), 80e9)
+  expect_identical(bytes("16 GiB"), 16 * 2^30)
+  expect_identical(bytes("512mb"), 512e6)
+  expect_identical(bytes("1.5 TB"), 1.5e12)
+  expect_identical(bytes(2e9), 2e9)
+  expect_identical(bytes("1000"), 1000)
+  expect_null(check_bytes(NULL))
+})
+
+test_that("a bad size is a classed error that lists the units", {
+  for (x in list("80 GX", c(1, 2), -1, 0, "0GB", Inf, NA, TRUE)) {
+    expect_error(check_bytes(x), "Units: B, kB",
+                 class = "kerasmesh_error_argument")
+  }
+  expect_error(check_bytes(NULL, allow_null = FALSE),
+               class = "kerasmesh_error_argument")
+  expect_snapshot(check_bytes("80 GX", arg = "memory"), error = TRUE)
+})
+
+test_that("Inf means no limit only where a caller allows it", {
+  expect_identical(check_bytes(Inf, allow_inf = TRUE),
+                   structure(Inf, label = "none"))
+})
+
+test_that("sizes keep what the user wrote as their label", {
+  expect_null(check_bytes(NULL))
+  limit <- check_bytes(" 16GiB ")
+  expect_equal(as.numeric(limit), 16 * 2^30)
+  expect_identical(attr(limit, "label"), "16GiB")
+  expect_identical(attr(check_bytes(2e9), "label"), "2 GB")
+})
+
+test_that("bytes_text() uses powers of 1000", {
+  expect_identical(bytes_text(c(512, 2048, 6.2e9)),
+                   c("512 B", "2.05 kB", "6.2 GB"))
+})
+
+test_that("bytes_text() rounds to 3 digits and keeps NA", {
+  expect_identical(bytes_text(c(0, 999, 1000, 1e6, 1.5e12, 3e18)),
+                   c("0 B", "999 B", "1 kB", "1 MB", "1.5 TB", "3000 PB"))
+  expect_identical(bytes_text(c(999.4, 999.6, 999999, 999.5e6)),
+                   c("999 B", "1 kB", "1 MB", "1 GB"))
+  expect_identical(bytes_text(NA), NA_character_)
+  expect_identical(bytes_text(numeric()), character())
+})
+
+test_that("format_bytes() still works, with a deprecation warning", {
+  expect_warning(out <- format_bytes(c(512, 2048)),
+                 class = "kerasmesh_warning_deprecated")
+  expect_identical(out, c("512 B", "2.05 kB"))
+  expect_snapshot(format_bytes(1e9))
+})
