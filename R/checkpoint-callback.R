@@ -120,33 +120,3 @@ checkpoint_wait <- function(timeout = 3600) {
   }
   invisible(shim_call("checkpoint.wait", timeout = timeout))
 }
-
-# Private helpers ------------------------------------------------------------
-
-check_timeout <- function(x, arg = rlang::caller_arg(x),
-                          call = rlang::caller_env()) {
-  check_number(x, "a positive number of seconds", min = 0,
-               exclusive_min = TRUE, arg = arg, call = call)
-}
-
-# When R exits, a pending background save is finished (Python's own exit
-# may never run inside R): a finalizer registered once, on the first
-# background save.
-finish_checkpoints_at_exit <- function() {
-  if (is.null(the$checkpoint_waiter)) {
-    the$checkpoint_waiter <- new.env()
-    reg.finalizer(the$checkpoint_waiter, function(e) {
-      if (python_started()) {
-        failed <- tryCatch({
-          shim_call("checkpoint.wait", timeout = NULL)
-          NULL
-        }, error = conditionMessage)
-        if (!is.null(failed)) {
-          message("kerasmesh: a background checkpoint save failed: ",
-                  failed)
-        }
-      }
-    }, onexit = TRUE)
-  }
-  invisible()
-}
