@@ -1,7 +1,7 @@
 #' What a checkpoint directory holds
 #'
 #' Lists the steps of a checkpoint directory written by [save_checkpoint()]
-#' or [checkpoint_callback()], whether each is complete (and why not), and
+#' or [callback_checkpoint()], whether each is complete (and why not), and
 #' describes one step's variables: shape, data type and the layout they
 #' were saved with (the mesh, and the mesh axis each dimension was split
 #' over). It reads metadata, and every file of each step once to compare

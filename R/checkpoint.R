@@ -25,8 +25,54 @@
 #' truncated or changed, a malformed marker) is incomplete, and
 #' `restore_checkpoint()` without `step` takes the newest complete step,
 #' with a `kerasmesh_warning_checkpoint_fallback` warning naming the newer
-#' steps it passed over. Checking checksums reads the files of each step
-#' it checks. See [checkpoint_info()].
+#' steps it passed over. See [checkpoint_info()].
+#'
+#' @section Checksums at scale:
+#' Each process hashes the files it wrote itself, over several threads,
+#' once its write is done, and process 0 combines the records into the
+#' marker, so sealing a large model costs each process its own share.
+#' Nothing re-hashes a step to prune it: `keep` judges the older steps by
+#' their marker and file sizes (the step just saved is never deleted, and
+#' its checksums were taken as it was written). `restore_checkpoint()`
+#' checks the checksums of the step it reads while Orbax reads it, and
+#' assigns nothing before both are done; a step found damaged is passed
+#' over as above. [checkpoint_info()] checks every step's checksums.
+#'
+#' @section Background saves:
+#' With `background = TRUE`, `save_checkpoint()` returns once the arrays
+#' are copied off the devices; the step is written, sealed, swapped in and
+#' pruned in a Python thread while R (and training) go on, as Keras's
+#' `OrbaxCheckpoint(save_on_background = TRUE)` and Orbax's
+#' `AsyncCheckpointer` do. The save holds the directory's lock until it
+#' ends, and every guarantee above holds: a process killed at any moment
+#' leaves the newest complete step restorable. One save runs at a time:
+#' the next save (of any directory), `restore_checkpoint()` of the same
+#' directory and [checkpoint_wait()] wait for the pending one, and raise
+#' its error (a `kerasmesh_error_checkpoint_*` error, such as
+#' `kerasmesh_error_checkpoint_write` for a disk that filled up) if it
+#' failed. R waits for a pending save when it exits.
+#'
+#' @section Multi-process saves:
+#' Every process writes its shards and hashes its files; process 0 seals
+#' and swaps in the step only once every process reported success (through
+#' JAX's distributed key-value store, from the background thread), and
+#' every process raises when one failed, so the processes agree.
+#'
+#' @section The lock and `timeout`:
+#' Saves into one directory take turns on `.kerasmesh.lock`, which names
+#' the process (id and host) holding it. A save waits for it at most until
+#' its `timeout`, and then is `kerasmesh_error_checkpoint_lock`, naming the
+#' lock file and who may hold it; Ctrl-C stops the wait. `timeout` counts
+#' the whole call, waiting for the lock and for a pending save included.
+#' Its default, an hour, is sized for a large model: a 70-billion-parameter
+#' model with Adam's state is about 1.1 TB, which one process writing at
+#' 1 GB/s takes some 18 minutes to write and another writer of the same
+#' directory may hold the lock as long; a background save's call is short
+#' (the copy off the devices), but may first wait for the save before it.
+#' When a foreground save's write outlasts `timeout`, the call is
+#' `kerasmesh_error_timeout` and the save goes on in the background
+#' ([checkpoint_wait()] waits for it). `restore_checkpoint()`'s `timeout`
+#' bounds the read the same way; the model is unchanged when it passes.
 #'
 #' Only steps kerasmesh committed (with a marker, in a real directory) are
 #' ever deleted (`keep`) or replaced (`overwrite`): a folder of yours
@@ -41,7 +87,13 @@
 #' unchanged. Metrics are not saved. Build the model (under its
 #' distribution, with the same layer names) and compile it before
 #' restoring; the optimizer's slots are created if training has not
-#' created them yet.
+#' created them yet. With `weights_only = TRUE`, only the model's weights
+#' (its trainable and non-trainable variables) are restored, and the
+#' optimizer's state and step count are left as they are: for a model
+#' whose optimizer's slots differ from the saved ones (a model quantized
+#' after `compile()` keeps the slots of its float kernels; another
+#' optimizer has other slots). When only the optimizer's state differs,
+#' the error says so and points to `weights_only`.
 #'
 #' @section Keras's own checkpoints:
 #' The state is stored as Keras's state tree, so the two formats meet
@@ -66,9 +118,16 @@
 #'   kerasmesh's older ones (never the step just saved); `NULL` keeps all.
 #' @param overwrite Whether to replace a step of the same number that
 #'   kerasmesh saved.
+#' @param background Whether to return once the arrays are copied off the
+#'   devices, writing the step in the background (see below).
+#' @param weights_only Whether to restore the model's weights alone,
+#'   leaving the optimizer's state as it is.
+#' @param timeout Seconds the whole call may take (see below): an hour
+#'   by default.
 #' @return `save_checkpoint()`: invisibly, a list with `step`, `epoch`,
-#'   `path` and `variables` (the number saved). `restore_checkpoint()`:
-#'   invisibly, the same for the step it read.
+#'   `path`, `variables` (the number saved) and `pending` (whether the
+#'   save goes on in the background). `restore_checkpoint()`: invisibly,
+#'   the same for the step it read.
 #' @section Errors:
 #' * `kerasmesh_error_argument`: a `step` that is not a whole number from
 #'   0 to 2,147,483,647 (the message names the value).
@@ -88,9 +147,13 @@
 #' * `kerasmesh_error_checkpoint_exists`: the step is saved already, or
 #'   its folder is not a step kerasmesh saved.
 #' * `kerasmesh_error_checkpoint_write`: the file system refused the write
-#'   (disk full, permissions); nothing of the step is left behind.
-#' @seealso [checkpoint_callback()] to save while `fit()` runs,
-#'   [checkpoint_info()]; the "Checkpoints" section of
+#'   (disk full, a file-size limit, permissions); nothing of the step is
+#'   left behind.
+#' * `kerasmesh_error_checkpoint_lock`: another writer held the
+#'   directory's lock for the whole `timeout`.
+#' * `kerasmesh_error_timeout`: the call took longer than `timeout`.
+#' @seealso [callback_checkpoint()] to save while `fit()` runs,
+#'   [checkpoint_wait()], [checkpoint_info()]; the "Checkpoints" section of
 #'   `vignette("multi-process", package = "kerasmesh")`.
 #' @export
 #' @examplesIf keras_available()
@@ -128,76 +191,64 @@
 #' variable_sharding(restored)
 #' unlink(dir, recursive = TRUE)
 save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
-                            overwrite = FALSE) {
+                            overwrite = FALSE, background = FALSE,
+                            timeout = 3600) {
   check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
   keep <- check_whole(keep, allow_null = TRUE)
   check_flag(overwrite)
+  check_flag(background)
+  timeout <- check_timeout(timeout)
+  if (background) {
+    finish_checkpoints_at_exit()
+  }
   invisible(shim_call("checkpoint.save", model = model,
                       directory = path.expand(dir), step = step, keep = keep,
-                      overwrite = overwrite))
+                      overwrite = overwrite, background = background,
+                      timeout = timeout))
 }
 
 #' @rdname save_checkpoint
 #' @export
-restore_checkpoint <- function(model, dir, step = NULL) {
+restore_checkpoint <- function(model, dir, step = NULL, weights_only = FALSE,
+                               timeout = 3600) {
   check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
+  check_flag(weights_only)
+  timeout <- check_timeout(timeout)
   invisible(shim_call("checkpoint.restore", model = model,
-                      directory = path.expand(dir), step = step))
+                      directory = path.expand(dir), step = step,
+                      weights_only = weights_only, timeout = timeout))
 }
 
-#' Save checkpoints while `fit()` trains
-#'
-#' A Keras callback that calls [save_checkpoint()] every `every` epochs or
-#' steps (batches) of `fit()`, keeping the newest `keep` steps. Steps are
-#' the optimizer's step count, which [restore_checkpoint()] restores: a run
-#' resumed from a checkpoint saves at the same steps as the run it resumes.
-#' In a run of several processes, give every process the callback; each
-#' writes its own shards.
-#'
-#' A run starts from the model's step count when `fit()` begins: its first
-#' save deletes the steps kerasmesh saved after it in `dir` (the rest of a
-#' run abandoned by restoring an earlier step), so that the newest step is
-#' always this run's. Steps it saves replace kerasmesh's steps of the same
-#' number.
-#'
-#' With `unit = "step"`, Keras shows the callback the model only after each
-#' `steps_per_execution` steps (an argument of `compile()`): `every` must be
-#' a multiple of it, or `fit()` stops at its start with
-#' `kerasmesh_error_argument`. When an execution cut short at the end of an
-#' epoch passes a multiple of `every`, the callback saves where it ends.
-#'
-#' @inheritParams save_checkpoint
-#' @param every Save every `every` epochs or steps.
-#' @param unit `"epoch"` or `"step"`; anything else is
-#'   `kerasmesh_error_argument`.
-#' @return A Keras callback (a Python object) for `fit()`'s `callbacks`.
-#'   Its field `saved` lists the steps it saved.
-#' @seealso [checkpoint_info()] to see what was saved.
-#' @export
-#' @examplesIf keras_available()
-#' library(reticulate, include.only = "import")
-#' keras <- import("keras")
-#' model <- keras$Sequential(list(
-#'   keras$Input(shape = list(4L)), keras$layers$Dense(2L)
-#' ))
-#' model$compile(optimizer = "sgd", loss = "mse")
-#' dir <- tempfile()
-#' cb <- checkpoint_callback(dir, every = 2, unit = "step", keep = 2)
-#' x <- numpy_array(matrix(runif(32), 8))
-#' model$fit(x, numpy_array(matrix(0, 8, 2)), batch_size = 2L, epochs = 2L,
-#'           verbose = 0L, callbacks = list(cb))
-#' checkpoint_info(dir)
-#' unlink(dir, recursive = TRUE)
-checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
-                                keep = NULL) {
-  check_string(dir)
-  every <- check_whole(every)
-  unit <- check_choice(unit, c("epoch", "step"))
-  keep <- check_whole(keep, allow_null = TRUE)
-  shim_call("checkpoint_callback.callback", directory = path.expand(dir),
-            every = every, unit = unit, keep = keep)
+# Private helpers ------------------------------------------------------------
+
+check_timeout <- function(x, arg = rlang::caller_arg(x),
+                          call = rlang::caller_env()) {
+  check_number(x, "a positive number of seconds", min = 0,
+               exclusive_min = TRUE, arg = arg, call = call)
+}
+
+# When R exits, a pending background save is finished (Python's own exit
+# may never run inside R): a finalizer registered once, on the first
+# background save.
+finish_checkpoints_at_exit <- function() {
+  if (is.null(the$checkpoint_waiter)) {
+    the$checkpoint_waiter <- new.env()
+    reg.finalizer(the$checkpoint_waiter, function(e) {
+      if (python_started()) {
+        failed <- tryCatch({
+          shim_call("checkpoint.wait", timeout = NULL)
+          NULL
+        }, error = conditionMessage)
+        if (!is.null(failed)) {
+          message("kerasmesh: a background checkpoint save failed: ",
+                  failed)
+        }
+      }
+    }, onexit = TRUE)
+  }
+  invisible()
 }

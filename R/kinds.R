@@ -38,6 +38,9 @@
 #'   checkpoint directory, or the step asked for is incomplete or damaged.}
 #' \item{`kerasmesh_error_checkpoint_layout`}{A saved variable can't be placed
 #'   with the requested layout.}
+#' \item{`kerasmesh_error_checkpoint_lock`}{Another writer held the checkpoint
+#'   directory's lock for the whole `timeout` (the message names the lock file
+#'   and who may hold it).}
 #' \item{`kerasmesh_error_checkpoint_model`}{The model to save or restore is not
 #'   built.}
 #' \item{`kerasmesh_error_checkpoint_orbax`}{The Python package Orbax is
@@ -122,8 +125,8 @@
 #' \item{`kerasmesh_error_search_fixed`}{Rules pinned with [search_layout()]'s
 #'   `fixed` can't place a variable or pin only some blocks of a class.}
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole numbers.}
-#' \item{`kerasmesh_error_timeout`}{Costing a training step took longer than its
-#'   timeout.}
+#' \item{`kerasmesh_error_timeout`}{A call took longer than its `timeout`
+#'   (costing a training step, waiting for a checkpoint save or read).}
 #' \item{`kerasmesh_error_topology`}{A device topology is not one: an unknown
 #'   preset, a figure that can't be (zero or negative memory, bandwidth or
 #'   FLOP/s, an efficiency outside (0, 1], a part of a node), or no peak FLOP/s
@@ -177,10 +180,10 @@ kind_names <- list(
     "accumulation_steps", "argument", "array", "array_conversion", "array_na",
     "array_range", "axis_names", "backend", "batch_dim_name", "batch_size",
     "checkpoint_directory", "checkpoint_dtype", "checkpoint_exists",
-    "checkpoint_incomplete", "checkpoint_layout", "checkpoint_model",
-    "checkpoint_orbax", "checkpoint_shape", "checkpoint_step",
-    "checkpoint_variables", "checkpoint_write", "compile", "deprecated",
-    "device_mesh", "device_type", "devices", "devices_started",
+    "checkpoint_incomplete", "checkpoint_layout", "checkpoint_lock",
+    "checkpoint_model", "checkpoint_orbax", "checkpoint_shape",
+    "checkpoint_step", "checkpoint_variables", "checkpoint_write", "compile",
+    "deprecated", "device_mesh", "device_type", "devices", "devices_started",
     "distributed_argument", "distributed_connect", "distributed_started",
     "distributed_timeout", "distribution", "distribution_argument", "dtype",
     "input_shapes", "install_download", "install_envname", "install_python",

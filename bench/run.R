@@ -5,7 +5,7 @@
 # `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
 # the named benchmarks (throughput, startup, layout_resolution, book_plan,
 # book_cost, hub_70b, search_8b, search_8b_32, search_70b, search_gemma,
-# search_qwen2, search_exhaustive) and
+# search_qwen2, search_exhaustive, checkpoint) and
 # replaces only their rows in bench/results.csv.
 # book_cost compares with the Keras baseline that allocates the book's model
 # (15 GiB), run once for book_plan; run without book_plan it skips that
@@ -36,7 +36,8 @@ run <- function(command, args, timeout = 600) {
 
 benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
                 "book_cost", "hub_70b", "search_8b", "search_8b_32", "search_70b",
-                "search_gemma", "search_qwen2", "search_exhaustive")
+                "search_gemma", "search_qwen2", "search_exhaustive",
+                "checkpoint")
 only <- commandArgs(trailingOnly = TRUE)
 unknown <- setdiff(only, benchmarks)
 if (length(unknown)) {
@@ -220,6 +221,43 @@ if (wanted("search_exhaustive")) {
           sprintf("Dense 32-6-16, 2x4, biases pinned: %d vs %d layouts costed",
                   as.integer(v[["walk_costed"]]),
                   as.integer(v[["exhaustive_costed"]])))
+}
+
+# 9. Checkpoints (bench/checkpoint.py): the stall per save in fit() beside
+# Keras's OrbaxCheckpoint(save_on_background = TRUE), save and restore
+# beside Orbax's own calls, and a 2-process x 4-device save.
+if (wanted("checkpoint")) {
+  field <- function(runs, name) vapply(runs, function(v) v[[name]], 1)
+  ours <- theirs <- list()
+  for (i in seq_len(reps)) {
+    ours[[i]] <- run(python, c("checkpoint.py", "stall", "kerasmesh"),
+                     timeout = 1800)$values
+    theirs[[i]] <- run(python, c("checkpoint.py", "stall", "keras"),
+                       timeout = 1800)$values
+  }
+  add_row("checkpoint_stall", "stall per save", "s", "lower",
+          field(ours, "stall_seconds"), field(theirs, "stall_seconds"),
+          paste("1.0 GB of state, 2x4 mesh, a save every 5 of 40 steps;",
+                "baseline: Keras OrbaxCheckpoint(save_on_background=TRUE)"))
+  add_row("checkpoint_fit", "fit() with saves", "s", "lower",
+          field(ours, "fit_seconds"), field(theirs, "fit_seconds"),
+          "the same 40 steps, 8 saves, whole fit() time")
+  io <- lapply(seq_len(reps), function(i) {
+    run(python, c("checkpoint.py", "saveload"), timeout = 1800)$values
+  })
+  add_row("checkpoint_save", "save 1.0 GB", "s", "lower",
+          field(io, "kerasmesh_save"), field(io, "orbax_save"),
+          "save_checkpoint() vs Orbax's save_checkpointables()")
+  add_row("checkpoint_restore", "restore 1.0 GB", "s", "lower",
+          field(io, "kerasmesh_restore"), field(io, "orbax_restore"),
+          "restore_checkpoint() vs Orbax's load_checkpointables()")
+  multi <- lapply(seq_len(reps), function(i) {
+    run(python, c("checkpoint.py", "multi"), timeout = 1200)$values
+  })
+  add_row("checkpoint_multi_save", "save, 2 processes", "s", "lower",
+          field(multi, "multi_kerasmesh_save"),
+          field(multi, "multi_orbax_save"),
+          "2 processes x 4 devices; baseline: Orbax's save_checkpointables()")
 }
 
 table <- do.call(rbind, results)

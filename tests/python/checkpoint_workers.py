@@ -14,12 +14,30 @@ def _model(seed):
     return build(seed=seed)
 
 
-def save_killed_at(directory, step, seed, point):
-    """Save `step` over the existing one; SIGKILL at `point` of the save."""
+def kill_at(point):
+    """Make this process's next save SIGKILL itself at `point` (the kill
+    points are shared with the R tests)."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..",
+                                    "testthat", "fixtures"))
+    import checkpoint_kill
+
+    checkpoint_kill.kill_at(point)
+
+
+def save_killed_at(directory, step, seed, point, background=False):
+    """Save `step` over the existing one; SIGKILL at `point` of the save.
+    In the background, the caller trains on (here: sleeps) meanwhile."""
+    import time
+
     from kerasmesh.checkpoint import store as ck
 
-    os.environ["KERASMESH_CHECKPOINT_TEST_KILL_AT"] = point
-    ck.save(_model(seed), directory, step=step, overwrite=True, keep=1)
+    model = _model(seed)
+    kill_at(point)
+    ck.save(model, directory, step=step, overwrite=True, keep=1,
+            background=background)
+    time.sleep(60)  # killed before this ends
 
 
 def save_racing(directory, steps, seed, overwrite, barrier, results):
@@ -53,3 +71,11 @@ def run(target, *args, timeout=180):
         p.join()
         raise TimeoutError(f"{target.__name__} ran over {timeout} s")
     return p.exitcode
+
+
+def save_and_exit(directory, step):
+    """Start a background save and return at once: Python's exit must
+    finish it."""
+    from kerasmesh.checkpoint import store as ck
+
+    ck.save(_model(1), directory, step=step, background=True)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from checkpoint_models import build, data, values
-from kerasmesh.checkpoint import store as ck
+from kerasmesh.checkpoint import restore as cr
 from kerasmesh.checkpoint.callback import callback
 from kerasmesh.core.errors import KerasmeshError
 
@@ -28,12 +28,12 @@ def test_callback_saves_every_n_steps_and_keeps_the_last(
     model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
               callbacks=[cb])
     assert cb.saved == [2, 4, 6, 8]
-    info = ck.info(str(tmp_path))
+    info = cr.info(str(tmp_path))
     assert info["steps"]["step"] == [6, 8]
     assert info["epoch"] == 1
     # The saved step 8 is the model after training.
     fresh = build(seed=5)
-    ck.restore(fresh, str(tmp_path))
+    cr.restore(fresh, str(tmp_path))
     before, after = values(model), values(fresh)
     assert all(np.array_equal(before[k], after[k]) for k in before)
 
@@ -45,7 +45,7 @@ def test_callback_saves_every_epoch(tmp_path, distribution):
     cb = callback(str(tmp_path), every=1, unit="epoch")
     model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
               callbacks=[cb])
-    info = ck.info(str(tmp_path))
+    info = cr.info(str(tmp_path))
     assert info["steps"]["step"] == [4, 8]
     assert info["epoch"] == 2
 
@@ -93,16 +93,16 @@ def test_a_reused_callback_after_a_restore_replaces_the_steps_beyond(
     model = build()
     cb = callback(d, every=2, unit="step", keep=10)
     fit(model, cb, epochs=2)
-    assert ck.info(d)["steps"]["step"] == [2, 4, 6, 8]
+    assert cr.info(d)["steps"]["step"] == [2, 4, 6, 8]
     os.makedirs(tmp_path / "7")  # a folder of the user's
-    ck.restore(model, d, step=4)
+    cr.restore(model, d, step=4)
     fit(model, cb, rows=32)  # steps 5 and 6 only
-    steps = ck.info(d)["steps"]
+    steps = cr.info(d)["steps"]
     assert steps["step"] == [2, 4, 6, 7]
     assert steps["writer"] == ["kerasmesh"] * 3 + ["unknown"]
     assert cb.saved[-1] == 6
     fresh = build(seed=5)
-    assert ck.restore(fresh, d)["step"] == 6
+    assert cr.restore(fresh, d)["step"] == 6
     before, after = values(model), values(fresh)
     assert all(np.array_equal(before[k], after[k]) for k in before)
 

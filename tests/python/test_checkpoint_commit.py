@@ -7,15 +7,18 @@ import glob
 import multiprocessing
 import os
 import subprocess
+import time
 
 import numpy as np
 import pytest
 
 import checkpoint_workers as workers
 from checkpoint_models import build, values
+from kerasmesh.checkpoint import restore as cr
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.checkpoint import commit as cc
 from kerasmesh.checkpoint import files as cf
+from kerasmesh.checkpoint import lock as cl
 from kerasmesh.core.errors import KerasmeshError
 from test_checkpoint_files import committed_step, linked_step, orbax_step
 
@@ -149,17 +152,16 @@ def test_a_step_a_killed_swap_left_aside_is_not_overwritten_unasked(
 
 def test_a_directory_kerasmesh_cant_write_in_is_a_classed_error(
         tmp_path, monkeypatch):
-    real_open = open
+    real_open = os.open
 
     def read_only(path, *args, **kwargs):
-        if str(path).endswith(cc.LOCK_FILE):
+        if str(path).endswith(cl.LOCK_FILE):
             raise OSError(errno.EROFS, "Read-only file system", path)
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", read_only)
+    monkeypatch.setattr(cl.os, "open", read_only)
     with pytest.raises(KerasmeshError) as info:
-        with cc.directory_lock(str(tmp_path)):
-            pass
+        cl.hold(str(tmp_path), time.monotonic() + 5)
     assert info.value.kind == "checkpoint_write"
     assert "Read-only file system" in str(info.value)
 
@@ -181,7 +183,7 @@ def step_3(tmp_path, distribution):
 
 def saved_values(directory, step=None):
     fresh = build(seed=42)
-    ck.restore(fresh, directory, step=step)
+    cr.restore(fresh, directory, step=step)
     return values(fresh)
 
 
@@ -193,7 +195,7 @@ def test_a_write_the_disk_refuses_leaves_nothing_and_the_old_step(
         step_3, monkeypatch):
     d, old = step_3
 
-    def disk_full(path, step):
+    def disk_full(path, step, files):
         with open(os.path.join(path, "partial"), "w") as f:
             f.write("x")
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -241,13 +243,15 @@ def test_a_full_disk_is_a_classed_error_and_leaves_no_temporary_dir(
     assert same(values(model), saved_values(tiny_disk))
 
 
+@pytest.mark.parametrize("background", [False, True])
 @pytest.mark.parametrize("point,survivor", [
-    ("written", "old"), ("sealed", "old"), ("retired", "new"),
+    ("copying", "old"), ("copied", "old"), ("written", "old"),
+    ("hashed", "old"), ("sealed", "old"), ("retired", "new"),
     ("swapped", "new"), ("pruned", "new")])
 def test_a_save_killed_anywhere_leaves_a_complete_step(step_3, point,
-                                                       survivor):
+                                                       survivor, background):
     d, old = step_3
-    code = workers.run(workers.save_killed_at, d, 3, 2, point)
+    code = workers.run(workers.save_killed_at, d, 3, 2, point, background)
     assert code == -9  # SIGKILL, at that point
     new = values(build(seed=2))
     [step] = cf.scan(d)

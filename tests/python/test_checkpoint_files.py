@@ -6,6 +6,7 @@ import os
 import pytest
 
 from kerasmesh.checkpoint import files as cf
+from kerasmesh.checkpoint import seal
 from kerasmesh.core.errors import KerasmeshError
 
 
@@ -20,7 +21,7 @@ def committed_step(directory, step, files=None):
     for name, text in (files or {"array": "0123"}).items():
         with open(os.path.join(path, name), "w") as f:
             f.write(text)
-    cf.write_marker(path, step)
+    seal.write_marker(path, step, seal.hash_files(path))
     return path
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from checkpoint_models import build, data, values
+from kerasmesh.checkpoint import restore as cr
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.core.errors import KerasmeshError
 
@@ -30,7 +31,7 @@ def test_restore_onto_another_mesh_is_exact(trained, distribution):
     model, path = trained
     distribution((8, 1))
     fresh = build(seed=99)
-    result = ck.restore(fresh, path)
+    result = cr.restore(fresh, path)
     assert result["step"] == 8
     before, after = values(model), values(fresh)
     assert before.keys() == after.keys()
@@ -43,7 +44,7 @@ def test_restore_onto_another_mesh_is_exact(trained, distribution):
 
 def test_info_lists_steps_variables_and_layouts(trained):
     _, path = trained
-    info = ck.info(path)
+    info = cr.info(path)
     assert info["steps"]["step"] == [4, 8]
     assert info["steps"]["complete"] == [True, True]
     assert info["last_complete"] is True
@@ -62,17 +63,17 @@ def test_truncated_step_is_incomplete_and_the_previous_restores(
     model, path = trained
     data_dir = os.path.join(path, "8", "pytree", "d")
     shutil.rmtree(data_dir)
-    info = ck.info(path)
+    info = cr.info(path)
     assert info["steps"]["complete"] == [True, False]
     assert "missing" in info["steps"]["problem"][1]
     assert info["last_complete"] is False
     assert info["step"] == 4
     distribution((8, 1))
     fresh = build(seed=99)
-    assert ck.restore(fresh, path)["step"] == 4
+    assert cr.restore(fresh, path)["step"] == 4
     assert int(fresh.optimizer.iterations.numpy()) == 4
     with pytest.raises(KerasmeshError) as e:
-        ck.restore(fresh, path, step=8)
+        cr.restore(fresh, path, step=8)
     assert e.value.kind == "checkpoint_incomplete"
 
 
@@ -80,7 +81,7 @@ def test_unfinished_write_is_incomplete(trained):
     _, path = trained
     shutil.copytree(os.path.join(path, "8"),
                     os.path.join(path, "12.orbax-checkpoint-tmp-1"))
-    info = ck.info(path)
+    info = cr.info(path)
     assert info["steps"]["step"] == [4, 8, 12]
     assert info["steps"]["complete"] == [True, True, False]
     assert info["step"] == 8
@@ -93,7 +94,7 @@ def test_bad_input_names_the_variable_and_overwrites_nothing(
     other = build(units=48, seed=3)
     before = values(other)
     with pytest.raises(KerasmeshError) as e:
-        ck.restore(other, path)
+        cr.restore(other, path)
     assert e.value.kind == "checkpoint_shape"
     assert "sequential/dense/kernel" in e.value.message
     after = values(other)
@@ -103,12 +104,12 @@ def test_bad_input_names_the_variable_and_overwrites_nothing(
         keras.Input((32,)), keras.layers.Dense(64, name="other"),
         keras.layers.Dense(16, name="dense_1")], name="sequential")
     with pytest.raises(KerasmeshError) as e:
-        ck.restore(renamed, path)
+        cr.restore(renamed, path)
     assert e.value.kind == "checkpoint_variables"
     assert "sequential/dense/" in str(e.value)
 
     with pytest.raises(KerasmeshError) as e:
-        ck.restore(other, str(tmp_path / "nothing"))
+        cr.restore(other, str(tmp_path / "nothing"))
     assert e.value.kind == "checkpoint_directory"
 
 
@@ -133,7 +134,7 @@ def test_restore_checks_dtypes_and_names_both(trained, distribution):
                  loss="mse")
     before = values(half)
     with pytest.raises(KerasmeshError) as e:
-        ck.restore(half, path)
+        cr.restore(half, path)
     assert e.value.kind == "checkpoint_dtype"
     assert '"trainable_variables/sequential/dense/kernel"' in e.value.message
     assert "Saved as float32; the model's is float16." in str(e.value)
@@ -148,7 +149,7 @@ def test_restore_without_step_says_which_newer_steps_it_passed_over(
         f.write(b"[")  # same size, one byte changed
     distribution((8, 1))
     with pytest.warns(UserWarning) as caught:
-        assert ck.restore(build(seed=99), path)["step"] == 4
+        assert cr.restore(build(seed=99), path)["step"] == 4
     [w] = [w.message for w in caught if hasattr(w.message, "kind")]
     assert w.kind == "checkpoint_fallback"
     assert "Step 8 is not usable: file _CHECKPOINT_METADATA is damaged" in \
@@ -164,14 +165,14 @@ def test_a_directory_keras_orbax_checkpoint_wrote_restores(tmp_path):
                                          save_on_background=False)
     model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
               callbacks=[cb])
-    info = ck.info(str(tmp_path))
+    info = cr.info(str(tmp_path))
     assert info["steps"]["step"] == [1]  # Keras counts epochs from 0
     assert info["steps"]["writer"] == ["orbax"]
     assert info["steps"]["complete"] == [True]
     v = info["variables"]
     assert "metrics_variables/loss/total" in v["key"]
     fresh = build(seed=5)
-    assert ck.restore(fresh, str(tmp_path))["step"] == 1
+    assert cr.restore(fresh, str(tmp_path))["step"] == 1
     before, after = values(model), values(fresh)
     assert all(np.array_equal(before[k], after[k]) for k in before)
 

@@ -43,9 +43,9 @@ test_that("counts: batch sizes, intervals, limits and device counts", {
   expect_each_refused(function(x) {
     compare_layouts(build, list(mp = dist), batch_size = x)
   }, wrong_counts)
-  expect_each_refused(function(x) checkpoint_callback("dir", every = x),
+  expect_each_refused(function(x) callback_checkpoint("dir", every = x),
                       wrong_counts)
-  expect_each_refused(function(x) checkpoint_callback("dir", keep = x),
+  expect_each_refused(function(x) callback_checkpoint("dir", keep = x),
                       wrong_counts)
   expect_each_refused(function(x) simulate_devices(x),
                       c(wrong_counts, list(too_many = 5000)))
@@ -78,7 +78,7 @@ test_that("process_rows() checks rows, batch size, process and processes", {
 test_that("strings: paths, names, device types and dtypes", {
   plan <- fixture_plan()
   expect_each_refused(function(x) checkpoint_info(x), wrong_strings)
-  expect_each_refused(function(x) checkpoint_callback(x), wrong_strings)
+  expect_each_refused(function(x) callback_checkpoint(x), wrong_strings)
   expect_each_refused(function(x) list_devices(x), wrong_strings)
   expect_each_refused(function(x) layout_fix(plan, name = x), wrong_strings)
   expect_each_refused(function(x) numpy_array(1:3, dtype = x), wrong_strings)
@@ -180,8 +180,8 @@ test_that("every refused argument is a kerasmesh_error that names it", {
                       class = "kerasmesh_error")
   expect_match(conditionMessage(err), "`batch_size`", fixed = TRUE)
   expect_match(conditionMessage(err), "1.5", fixed = TRUE)
-  err <- expect_error(checkpoint_callback("dir", keep = -1),
+  err <- expect_error(callback_checkpoint("dir", keep = -1),
                       class = "kerasmesh_error")
   expect_match(conditionMessage(err), "`keep`", fixed = TRUE)
-  expect_identical(rlang::call_name(err$call), "checkpoint_callback")
+  expect_identical(rlang::call_name(err$call), "callback_checkpoint")
 })

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from . import background as pending_saves
 from .store import current_step, save_step
 from .files import check_count, check_directory
 from ..core.errors import KerasmeshError
@@ -14,9 +15,14 @@ UNITS = ("epoch", "step")
 
 
 def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
-             keep: Any = None) -> Any:
+             keep: Any = None, background: bool = True,
+             timeout: Any = None) -> Any:
     """A Keras callback that saves a checkpoint every `every` epochs or
-    steps, keeping the last `keep` (None: all).
+    steps, keeping the last `keep` (None: all); with `background`, training
+    goes on while a save is written (see `background.py`), and `fit()`
+    waits for the last one when it ends. `timeout`: the seconds each save
+    call may take (waiting for the pending save included), and the end of
+    `fit()` may wait.
 
     Steps are the optimizer's iterations, counted across `fit()` calls and
     restores, so a run resumed from step s saves at the same steps as the
@@ -24,8 +30,8 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
     (the abandoned run's). With `unit = "step"`, `every` must be a multiple
     of the model's `steps_per_execution` (checked when `fit()` starts); an
     execution cut short at the end of an epoch that passes a multiple of
-    `every` saves where it ends. Saves are synchronous: `fit()` goes on
-    once the step is committed.
+    `every` saves where it ends. A background save's error is raised by
+    the next save or when `fit()` ends.
 
     Raises:
         KerasmeshError: kind `argument` for a `unit` other than "epoch" or
@@ -38,7 +44,9 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
             kinds.ARGUMENT, '`unit` must be "epoch" or "step".',
             received=unit)
     return _callback_class()(directory, check_count(every, "every", False),
-                             unit, check_count(keep, "keep"))
+                             unit, check_count(keep, "keep"),
+                             {"background": bool(background),
+                              "timeout": timeout})
 
 
 @functools.cache
@@ -50,12 +58,14 @@ def _callback_class() -> type:
         """Saves sharded checkpoints with Orbax while `fit()` runs."""
 
         def __init__(self, directory: str, every: int, unit: str,
-                     keep: int | None):
+                     keep: int | None, how: dict):
             super().__init__()
             self.directory = directory
             self.every = every
             self.unit = unit
             self.keep = keep
+            self.background = how["background"]
+            self.timeout = how["timeout"]
             self.saved: list[int] = []
             self._epoch = 0
             self._start = None  # the step this fit() started from
@@ -65,8 +75,11 @@ def _callback_class() -> type:
             step = current_step(self.model)
             if self.saved and self.saved[-1] == step:
                 return
+            deadline = pending_saves.deadline_of(self.timeout)
+            pending_saves.wait(deadline)  # raises a failed save's error
             save_step(self.model, self.directory, step, epoch=epoch,
-                      overwrite=True, keep=self.keep, start=self._start)
+                      overwrite=True, keep=self.keep, start=self._start,
+                      background=self.background, deadline=deadline)
             self._start = None  # the steps beyond it are gone now
             self.saved.append(step)
 
@@ -88,6 +101,9 @@ def _callback_class() -> type:
         def on_epoch_end(self, epoch, logs=None):
             if self.unit == "epoch" and (epoch + 1) % self.every == 0:
                 self._save(epoch=int(epoch) + 1)
+
+        def on_train_end(self, logs=None):
+            pending_saves.wait(pending_saves.deadline_of(self.timeout))
 
     return CheckpointCallback
 

@@ -1,14 +1,15 @@
 """Committing, replacing and pruning steps, without ever losing one.
 
-A save holds the directory's lock (`.kerasmesh.lock`, `flock()`; process 0
-of a run takes it for the run), so that two writers of one directory take
-turns. The new step is written aside, into `.kerasmesh-staging-N` (Orbax
-writes there through its own temporary directory and renames it when every
-process has written its shards), and sealed with its marker
-(`files.write_marker()`). Then it is swapped in:
+A save holds the directory's lock (`lock.py`; process 0 of a run takes it
+for the run, until the save's background part ends), so that two writers
+of one directory take turns. The new step is written aside, into
+`.kerasmesh-staging-N` (Orbax writes there through its own temporary
+directory and renames it when every process has written its shards), and
+sealed with its marker (`seal.write_marker()`). Then it is swapped in:
 
-1. `N` (the old step, when overwriting) is renamed `.kerasmesh-retired-N`;
-2. `.kerasmesh-staging-N` is renamed `N`;
+1. `N` (the old step, when overwriting) is renamed `.kerasmesh-retired-N`
+   (`retire()`);
+2. `.kerasmesh-staging-N` is renamed `N` (`put_in_place()`);
 3. `.kerasmesh-retired-N` is deleted.
 
 A process killed anywhere leaves the old or the new step complete: before
@@ -20,39 +21,21 @@ removes what is left over (`recover()`). Only steps kerasmesh committed
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 import re
 import shutil
-import signal
-from collections.abc import Iterator
-from typing import Any
 
-from .files import (RETIRED, STAGING, describe_step,
-                               file_in_the_way, read_marker,
-                               scan, sync_processes)
+from .files import (RETIRED, STAGING, describe_step, file_in_the_way,
+                    scan)
+from .seal import read_marker
 from ..core.errors import KerasmeshError
-from ..distributed.initialize import process_index
 from ..core import kinds
 
-LOCK_FILE = ".kerasmesh.lock"
 _LEFTOVER = re.compile(r"^\.kerasmesh-(staging|retired)-(?P<step>[0-9]+)"
                        r"(\.orbax-checkpoint-tmp.*)?$")
-# For tests only: a save reaching the named point (see `pause_point()`)
-# kills its own process with SIGKILL, so that tests can cut a save short
-# at a known place. Not an option for users.
-_KILL_AT = "KERASMESH_CHECKPOINT_TEST_KILL_AT"
 
 
-def pause_point(name: str) -> None:
-    """A named point of a save ("written", "sealed", "retired", "swapped",
-    "pruned") where a test may kill the process (`_KILL_AT`)."""
-    if os.environ.get(_KILL_AT) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-# The directory and its lock ---------------------------------------------
+# The directory -------------------------------------------------------------
 
 def make_directory(directory: str) -> None:
     """Create the checkpoint directory (and its parents).
@@ -72,29 +55,10 @@ def make_directory(directory: str) -> None:
             i="Pass a directory you can write to.") from e
 
 
-@contextlib.contextmanager
-def directory_lock(directory: str) -> Iterator[None]:
-    """Hold the directory's lock (process 0; every process waits for it)."""
-    handle = None
-    try:
-        if process_index() == 0:
-            try:
-                handle = open(os.path.join(directory, LOCK_FILE), "a+b")
-            except OSError as e:
-                raise write_error(directory, -1, e.strerror or str(e)) \
-                    from e
-            _lock(handle)
-        sync_processes("kerasmesh_checkpoint_locked")
-        yield
-    finally:
-        if handle is not None:
-            handle.close()  # closing releases the lock
-
-
 def agreed(refused: bool) -> bool:
-    """Whether any process of the run refused (or failed) a save, for
-    every process, so that none waits at a barrier for a save another
-    gave up."""
+    """Whether any process of the run refused (or failed) a step of a
+    save, for every process, so that none waits at a barrier for a save
+    another gave up. A collective: the main thread only."""
     import jax
 
     if jax.process_count() == 1:
@@ -104,18 +68,6 @@ def agreed(refused: bool) -> bool:
 
     flags = multihost_utils.process_allgather(np.int32(1 if refused else 0))
     return bool(np.any(flags))
-
-
-def _lock(handle: Any) -> None:
-    try:
-        import fcntl
-    except ImportError:  # no flock() (Windows): one writer at a time
-        return
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    except OSError as e:
-        if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-            raise  # a file system without locks: go on unlocked
 
 
 # Deleting and renaming only what kerasmesh owns --------------------------
@@ -171,14 +123,23 @@ def swap_in(directory: str, step: int) -> str:
     """Put the sealed staging copy of `step` in its place; the old step
     (kerasmesh's: `check_target()` made sure) goes only after."""
     final = os.path.join(directory, str(step))
-    retired = os.path.join(directory, f"{RETIRED}{step}")
     if os.path.lexists(final):
-        os.rename(final, retired)
-        pause_point("retired")
-    os.rename(staging_path(directory, step), final)
-    pause_point("swapped")
-    remove_tree(directory, retired)
+        retire(directory, step)
+    put_in_place(directory, step)
+    remove_tree(directory, os.path.join(directory, f"{RETIRED}{step}"))
     return final
+
+
+def retire(directory: str, step: int) -> None:
+    """Swap, first rename: the old step `N` becomes `.kerasmesh-retired-N`."""
+    os.rename(os.path.join(directory, str(step)),
+              os.path.join(directory, f"{RETIRED}{step}"))
+
+
+def put_in_place(directory: str, step: int) -> None:
+    """Swap, second rename: `.kerasmesh-staging-N` becomes `N`."""
+    os.rename(staging_path(directory, step),
+              os.path.join(directory, str(step)))
 
 
 # What a save may replace -------------------------------------------------
@@ -225,8 +186,10 @@ def write_error(directory: str, step: int, why: str) -> KerasmeshError:
 
 def prune(directory: str, keep: int | None, saved: int) -> list[int]:
     """Delete kerasmesh's steps older than the newest `keep` complete ones
-    (checksums checked, newest first); never the step just `saved`, never
-    a step kerasmesh did not commit. Returns the steps deleted."""
+    (newest first; complete by marker and file sizes: nothing is
+    re-hashed); never the step just `saved`, whose checksums were taken
+    as it was written, never a step kerasmesh did not commit. Returns the
+    steps deleted."""
     if keep is None:
         return []
     owned = [s for s in scan(directory, deep=False) if s["owned"]]
@@ -234,7 +197,7 @@ def prune(directory: str, keep: int | None, saved: int) -> list[int]:
     for s in reversed(owned):
         if len(kept) == keep:
             break
-        if s["step"] == saved or describe_step(s)["complete"]:
+        if s["step"] == saved or s["complete"]:
             kept.append(s["step"])
     if len(kept) < keep:
         return []

@@ -4,7 +4,7 @@ and whether each one is complete.
 A step kerasmesh committed is a real directory named by its number
 (`12/`) holding a marker, `kerasmesh_files.json`: the step's number and
 every file of the step with its size and SHA-256, written once Orbax had
-committed the arrays. Only such steps are ever pruned or replaced
+committed the arrays (`seal.py`). Only such steps are ever pruned or replaced
 (`commit.py`); anything else in the directory is listed for
 what it is and left alone:
 
@@ -23,8 +23,6 @@ stands in for that step.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 from typing import Any
@@ -32,10 +30,9 @@ from typing import Any
 from ..core.checks import is_whole
 from ..core.errors import KerasmeshError
 from ..core import kinds
+from .seal import (FILE_LIST, is_regular, marker_problem, read_json,
+                   read_marker)
 
-FILE_LIST = "kerasmesh_files.json"
-MARKER_FORMAT = "kerasmesh-checkpoint-step"
-MARKER_VERSION = 2
 # R's integers: the largest step R can name.
 MAX_STEP = 2**31 - 1
 _STEP_DIR = re.compile(r"^(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
@@ -45,7 +42,6 @@ STAGING = ".kerasmesh-staging-"
 RETIRED = ".kerasmesh-retired-"
 _OWN_DIR = re.compile(r"^\.kerasmesh-(?P<kind>staging|retired)-"
                       r"(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
-_CHUNK = 1 << 20
 
 
 # Orbax and the directory ----------------------------------------------------
@@ -184,15 +180,6 @@ def stand_in_path(step: int, paths: dict, present: set) -> str | None:
     return None
 
 
-def read_json(path: str) -> Any:
-    """A JSON file's value, or None when it is missing or malformed."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 def read_metadata(path: str) -> dict | None:
     """Orbax's step metadata (`_CHECKPOINT_METADATA`), None if unreadable."""
     meta = read_json(os.path.join(path, "_CHECKPOINT_METADATA"))
@@ -212,82 +199,36 @@ def commit_time(meta: dict | None) -> float | None:
     return stamp / 1e9 if ok and stamp > 0 else None
 
 
-# Markers: what kerasmesh committed -------------------------------------------
-
-def file_digest(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def step_files(path: str) -> dict[str, dict]:
-    """Every file of a step but the marker: size and SHA-256."""
-    files = {}
-    for root, _, names in os.walk(path):
-        for name in names:
-            full = os.path.join(root, name)
-            rel = os.path.relpath(full, path)
-            if not rel.startswith(FILE_LIST):
-                files[rel] = {"size": os.path.getsize(full),
-                              "sha256": file_digest(full)}
-    return files
-
-
-def write_marker(path: str, step: int) -> None:
-    """Seal a written step: its marker, written and renamed atomically."""
-    marker = {"format": MARKER_FORMAT, "version": MARKER_VERSION,
-              "step": int(step), "files": step_files(path)}
-    tmp = os.path.join(path, FILE_LIST + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(marker, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, os.path.join(path, FILE_LIST))
-
-
-def read_marker(path: str, step: int) -> dict | None:
-    """The step's marker when it is kerasmesh's and names `step`."""
-    marker = read_json(os.path.join(path, FILE_LIST))
-    if not isinstance(marker, dict) or \
-            marker.get("format") != MARKER_FORMAT or \
-            marker.get("step") != step or \
-            not isinstance(marker.get("files"), dict):
-        return None
-    return marker
-
-
-def file_problem(path: str, name: str, record: Any, deep: bool) -> str | None:
-    """What is wrong with one listed file, or None."""
-    if not isinstance(record, dict) or not isinstance(record.get("size"), int):
-        return f"its file list ({FILE_LIST}) is malformed at {name}"
-    full = os.path.join(path, name)
-    if not os.path.isfile(full):
-        return f"file {name} is missing"
-    size = os.path.getsize(full)
-    if size != record["size"]:
-        return f"file {name} has {size} bytes, not {record['size']}"
-    if deep and file_digest(full) != record.get("sha256"):
-        return f"file {name} is damaged (its checksum differs)"
-    return None
-
-
-def marker_problem(path: str, marker: dict, deep: bool) -> str | None:
-    """Why a sealed step is damaged (missing, resized or changed files)."""
-    for name, record in sorted(marker["files"].items()):
-        problem = file_problem(path, name, record, deep)
-        if problem is not None:
-            return problem
-    return None
-
-
 # Steps and their completeness ----------------------------------------------
+
+def irregular_entry(path: str) -> str | None:
+    """The first entry of a step that is neither a folder nor a regular
+    file (a FIFO, a socket, a device), which no reader may open."""
+    for root, _, names in os.walk(path):
+        for name in sorted(names):
+            if not is_regular(os.path.join(root, name)):
+                return os.path.relpath(os.path.join(root, name), path)
+    return None
+
+
+def orbax_problem(path: str) -> str | None:
+    """What makes a step another tool wrote unreadable: an entry no reader
+    may open, or array metadata that can't be read."""
+    odd = irregular_entry(path)
+    if odd is not None:
+        return f"it holds {odd}, which is not a regular file"
+    arrays = os.path.join("pytree", "_METADATA")
+    if os.path.lexists(os.path.join(path, arrays)) and \
+            not isinstance(read_json(os.path.join(path, arrays)), dict):
+        return f"its array metadata ({arrays}) can't be read"
+    return None
+
 
 def describe_step(step: dict, deep: bool = True) -> dict:
     """A step with `writer` ("kerasmesh", "orbax" for another tool such as
     Keras's `OrbaxCheckpoint`, "unknown"), `owned` (kerasmesh committed
-    it, so it may be pruned or replaced), `complete` and `problem`."""
+    it, so it may be pruned or replaced), `complete` and `problem`.
+    Without `deep`, checksums are not compared (sizes are)."""
     path, owned = step["path"], False
     meta = read_metadata(path) if step["committed"] else None
     marker = read_marker(path, step["step"]) if step["committed"] else None
@@ -302,7 +243,7 @@ def describe_step(step: dict, deep: bool = True) -> dict:
         writer = "kerasmesh"
         problem = f"its file list ({FILE_LIST}) is missing or malformed"
     elif commit_time(meta) is not None:
-        writer, problem = "orbax", None
+        writer, problem = "orbax", orbax_problem(path)
     else:
         writer, problem = "unknown", "Orbax's commit record is missing"
     return dict(step, writer=writer, owned=owned, complete=problem is None,
@@ -330,41 +271,58 @@ def not_a_checkpoint(directory: str) -> KerasmeshError:
         kinds.CHECKPOINT_DIRECTORY, "`dir` must be a checkpoint directory.",
         x=f"{directory} {what}.",
         i="Write one with `save_checkpoint()` or "
-          "`checkpoint_callback()`.")
+          "`callback_checkpoint()`.")
 
 
-def pick_step(directory: str, step: Any = None) -> tuple[dict, list[dict]]:
-    """The step to read, and the newer steps passed over for it: `step`,
-    or the newest complete one (checksums checked newest first).
+def newest_first(directory: str, step: int | None = None) -> list[dict]:
+    """The steps a reader may try, newest first, checked without
+    checksums: every step, or only `step`.
 
     Raises:
         KerasmeshError: `checkpoint_directory` (no steps), `checkpoint_step`
-            (no such step), `checkpoint_incomplete` (not complete or
-            damaged, naming the step and the file).
+            (no such step).
     """
     steps = scan(directory, deep=False)
     if not steps:
         raise not_a_checkpoint(directory)
     if step is None:
-        passed = []
-        for s in reversed(steps):
-            s = describe_step(s) if s["complete"] else s
-            if s["complete"]:
-                return s, passed[::-1]
-            passed.append(s)
-        raise KerasmeshError(
-            kinds.CHECKPOINT_INCOMPLETE,
-            "The checkpoint directory must hold a complete step.",
-            [("x", f"Step {s['step']}: {s['problem']}.") for s in steps])
+        return steps[::-1]
     found = [s for s in steps if s["step"] == step]
     if not found:
         raise KerasmeshError(
             kinds.CHECKPOINT_STEP, f"Step {step} must be in the checkpoint.",
             i="Steps saved: " +
               ", ".join(str(s["step"]) for s in steps) + ".")
-    chosen = describe_step(found[-1])
-    if not chosen["complete"]:
-        raise KerasmeshError(
-            kinds.CHECKPOINT_INCOMPLETE, f"Step {step} must be complete.",
-            x=f"Step {step} ({chosen['path']}): {chosen['problem']}.")
-    return chosen, []
+    return found[-1:]
+
+
+def incomplete(step: int | None, tried: list[dict]) -> KerasmeshError:
+    """No step of `tried` (newest first) can be read: a
+    `checkpoint_incomplete` error naming each one's problem."""
+    if step is None:
+        return KerasmeshError(
+            kinds.CHECKPOINT_INCOMPLETE,
+            "The checkpoint directory must hold a complete step.",
+            [("x", f"Step {s['step']}: {s['problem']}.") for s in tried[::-1]])
+    s = tried[0]
+    return KerasmeshError(
+        kinds.CHECKPOINT_INCOMPLETE, f"Step {step} must be complete.",
+        x=f"Step {step} ({s['path']}): {s['problem']}.")
+
+
+def pick_step(directory: str, step: Any = None) -> tuple[dict, list[dict]]:
+    """The step to describe, and the newer steps passed over for it:
+    `step`, or the newest complete one (checksums checked newest first).
+
+    Raises:
+        KerasmeshError: `checkpoint_directory` (no steps), `checkpoint_step`
+            (no such step), `checkpoint_incomplete` (not complete or
+            damaged, naming the step and the file).
+    """
+    passed = []
+    for s in newest_first(directory, step):
+        s = describe_step(s) if s["complete"] else s
+        if s["complete"]:
+            return s, passed[::-1]
+        passed.append(s)
+    raise incomplete(step, passed)

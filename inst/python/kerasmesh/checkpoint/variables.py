@@ -13,6 +13,7 @@ from ..core import kinds
 
 GROUPS = ("trainable_variables", "non_trainable_variables",
           "optimizer_variables")
+WEIGHTS = GROUPS[:2]  # what `weights_only` restores
 
 
 def keyed_variables(model: Any) -> dict[str, Any]:
@@ -91,14 +92,29 @@ def describe_variables(variables: dict[str, Any]) -> list[dict]:
     return out
 
 
-def mismatch(kind: str, message: str, bullets: list) -> KerasmeshError:
+_OPTIMIZER = "optimizer_variables"
+
+
+def mismatch(kind: str, message: str, bullets: list,
+             keys: list[str]) -> KerasmeshError:
+    """A mismatch error; when only optimizer variables differ, it says
+    why that happens and how to restore the weights alone."""
+    if keys and all(k.startswith(_OPTIMIZER + "/") for k in keys):
+        return KerasmeshError(kind, message, bullets + [
+            ("i", "Only the optimizer's state differs: its slots follow "
+                  "the variables it was built for (a model quantized after "
+                  "`compile()` keeps slots of its float kernels, another "
+                  "optimizer has other slots)."),
+            ("i", "Pass `weights_only = TRUE` to restore the weights "
+                  "alone; the optimizer then starts afresh.")])
     return KerasmeshError(kind, message, bullets + [
         ("i", "Build the model as it was built for the checkpoint (the same "
               "layers, names, sizes and dtypes), then restore.")])
 
 
 def check_match(saved: dict, variables: dict) -> None:
-    """Same names, shapes and dtypes in the checkpoint and the model.
+    """Same names, shapes and dtypes in the checkpoint and the model, for
+    the groups of `variables` (the weights alone, for `weights_only`).
 
     Raises:
         KerasmeshError: `checkpoint_variables` (names differ),
@@ -125,7 +141,7 @@ def check_match(saved: dict, variables: dict) -> None:
                                  (f" (and {len(extra) - 1} more)."
                                   if len(extra) > 1 else ".")))
         raise mismatch(kinds.CHECKPOINT_VARIABLES, "The checkpoint's variables "
-                       "must match the model's.", bullets)
+                       "must match the model's.", bullets, missing + extra)
 
 
 def check_array(key: str, saved: Any, v: Any) -> None:
@@ -136,12 +152,13 @@ def check_array(key: str, saved: Any, v: Any) -> None:
             kinds.CHECKPOINT_SHAPE, f"Variable \"{key}\" must have the "
             "shape it was saved with.",
             [("x", f"Saved {_shape(shape)}; the model's is "
-                   f"{_shape(v.shape)}.")])
+                   f"{_shape(v.shape)}.")], [key])
     if str(saved.dtype) != str(v.dtype):
         raise mismatch(
             kinds.CHECKPOINT_DTYPE, f"Variable \"{key}\" must have the "
             "dtype it was saved with.",
-            [("x", f"Saved as {saved.dtype}; the model's is {v.dtype}.")])
+            [("x", f"Saved as {saved.dtype}; the model's is {v.dtype}.")],
+            [key])
 
 
 def _shape(shape) -> str:

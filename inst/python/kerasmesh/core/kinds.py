@@ -145,6 +145,11 @@ CHECKPOINT_INCOMPLETE = _kind(
 CHECKPOINT_LAYOUT = _kind(
     "checkpoint_layout",
     error="A saved variable can't be placed with the requested layout.")
+CHECKPOINT_LOCK = _kind(
+    "checkpoint_lock",
+    error="Another writer held the checkpoint directory's lock for the "
+          "whole `timeout` (the message names the lock file and who may "
+          "hold it).")
 CHECKPOINT_MODEL = _kind(
     "checkpoint_model",
     error="The model to save or restore is not built.")
@@ -341,7 +346,8 @@ SHAPE = _kind(
     error="A shape is not a vector of whole numbers.")
 TIMEOUT = _kind(
     "timeout",
-    error="Costing a training step took longer than its timeout.")
+    error="A call took longer than its `timeout` (costing a training "
+          "step, waiting for a checkpoint save or read).")
 TOPOLOGY = _kind(
     "topology",
     error="A device topology is not one: an unknown preset, a figure that "

@@ -1,0 +1,226 @@
+"""Checkpoint benchmarks: kerasmesh beside Keras's and Orbax's own, on the
+same model in the same run (bench/run.R runs each in fresh processes).
+
+    python checkpoint.py stall kerasmesh|keras   stall per save in fit()
+                                                 (40 steps of batch 16)
+    python checkpoint.py saveload                save and restore times
+    python checkpoint.py multi                   2 processes x 4 devices
+
+The model: an MLP 4096 -> 10240 -> 4096 (83.9 million parameters) with
+Adam, model parallel on a 2 x 4 mesh of simulated CPU devices: 1.0 GB of
+state (weights and Adam's two slots). Prints "name value" lines.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "inst", "python"))
+
+STEPS, EVERY, BATCH = 40, 5, 16
+WIDTH, HIDDEN = 4096, 10240
+
+
+def devices(n):
+    os.environ["XLA_FLAGS"] = \
+        f"--xla_force_host_platform_device_count={n}"
+
+
+def model_and_data():
+    import keras
+    import numpy as np
+
+    mesh = keras.distribution.DeviceMesh((2, 4), ["data", "model"])
+    lm = keras.distribution.LayoutMap(mesh)
+    lm[".*dense.*kernel"] = (None, "model")
+    lm[".*dense.*bias"] = ("model",)
+    keras.distribution.set_distribution(keras.distribution.ModelParallel(
+        layout_map=lm, batch_dim_name="data", auto_shard_dataset=False))
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential([
+        keras.Input((WIDTH,)),
+        keras.layers.Dense(HIDDEN, activation="relu", name="dense"),
+        keras.layers.Dense(WIDTH, name="dense_1")], name="mlp")
+    model.compile(optimizer="adam", loss="mse")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(STEPS * BATCH, WIDTH)).astype("float32")
+    return model, x, x
+
+
+def fit(model, x, y, callbacks):
+    start = time.perf_counter()
+    model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0,
+              callbacks=callbacks)
+    return time.perf_counter() - start
+
+
+def step_times(keras):
+    """A callback recording when each training step (with the callbacks
+    before it) ends."""
+    class Times(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.ends = []
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.ends.append(time.perf_counter())
+
+    return Times()
+
+
+def stall(who):
+    """Seconds per save that training stops for, with a save every EVERY
+    steps: the mean time of a step that saved (its save included, as the
+    step-time callback comes after the checkpoint callback) less the
+    median time of the steps that did not."""
+    devices(8)
+    import keras
+    import numpy as np
+
+    model, x, y = model_and_data()
+    fit(model, x[:2 * BATCH], y[:2 * BATCH], [])  # compile
+    d = tempfile.mkdtemp()
+    try:
+        if who == "kerasmesh":
+            from kerasmesh.checkpoint.callback import callback
+
+            cb = callback(d, every=EVERY, unit="step", keep=1)
+        else:
+            cb = keras.callbacks.OrbaxCheckpoint(
+                d, save_freq=EVERY, max_to_keep=1, save_on_background=True)
+        fit(model, x[:EVERY * BATCH], y[:EVERY * BATCH], [cb])  # warm up
+        times = step_times(keras)
+        start = int(model.optimizer.iterations.numpy())
+        took_fit = fit(model, x, y, [cb, times])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    took = np.diff(times.ends)  # took[i]: step start + i + 2
+    steps = start + 2 + np.arange(len(took))
+    saved = took[steps % EVERY == 0]
+    other = took[steps % EVERY != 0]
+    print(f"stall_seconds {max(saved.mean() - np.median(other), 0)}")
+    print(f"step_seconds {np.median(other)}")
+    print(f"fit_seconds {took_fit}")
+
+
+def state_tree(model):
+    from kerasmesh.checkpoint.variables import keyed_variables, nest
+
+    model.optimizer.build(model.trainable_variables)
+    return nest({k: v.value for k, v in keyed_variables(model).items()})
+
+
+def read_orbax(ocp, path, shardings, tries=3):
+    """Orbax's own read, as its users write it: the saved tree's metadata,
+    given the placements to read onto. Orbax's metadata read fails now
+    and then on a loaded machine ("incompatible handler"): tried again."""
+    from kerasmesh.checkpoint.variables import abstract_tree
+
+    for attempt in range(tries):
+        try:
+            meta = ocp.metadata(path, checkpointable_name="pytree").metadata
+            return ocp.load_checkpointables(path, {"pytree": abstract_tree(
+                meta, {k: k for k in shardings}, shardings)})
+        except Exception:  # noqa: BLE001 - raised on the last try
+            if attempt == tries - 1:
+                raise
+
+
+def saveload():
+    """A foreground save and a restore of the same state: kerasmesh's
+    save_checkpoint() and restore_checkpoint() beside Orbax's own
+    save_checkpointables() and load_checkpointables()."""
+    devices(8)
+    import jax
+    from orbax.checkpoint import v1 as ocp
+    from kerasmesh.checkpoint import restore as cr, store as ck
+
+    from kerasmesh.checkpoint.variables import flatten
+
+    model, _, _ = model_and_data()
+    tree = state_tree(model)
+    shardings = {k: a.sharding for k, a in flatten(tree).items()}
+    root = tempfile.mkdtemp()
+    try:
+        for i in range(3):  # the first round warms both up
+            t = time.perf_counter()
+            ocp.save_checkpointables(os.path.join(root, f"o{i}"),
+                                     {"pytree": tree})
+            orbax_save = time.perf_counter() - t
+            t = time.perf_counter()
+            ck.save(model, os.path.join(root, f"k{i}"), step=1)
+            ours_save = time.perf_counter() - t
+            t = time.perf_counter()
+            # Orbax's own read, as its users write it: the saved tree's
+            # metadata, given the placements to read onto.
+            path = os.path.join(root, f"o{i}")
+            jax.block_until_ready(read_orbax(ocp, path, shardings))
+            orbax_load = time.perf_counter() - t
+            t = time.perf_counter()
+            cr.restore(model, os.path.join(root, f"k{i}"))
+            ours_load = time.perf_counter() - t
+        print(f"kerasmesh_save {ours_save}\norbax_save {orbax_save}")
+        print(f"kerasmesh_restore {ours_load}\norbax_restore {orbax_load}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def multi_worker(index, port, root):
+    """One of 2 processes with 4 devices each: the 2 x 4 save, kerasmesh's
+    and Orbax's own, timed in process 0."""
+    devices(4)
+    import jax
+
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(f"127.0.0.1:{port}", num_processes=2,
+                               process_id=index)
+    from orbax.checkpoint import v1 as ocp
+    from kerasmesh.checkpoint import store as ck
+
+    model, _, _ = model_and_data()
+    tree = state_tree(model)
+    for i in range(2):
+        t = time.perf_counter()
+        ocp.save_checkpointables(os.path.join(root, f"o{i}"),
+                                 {"pytree": tree})
+        orbax_save = time.perf_counter() - t
+        t = time.perf_counter()
+        ck.save(model, os.path.join(root, f"k{i}"), step=1)
+        ours_save = time.perf_counter() - t
+    if index == 0:
+        print(f"multi_kerasmesh_save {ours_save}\n"
+              f"multi_orbax_save {orbax_save}")
+
+
+def multi():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = tempfile.mkdtemp()
+    try:
+        procs = [subprocess.Popen([sys.executable, __file__, "worker",
+                                   str(i), str(port), root])
+                 for i in range(2)]
+        codes = [p.wait(timeout=900) for p in procs]
+        assert codes == [0, 0], codes
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    what = sys.argv[1]
+    if what == "stall":
+        stall(sys.argv[2])
+    elif what == "saveload":
+        saveload()
+    elif what == "multi":
+        multi()
+    else:
+        multi_worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])

@@ -1,0 +1,135 @@
+"""Background saves: the call returns once the arrays are copied, training
+goes on, and an error is raised where the save is next waited for."""
+
+import errno
+import os
+
+import pytest
+
+import checkpoint_workers as workers
+from checkpoint_models import build, data, values
+from kerasmesh.checkpoint import background as cb
+from kerasmesh.checkpoint import restore as cr
+from kerasmesh.checkpoint import store as ck
+from kerasmesh.checkpoint.callback import callback
+from kerasmesh.core.errors import KerasmeshError
+from test_checkpoint_commit import same, saved_values
+
+
+def test_a_background_save_keeps_the_values_of_its_moment(
+        tmp_path, distribution):
+    distribution((2, 4))
+    model = build()
+    x, y = data()
+    model.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    at_save = values(model)
+    out = ck.save(model, str(tmp_path), step=4, background=True)
+    assert out["pending"] is True and out["step"] == 4
+    assert cb.pending() == [{"directory": str(tmp_path), "step": 4}]
+    model.fit(x, y, epochs=2, batch_size=16, verbose=0)  # trains on
+    done = ck.wait()
+    assert done["pending"] is False and cb.pending() == []
+    assert ck.wait() is None  # nothing pending: returns at once
+    assert same(at_save, saved_values(str(tmp_path)))
+    assert not same(at_save, values(model))
+
+
+def failing_write(monkeypatch, error):
+    def fail(response):
+        response.result()
+        raise error
+
+    monkeypatch.setattr(ck, "finish_write", fail)
+
+
+@pytest.mark.parametrize("error,why", [
+    (OSError(errno.ENOSPC, "No space left on device"),
+     "No space left on device"),
+    (ValueError("RESOURCE_EXHAUSTED: [os_error_code='27']"),
+     "File too large"),
+    (FileNotFoundError(errno.ENOENT, "No such file or directory"),
+     "FileNotFoundError")])
+def test_a_failed_background_save_is_raised_by_wait_and_keeps_the_old(
+        tmp_path, distribution, monkeypatch, error, why):
+    distribution((2, 4))
+    d = str(tmp_path)
+    model = build(seed=1)
+    ck.save(model, d, step=3)
+    failing_write(monkeypatch, error)
+    ck.save(build(seed=2), d, step=3, overwrite=True, background=True)
+    with pytest.raises(KerasmeshError) as info:
+        ck.wait()
+    assert info.value.kind == "checkpoint_write"
+    assert why in str(info.value)
+    assert ck.wait() is None  # raised once, then no longer pending
+    assert sorted(os.listdir(d)) == [".kerasmesh.lock", "3"]
+    assert same(values(model), saved_values(d))
+
+
+def test_a_failed_background_save_is_raised_by_the_next_save(
+        tmp_path, distribution, monkeypatch):
+    distribution((2, 4))
+    d = str(tmp_path)
+    model = build()
+    failing_write(monkeypatch, OSError(errno.EIO, "Input/output error"))
+    ck.save(model, d, step=1, background=True)
+    monkeypatch.undo()
+    with pytest.raises(KerasmeshError) as info:
+        ck.save(model, d, step=2, background=True)
+    assert info.value.kind == "checkpoint_write"
+    assert "Step 1" in str(info.value)
+    ck.save(model, d, step=2, background=True)  # goes on once raised
+    ck.wait()
+    assert cr.info(d)["steps"]["step"] == [2]
+
+
+def test_a_callbacks_failed_save_stops_fit_at_its_end(
+        tmp_path, distribution, monkeypatch):
+    distribution((2, 4))
+    failing_write(monkeypatch, OSError(errno.ENOSPC, "No space left"))
+    cb_ = callback(str(tmp_path), every=1, unit="epoch")
+    x, y = data()
+    with pytest.raises(KerasmeshError) as info:
+        build().fit(x, y, epochs=1, batch_size=16, verbose=0,
+                    callbacks=[cb_])
+    assert info.value.kind == "checkpoint_write"
+    assert cb.pending() == []
+
+
+def test_a_pending_save_is_waited_for_by_a_restore(tmp_path, distribution):
+    distribution((2, 4))
+    model = build()
+    ck.save(model, str(tmp_path), step=5, background=True)
+    fresh = build(seed=9)
+    assert cr.restore(fresh, str(tmp_path))["step"] == 5
+    assert cb.pending() == []
+    assert same(values(model), values(fresh))
+
+
+def test_waiting_past_the_timeout_is_a_timeout_and_the_save_goes_on(
+        tmp_path, distribution, monkeypatch):
+    import threading
+
+    distribution((2, 4))
+    gate = threading.Event()
+    real = ck.finish_write
+
+    def slow(response):
+        gate.wait(30)
+        real(response)
+
+    monkeypatch.setattr(ck, "finish_write", slow)
+    ck.save(build(), str(tmp_path), step=1, background=True)
+    with pytest.raises(KerasmeshError) as info:
+        ck.wait(timeout=0.2)
+    assert info.value.kind == "timeout"
+    assert cb.pending()[0]["step"] == 1
+    gate.set()
+    assert ck.wait()["step"] == 1
+
+
+def test_a_process_exiting_with_a_pending_save_finishes_it(tmp_path):
+    code = workers.run(workers.save_and_exit, str(tmp_path), 7)
+    assert code == 0
+    [step] = cr.info(str(tmp_path))["steps"]["step"]
+    assert step == 7

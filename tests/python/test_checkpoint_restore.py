@@ -1,0 +1,98 @@
+"""Restoring: the weights alone, and what a mismatch of the optimizer's
+state says."""
+
+import os
+import resource
+import signal
+
+import keras
+import numpy as np
+import pytest
+
+import checkpoint_workers as workers
+from checkpoint_models import build, data
+from kerasmesh.checkpoint import restore as cr
+from kerasmesh.checkpoint import store as ck
+from kerasmesh.core.errors import KerasmeshError
+
+
+def weights(model):
+    return {v.path: np.asarray(v.value) for v in model.weights}
+
+
+def quantized(seed, trained=False):
+    """A model compiled, then quantized to int8 (its optimizer built for
+    the float kernels when `trained`)."""
+    model = build(seed=seed)
+    if trained:
+        model.optimizer.build(model.trainable_variables)
+    model.quantize("int8")
+    return model
+
+
+def test_a_quantized_models_checkpoint_restores_its_weights_alone(tmp_path):
+    d = str(tmp_path)
+    saved = quantized(1)
+    x, y = data()
+    saved.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    ck.save(saved, d)
+    target = quantized(2, trained=True)
+    with pytest.raises(KerasmeshError) as info:
+        cr.restore(target, d)
+    assert info.value.kind in ("checkpoint_variables", "checkpoint_shape")
+    text = str(info.value)
+    assert "Only the optimizer's state differs" in text
+    assert "`weights_only = TRUE`" in text
+    iterations = int(target.optimizer.iterations.numpy())
+    out = cr.restore(target, d, weights_only=True)
+    assert out["step"] == 4
+    before, after = weights(saved), weights(target)
+    assert before.keys() == after.keys()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert int(target.optimizer.iterations.numpy()) == iterations
+
+
+def test_a_model_that_differs_in_its_weights_gets_no_optimizer_hint(
+        tmp_path):
+    ck.save(build(), str(tmp_path))
+    with pytest.raises(KerasmeshError) as info:
+        cr.restore(build(units=48), str(tmp_path), weights_only=True)
+    assert info.value.kind == "checkpoint_shape"
+    assert "weights_only" not in str(info.value)
+
+
+def save_file_size_limited(directory):
+    """Save with a file-size limit (RLIMIT_FSIZE) below the step's size:
+    the write fails with EFBIG. Returns the error's kind."""
+    from kerasmesh.core.errors import KerasmeshError
+
+    model = workers._model(1)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    try:
+        ck.save(model, directory, step=1)
+    except KerasmeshError as e:
+        return e.kind, str(e)
+    return None, ""
+
+
+def test_a_file_size_limit_is_a_write_error(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        kind, text = pool.apply_async(save_file_size_limited,
+                                      (str(tmp_path),)).get(timeout=180)
+    assert kind == "checkpoint_write", text
+    assert "File too large" in text
+    assert not any(n.startswith(".kerasmesh-staging")
+                   for n in os.listdir(tmp_path))
+
+
+def test_keras_still_saves_after_a_restore_of_weights_alone(tmp_path):
+    ck.save(build(), str(tmp_path))
+    model = build(seed=3)
+    cr.restore(model, str(tmp_path), weights_only=True)
+    x, y = data()
+    model.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    assert keras.ops.all(keras.ops.isfinite(model.weights[0].value))

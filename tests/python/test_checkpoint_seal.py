@@ -1,0 +1,90 @@
+"""The seal of a step: each process hashes its own files, and small files
+are read without ever blocking or failing on what they hold."""
+
+import os
+import signal
+
+import pytest
+
+from kerasmesh.checkpoint import files as cf
+from kerasmesh.checkpoint import seal
+from test_checkpoint_files import committed_step, orbax_step
+
+
+@pytest.fixture()
+def no_hang():
+    """Fail (rather than hang) a test that blocks for 20 s."""
+    def stop(signum, frame):
+        raise TimeoutError("blocked")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_files_are_hashed_by_the_process_that_wrote_them(tmp_path):
+    names = ["_CHECKPOINT_METADATA", "pytree/_METADATA", "pytree/d/aa",
+             "pytree/ocdbt.process_0/d/bb", "pytree/ocdbt.process_1/d/cc",
+             "pytree/array_metadatas/process_1", "pytree/ocdbt.process_7/x"]
+    for name in names:
+        os.makedirs(tmp_path / os.path.dirname(name), exist_ok=True)
+        (tmp_path / name).write_text(name)
+    assert [seal.owner(n) for n in names] == [0, 0, 0, 0, 1, 1, 7]
+    mine = [sorted(seal.hash_files(str(tmp_path), p, 2)) for p in (0, 1)]
+    # A process number beyond the run's (7 of 2) falls to process 0.
+    assert mine[1] == ["pytree/array_metadatas/process_1",
+                       "pytree/ocdbt.process_1/d/cc"]
+    assert sorted(mine[0] + mine[1]) == sorted(names)
+    assert sorted(seal.hash_files(str(tmp_path))) == sorted(names)
+
+
+@pytest.mark.parametrize("name", [seal.FILE_LIST, "_CHECKPOINT_METADATA"])
+def test_a_fifo_named_as_a_step_file_blocks_nothing(tmp_path, no_hang, name):
+    d = str(tmp_path)
+    committed_step(d, 4)
+    path = committed_step(d, 8)
+    os.remove(os.path.join(path, name))
+    os.mkfifo(os.path.join(path, name))
+    steps = cf.scan(d)
+    assert [s["complete"] for s in steps] == [True, False]
+    assert cf.pick_step(d)[0]["step"] == 4
+    assert seal.read_json(os.path.join(path, name)) is None
+
+
+def test_a_fifo_in_another_tools_step_makes_it_incomplete(tmp_path, no_hang):
+    d = str(tmp_path)
+    orbax_step(d, 2)
+    os.makedirs(tmp_path / "2" / "pytree", exist_ok=True)
+    os.mkfifo(tmp_path / "2" / "pytree" / "_METADATA")
+    [step] = cf.scan(d)
+    assert not step["complete"]
+    assert "pytree/_METADATA, which is not a regular file" in step["problem"]
+
+
+@pytest.mark.parametrize("name", [seal.FILE_LIST, "_CHECKPOINT_METADATA",
+                                  "pytree/_METADATA"])
+def test_deeply_nested_json_marks_one_step_incomplete(tmp_path, name):
+    d = str(tmp_path)
+    committed_step(d, 4)
+    orbax_step(d, 6)
+    path = committed_step(d, 8) if name != "pytree/_METADATA" else \
+        os.path.join(d, "6")
+    os.makedirs(os.path.join(path, "pytree"), exist_ok=True)
+    with open(os.path.join(path, name), "w") as f:
+        f.write("[" * 200_000 + "]" * 200_000)
+    steps = {s["step"]: s for s in cf.scan(d)}
+    assert steps[4]["complete"]
+    broken = steps[8] if name != "pytree/_METADATA" else steps[6]
+    assert not broken["complete"], broken
+    newest_intact = 6 if name != "pytree/_METADATA" else 4
+    assert cf.pick_step(d)[0]["step"] == newest_intact
+
+
+def test_read_regular_refuses_what_is_not_a_small_regular_file(tmp_path):
+    (tmp_path / "big").write_bytes(b"x" * 100)
+    assert seal.read_regular(str(tmp_path / "big"), limit=10) is None
+    assert seal.read_regular(str(tmp_path / "big")) == b"x" * 100
+    assert seal.read_regular(str(tmp_path)) is None
+    assert seal.read_regular(str(tmp_path / "missing")) is None

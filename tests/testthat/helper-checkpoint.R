@@ -1,0 +1,26 @@
+# Checkpoint tests: killing a save at a named point, in a fresh R process.
+
+# The folder of the test fixtures, as an absolute path for another process.
+fixture_path <- function() {
+  normalizePath(testthat::test_path("fixtures"))
+}
+
+# An R value of the class reticulate gives Python objects, for the tests of
+# what R sends the shim (nothing runs in Python).
+fake_python_object <- function() {
+  structure(list(), class = "python.builtin.object")
+}
+
+# In the process that calls it: its next checkpoint save SIGKILLs the
+# process at `point` (see fixtures/checkpoint_kill.py). Loads the shim
+# first.
+kill_save_at <- function(point, fixtures) {
+  kerasmesh::list_devices()
+  reticulate::py_run_string(paste0(
+    "import sys\n",
+    "sys.path.insert(0, ", encodeString(fixtures, quote = "'"), ")\n",
+    "import checkpoint_kill\n",
+    "checkpoint_kill.kill_at(", encodeString(point, quote = "'"), ")\n"
+  ))
+  invisible()
+}

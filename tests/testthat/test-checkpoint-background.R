@@ -1,0 +1,250 @@
+# Background saves, checkpoint_wait(), the lock's timeout, weights-only
+# restores and the renamed callback.
+
+# A Python process that holds `dir`'s lock as kerasmesh's writers do
+# (flock(), its pid and host written in the file) until it is killed.
+hold_lock <- function(dir) {
+  code <- paste(
+    "import fcntl, json, os, socket, sys, time",
+    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)",
+    "fcntl.flock(fd, fcntl.LOCK_EX)",
+    paste0("os.write(fd, json.dumps({'pid': os.getpid(), ",
+           "'host': socket.gethostname()}).encode())"),
+    "print('held', flush=True)",
+    "time.sleep(120)",
+    sep = "\n"
+  )
+  p <- processx::process$new(reticulate::py_exe(),
+                             c("-c", code, file.path(dir, ".kerasmesh.lock")),
+                             stdout = "|")
+  lines <- character()
+  for (i in 1:200) {
+    p$poll_io(100)
+    lines <- c(lines, p$read_output_lines())
+    if ("held" %in% lines) {
+      return(p)
+    }
+  }
+  p$kill()
+  stop("The lock holder did not start.")
+}
+
+test_that("a background save returns at once and checkpoint_wait() ends it", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  data <- mlp_data()
+  model <- train_mlp(build_mlp(), data, epochs = 1L)
+  at_save <- variable_values(model)
+  saved <- save_checkpoint(model, dir, step = 4, background = TRUE)
+  expect_true(saved$pending)
+  train_mlp(model, data, epochs = 2L) # training goes on
+  done <- checkpoint_wait()
+  expect_false(done$pending)
+  expect_identical(done$step, 4L)
+  expect_null(checkpoint_wait()) # nothing pending: at once
+  fresh <- build_mlp()
+  expect_identical(restore_checkpoint(fresh, dir)$step, 4L)
+  expect_identical(max_abs_diff(at_save, variable_values(fresh)), 0)
+})
+
+test_that("a failed background save is a classed error at checkpoint_wait()", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  save_checkpoint(model, dir, step = 1)
+  reticulate::py_run_string(paste(
+    "import errno, sys",
+    "store = sys.modules['kerasmesh.checkpoint.store']",
+    "_real = store.finish_write",
+    "def _full(response):",
+    "    _real(response)",
+    "    raise OSError(errno.ENOSPC, 'No space left on device')",
+    "store.finish_write = _full",
+    sep = "\n"
+  ))
+  withr::defer(reticulate::py_run_string("store.finish_write = _real"))
+  save_checkpoint(model, dir, step = 2, background = TRUE)
+  e <- expect_error(checkpoint_wait(),
+                    class = "kerasmesh_error_checkpoint_write")
+  expect_match(conditionMessage(e), "No space left on device", fixed = TRUE)
+  expect_null(checkpoint_wait())
+  expect_identical(checkpoint_info(dir)$steps$step, 1L)
+})
+
+test_that("the callback saves in the background and fit() waits at its end", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  cb <- callback_checkpoint(dir, every = 2, unit = "step", keep = 2)
+  data <- mlp_data()
+  model$fit(data$x, data$y, epochs = 2L, batch_size = 16L, shuffle = FALSE,
+            verbose = 0L, callbacks = list(cb))
+  expect_null(checkpoint_wait()) # fit() waited for the last save
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$step, c(6L, 8L))
+  expect_true(all(info$steps$complete))
+  fresh <- build_mlp()
+  restore_checkpoint(fresh, dir)
+  expect_identical(max_abs_diff(variable_values(model),
+                                variable_values(fresh)), 0)
+})
+
+test_that("a background save killed at any point leaves a complete step", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  old <- build_mlp()
+  save_checkpoint(old, dir, step = 3)
+  old <- variable_values(old)
+  # Another model's weights over step 3, in the background, killed
+  # (SIGKILL) at `point` while R goes on.
+  killed_save <- function() {
+    keras <- reticulate::import("keras")
+    kill_save_at(point, fixtures)
+    keras$utils$set_random_seed(99L)
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(32L)), keras$layers$Dense(64L, name = "dense"),
+      keras$layers$Dense(16L, name = "dense_1")
+    ), name = "sequential")
+    model$compile(optimizer = "adam", loss = "mse")
+    save_checkpoint(model, dir, step = 3, overwrite = TRUE, keep = 1,
+                    background = TRUE)
+    # Training goes on in Python (R code alone would pause the save: R
+    # holds Python's lock while it runs), and is killed before it ends.
+    reticulate::py_run_string("import time; time.sleep(60)")
+  }
+  survivors <- c(copying = "old", copied = "old", written = "old",
+                 hashed = "old", sealed = "old", retired = "new",
+                 swapped = "new", pruned = "new")
+  for (point in names(survivors)) {
+    environment(killed_save) <- list2env(
+      list(dir = dir, point = point, fixtures = fixture_path(),
+           kill_save_at = kill_save_at),
+      parent = globalenv()
+    )
+    killed <- tryCatch(in_fresh_r(killed_save, timeout = 120),
+                       error = identity)
+    expect_s3_class(killed, "error")
+    info <- checkpoint_info(dir)
+    expect_identical(info$steps$step, 3L, info = point)
+    expect_true(info$steps$complete, info = point)
+    restored <- build_mlp()
+    restore_checkpoint(restored, dir)
+    same_as_old <- max_abs_diff(old, variable_values(restored)) == 0
+    expect_identical(same_as_old, survivors[[point]] == "old", info = point)
+  }
+  save_checkpoint(build_mlp(), dir, step = 4)
+  expect_identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)),
+                   c(".kerasmesh.lock", "3", "4"))
+})
+
+test_that("R finishes a pending background save when it exits", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  save_and_quit <- function() {
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
+    ), name = "small")
+    save_checkpoint(model, dir, step = 7, background = TRUE)$pending
+  }
+  environment(save_and_quit) <- list2env(list(dir = dir),
+                                         parent = globalenv())
+  expect_true(in_fresh_r(save_and_quit, timeout = 120))
+  info <- checkpoint_info(dir)
+  expect_identical(info$steps$step, 7L)
+  expect_true(info$steps$complete)
+})
+
+test_that("Ctrl-C stops a save waiting for the directory's lock", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  skip_if_not_installed("callr")
+  dir <- withr::local_tempdir("checkpoint")
+  holder <- hold_lock(dir)
+  withr::defer(holder$kill())
+  waiter <- callr::r_bg(function(dir) {
+    library(kerasmesh)
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L)
+    ))
+    cat("waiting\n")
+    tryCatch(save_checkpoint(model, dir, timeout = 600),
+             interrupt = function(e) "interrupted")
+  }, args = list(dir = dir), stdout = "|")
+  withr::defer(waiter$kill())
+  for (i in 1:600) {
+    waiter$poll_io(100)
+    if (any(grepl("waiting", waiter$read_output_lines()))) break
+  }
+  Sys.sleep(2)
+  waiter$interrupt()
+  waiter$wait(30000)
+  expect_false(waiter$is_alive())
+  expect_identical(waiter$get_result(), "interrupted")
+})
+
+test_that("a lock held by another writer ends in a classed error naming it", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  model <- build_mlp()
+  holder <- hold_lock(dir)
+  withr::defer(holder$kill())
+  started <- Sys.time()
+  e <- expect_error(save_checkpoint(model, dir, timeout = 1),
+                    class = "kerasmesh_error_checkpoint_lock")
+  expect_lt(as.numeric(difftime(Sys.time(), started, units = "secs")), 30)
+  expect_match(conditionMessage(e), file.path(dir, ".kerasmesh.lock"),
+               fixed = TRUE)
+  expect_match(conditionMessage(e), paste("process", holder$get_pid()),
+               fixed = TRUE)
+  expect_snapshot(error = TRUE, save_checkpoint(model, dir, timeout = 0.5),
+                  transform = function(lines) {
+                    lines <- gsub("/[^ ]*/\\.kerasmesh\\.lock", "<lock>", lines)
+                    lines <- gsub("process [0-9]+ on host [^ ,]+",
+                                  "process <pid> on host <host>", lines)
+                    gsub("held for [0-9]+ s", "held for <n> s", lines)
+                  })
+  holder$kill()
+  expect_identical(save_checkpoint(model, dir, step = 1)$step, 1L)
+})
+
+test_that("restore_checkpoint(weights_only = TRUE) leaves the optimizer", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  data <- mlp_data()
+  trained <- train_mlp(build_mlp(), data, epochs = 1L)
+  save_checkpoint(trained, dir)
+  keras <- keras()
+  fresh <- build_mlp()
+  fresh$compile(optimizer = keras$optimizers$SGD(), loss = "mse")
+  e <- expect_error(restore_checkpoint(fresh, dir),
+                    class = "kerasmesh_error_checkpoint_variables")
+  expect_match(conditionMessage(e), "weights_only = TRUE", fixed = TRUE)
+  restored <- restore_checkpoint(fresh, dir, weights_only = TRUE)
+  expect_identical(restored$step, 4L)
+  expect_identical(max_abs_diff(variable_values(trained),
+                                variable_values(fresh)), 0)
+  expect_identical(fresh$optimizer$iterations$numpy()$item(), 0L)
+})
+
+test_that("checkpoint_callback() still works, with a deprecation warning", {
+  expect_warning(
+    expect_error(checkpoint_callback("dir", every = 0),
+                 class = "kerasmesh_error_argument"),
+    class = "kerasmesh_warning_deprecated"
+  )
+  expect_snapshot(error = TRUE, checkpoint_callback("dir", keep = 0))
+})
+
+test_that("background, weights_only and timeout are checked", {
+  expect_snapshot(error = TRUE, {
+    save_checkpoint(fake_python_object(), "dir", background = NA)
+    save_checkpoint(fake_python_object(), "dir", timeout = 0)
+    restore_checkpoint(fake_python_object(), "dir", weights_only = "yes")
+    callback_checkpoint("dir", background = c(TRUE, FALSE))
+    checkpoint_wait(timeout = -1)
+  })
+})
