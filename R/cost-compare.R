@@ -59,7 +59,7 @@
 compare_layouts <- function(model, distributions, batch_size,
                             optimizer = NULL, loss = NULL,
                             input_shapes = NULL, remat = NULL,
-                            accumulation_steps = 1, ..., memory = NULL,
+                            accumulation_steps = NULL, ..., memory = NULL,
                             topology = NULL, timeout = 600,
                             layouts = deprecated(),
                             device_memory = deprecated()) {
@@ -115,7 +115,7 @@ check_distributions <- function(x, arg = rlang::caller_arg(x),
 # kept, with the original as the parent).
 cost_layouts <- function(model, layouts, batch_size, step, started, call,
                          topology = NULL,
-                         levers = list(accumulation_steps = 1L)) {
+                         levers = list()) {
   timeout <- step$timeout
   results <- with_plan_model(model, function(m) {
     shim_call("compare.layout_costs", model = m,

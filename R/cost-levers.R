@@ -3,8 +3,8 @@
 # and `accumulation_steps`, checked in R before Python starts.
 
 # The step's levers of layout_cost() and compare_layouts(): `remat` (NULL
-# for the model as it is) and `accumulation_steps`, which must divide
-# `batch_size`.
+# for the model as it is) and `accumulation_steps` (NULL for the optimizer
+# as it is), which must divide `batch_size`.
 cost_levers_args <- function(remat, accumulation_steps, batch_size, call) {
   list(
     remat = check_remat(remat, allow_null = TRUE, call = call),
@@ -15,6 +15,9 @@ cost_levers_args <- function(remat, accumulation_steps, batch_size, call) {
 
 check_accumulation_steps <- function(accumulation_steps, batch_size,
                                      call = rlang::caller_env()) {
+  if (is.null(accumulation_steps)) {
+    return(NULL)
+  }
   steps <- check_whole(accumulation_steps, kind = kinds$accumulation_steps,
                        call = call)
   if (batch_size %% steps != 0) {

@@ -37,7 +37,8 @@
 #' With `accumulation_steps` k, the compiled step takes a micro-batch of
 #' `batch_size / k` samples, and its optimizer is the given one with Keras's
 #' `gradient_accumulation_steps = k` (replacing the optimizer's own
-#' setting): it sums k steps' gradients in accumulators, one per trainable
+#' setting; `NULL`, the default, keeps the optimizer as it is, its own
+#' accumulators counted, and `batch_size` is one step's batch): it sums k steps' gradients in accumulators, one per trainable
 #' variable and laid out as that variable, counted in `optimizer`, and
 #' updates the weights every k-th step. The micro-batch must split evenly
 #' over the batch axis. `inputs`, `activations`, `flops` and the
@@ -93,7 +94,8 @@
 #'   applied to it, else `"none"`).
 #' @param accumulation_steps Micro-batches per optimizer update (Keras's
 #'   `gradient_accumulation_steps`): a whole number that divides
-#'   `batch_size`. `batch_size` stays the global batch; see below.
+#'   `batch_size`, which stays the global batch (see below); `NULL` for
+#'   the optimizer as it is.
 #' @param ... Must be empty.
 #' @param timeout Seconds the whole call may take (see below). The
 #'   default, 300, is sized for one compile of a large model: a
@@ -152,7 +154,7 @@
 #' plot(cost)
 layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, remat = NULL,
-                        accumulation_steps = 1, ..., topology = NULL,
+                        accumulation_steps = NULL, ..., topology = NULL,
                         timeout = 300) {
   check_dots_none()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
@@ -167,7 +169,7 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, timeout = 300,
                         started = elapsed_seconds(),
                         call = rlang::caller_env(), remat = NULL,
-                        accumulation_steps = 1, topology = NULL) {
+                        accumulation_steps = NULL, topology = NULL) {
   check_plan_model(model, arg = "model", call = call)
   distribution <- check_distribution(distribution, allow_null = FALSE,
                                      call = call)

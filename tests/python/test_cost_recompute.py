@@ -102,11 +102,16 @@ def test_micro_batches_count_accumulators_and_shrink_the_step(dp):
     assert four["xla"]["temp"] < 0.5 * one["xla"]["temp"]
 
 
-def test_the_optimizers_own_accumulation_is_replaced(dp):
+def test_the_optimizers_own_accumulation_is_kept_unless_steps_are_given(dp):
     adam = keras.optimizers.Adam(gradient_accumulation_steps=8)
     own = cost.layout_cost(mlp, dp, 16, adam, "mse")
+    replaced = cost.layout_cost(mlp, dp, 16, adam, "mse",
+                                accumulation_steps=1)
     plain = cost.layout_cost(mlp, dp, 16, "adam", "mse")
-    assert own["memory"]["optimizer"] == plain["memory"]["optimizer"]
+    assert replaced["memory"]["optimizer"] == plain["memory"]["optimizer"]
+    assert own["memory"]["optimizer"] > plain["memory"]["optimizer"]
+    assert own["accumulation_steps"] == 1
+    assert own["micro_batch_size"] == 16
     assert adam.gradient_accumulation_steps == 8
 
 

@@ -54,3 +54,15 @@ def test_the_optimizer_accumulates_as_many_steps():
     compiled.compile(optimizer="rmsprop", loss="mse")
     assert isinstance(acc.accumulating_optimizer(None, compiled, 2),
                       keras.optimizers.RMSprop)
+
+
+def test_no_steps_keeps_the_optimizers_own_accumulation():
+    assert acc.accumulating_optimizer("adam", mlp(), None) == "adam"
+    compiled = mlp()
+    compiled.compile(optimizer=keras.optimizers.Adam(
+        gradient_accumulation_steps=2), loss="mse")
+    kept = acc.accumulating_optimizer(None, compiled, None)
+    assert kept is not compiled.optimizer
+    assert kept.gradient_accumulation_steps == 2
+    assert acc.accumulating_optimizer(None, compiled, 1) \
+        .gradient_accumulation_steps is None

@@ -42,7 +42,7 @@ def layout_costs(model: Any, distributions: list, batch_size: Any,
                  optimizer: Any = None, loss: Any = None,
                  input_shapes: dict | None = None, timeout: Any = 300,
                  spent: Any = 0, remat: Any = None,
-                 accumulation_steps: Any = 1,
+                 accumulation_steps: Any = None,
                  topology: Any = None) -> list[dict]:
     """`cost.layout_cost()` of each distribution, the model built once.
 

@@ -105,7 +105,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
                 input_shapes: dict | None = None, timeout: Any = 300,
                 spent: Any = 0, quick: bool = False, remat: Any = None,
-                accumulation_steps: Any = 1, topology: Any = None) -> dict:
+                accumulation_steps: Any = None,
+                topology: Any = None) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -123,7 +124,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             `deadline.py`), less `spent`, seconds the caller spent before.
         quick: compile with `deadline.QUICK` (the search's candidates).
         remat, accumulation_steps: the step's levers (`recompute.Levers`):
-            remat None costs the model as it is.
+            remat None costs the model as it is, accumulation_steps
+            None the optimizer as it is.
         topology: the machine to model the step's time on, or None.
 
     Returns:
@@ -233,8 +235,9 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
     model = plan.as_model(model)
     if optimizer is None and getattr(model, "optimizer", None) is None:
         optimizer = "sgd"
-    optimizer = accumulating_optimizer(optimizer, model,
-                                       levers.accumulation_steps)
+    optimizer = accumulating_optimizer(
+        optimizer, model,
+        levers.accumulation_steps if levers.sets_optimizer else None)
     # The planner's checks and placement: one code path for the bytes.
     clock.phase = "planning the layout"
     planned, placement = plan.plan_placement(

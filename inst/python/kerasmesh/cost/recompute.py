@@ -29,11 +29,15 @@ class Levers:
     Attributes:
         remat: the choice asked for (None: the model's own), then the one
             in effect.
-        accumulation_steps: micro-batches per optimizer update.
+        accumulation_steps: micro-batches per optimizer update (1 when
+            the optimizer is kept as compiled).
         batch_size: the global batch, samples per optimizer update.
         micro_batch_size: samples per compiled step.
         recompute_share: the share of the step's operations spent
             recomputing (`recompute_share()`).
+        sets_optimizer: whether the optimizer's own accumulation is
+            replaced by `accumulation_steps` (False when it was None: the
+            optimizer as compiled, `batch_size` one step's batch).
     """
 
     remat: str | None
@@ -41,6 +45,7 @@ class Levers:
     batch_size: int
     micro_batch_size: int
     recompute_share: float = 0.0
+    sets_optimizer: bool = True
 
     @classmethod
     def of(cls, remat: Any, accumulation_steps: Any, batch_size: int,
@@ -48,14 +53,16 @@ class Levers:
         """The levers of a step of `batch_size` samples, checked.
 
         Raises:
-            KerasmeshError: kind `remat` or `accumulation_steps`
+            KerasmeshError: kind `remat` or `accumulation_steps` (None:
+                the optimizer's own setting)
                 (`plan/accumulation.py`'s checks, for a batch axis
                 `batch_dim` of `ways` devices).
         """
-        return cls(check_remat(remat, allow_none=True),
-                   check_accumulation_steps(accumulation_steps), batch_size,
-                   micro_batch_size(batch_size, accumulation_steps, ways,
-                                    batch_dim))
+        steps = (1 if accumulation_steps is None else
+                 check_accumulation_steps(accumulation_steps))
+        return cls(check_remat(remat, allow_none=True), steps, batch_size,
+                   micro_batch_size(batch_size, steps, ways, batch_dim),
+                   sets_optimizer=accumulation_steps is not None)
 
     def report(self, flops: float) -> dict:
         """Plain values for the cost, given the compiled step's flops."""

@@ -81,19 +81,23 @@ def micro_batch_size(batch_size: int, steps: int, ways: int | None = None,
     return micro
 
 
-def accumulating_optimizer(optimizer: Any, model: Any, steps: int) -> Any:
+def accumulating_optimizer(optimizer: Any, model: Any,
+                           steps: int | None) -> Any:
     """`optimizer` (a name, an optimizer or None for the model's) set to
     accumulate `steps` micro-batches' gradients: a fresh copy with
     Keras's `gradient_accumulation_steps` set (None for 1, whatever the
-    optimizer's own setting). A name with `steps` 1 stays as it is.
+    optimizer's own setting). `steps` None keeps the optimizer's own
+    setting. A name with `steps` 1 or None stays as it is.
 
     Raises:
         KerasmeshError: kind `optimizer` for something Keras can't use.
     """
-    wanted = steps if steps > 1 else None
-    if steps == 1 and isinstance(optimizer, str):
+    if steps in (None, 1) and isinstance(optimizer, str):
         return optimizer
     opt = fresh_optimizer(optimizer, model)
+    if steps is None:
+        return opt
+    wanted = steps if steps > 1 else None
     if opt is None or opt.gradient_accumulation_steps == wanted:
         return opt
     config = dict(opt.get_config(), gradient_accumulation_steps=wanted)
