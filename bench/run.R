@@ -5,8 +5,10 @@
 # `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
 # the named benchmarks (throughput, startup, layout_resolution, book_plan,
 # book_cost, hub_70b, search_8b, search_8b_32, search_70b, search_gemma,
-# search_qwen2, search_exhaustive, checkpoint) and
-# replaces only their rows in bench/results.csv.
+# search_qwen2, search_exhaustive, checkpoint, search_topology_8b,
+# search_topology_70b, search_topology_gemma; search_topology or
+# search-topology for all three) and replaces only their rows in
+# bench/results.csv.
 # book_cost compares with the Keras baseline that allocates the book's model
 # (15 GiB), run once for book_plan; run without book_plan it skips that
 # baseline unless KERASMESH_BENCH_BASELINE=true.
@@ -37,8 +39,15 @@ run <- function(command, args, timeout = 600) {
 benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
                 "book_cost", "hub_70b", "search_8b", "search_8b_32", "search_70b",
                 "search_gemma", "search_qwen2", "search_exhaustive",
-                "checkpoint")
+                "checkpoint", "search_topology_8b", "search_topology_70b",
+                "search_topology_gemma")
 only <- commandArgs(trailingOnly = TRUE)
+topology_names <- c("search_topology_8b", "search_topology_gemma",
+                    "search_topology_70b")
+only <- unique(unlist(lapply(only, function(name) {
+  if (name %in% c("search_topology", "search-topology")) topology_names else
+    name
+})))
 unknown <- setdiff(only, benchmarks)
 if (length(unknown)) {
   stop("Unknown benchmark: ", paste(unknown, collapse = ", "),
@@ -258,6 +267,13 @@ if (wanted("checkpoint")) {
           field(multi, "multi_kerasmesh_save"),
           field(multi, "multi_orbax_save"),
           "2 processes x 4 devices; baseline: Orbax's save_checkpointables()")
+}
+
+# 10. search_layout() on a topology beside hand-written configurations
+# (bench/search_topology.R, bench/search_topology_rows.R).
+source(file.path(bench_dir, "search_topology_rows.R"))
+for (name in topology_names) {
+  if (wanted(name)) add_topology_rows(name)
 }
 
 table <- do.call(rbind, results)
