@@ -3,7 +3,7 @@
 # same model (layout_cost(..., remat =, accumulation_steps =, topology =))
 # and verified by XLA at full depth.
 #
-#   Rscript bench/search_topology.R MODEL hand
+#   Rscript bench/search_topology.R MODEL hand [CONFIG ...]
 #   Rscript bench/search_topology.R MODEL search [TIMEOUT]
 #
 # MODEL is 8b, 70b or gemma (bench/topology_configs.R): Llama-3-8B-shaped
@@ -32,7 +32,9 @@ source(file.path(dirname(sub("^--file=", "", grep(
 args <- commandArgs(trailingOnly = TRUE)
 size <- if (length(args) >= 1) args[[1]] else "8b"
 part <- if (length(args) >= 2) args[[2]] else "hand"
-timeout <- if (length(args) >= 3) as.numeric(args[[3]]) else 300
+timeout <- if (length(args) >= 3 && part == "search") as.numeric(args[[3]]) else
+  300
+only_configs <- if (part == "hand") args[-(1:2)] else character()
 model <- topology_models[[size]]
 if (is.null(model)) stop("MODEL must be one of ", toString(names(topology_models)))
 devices <- 8L * model$nodes
@@ -160,6 +162,7 @@ cost_hand <- function(name, config) {
 if (part == "hand") {
   cat(model$label, "\n")
   configs <- hand_configs(model)
+  if (length(only_configs)) configs <- configs[only_configs]
   for (name in names(configs)) {
     cat(sprintf("config %s: %s\n", name, configs[[name]]$what))
     cost_hand(name, configs[[name]])

@@ -46,9 +46,11 @@ reused_hand <- function(path) {
   fields <- strsplit(trimws(numeric_lines), " +")
   values <- vapply(fields, function(f) as.numeric(f[[2]]), 1)
   names(values) <- vapply(fields, function(f) f[[1]], "")
-  earlier <- grep("^# hand configurations reused from:", all, value = TRUE)
-  header <- if (length(earlier)) earlier[[1]] else
-    paste("# hand configurations reused from:", sub("^# ", "", all[[1]]))
+  header <- grep("^# ", all[seq_len(from - 1)], value = TRUE)
+  if (!grepl("^# hand configurations reused from:", header[[1]])) {
+    header[[1]] <- paste("# hand configurations reused from:",
+                         sub("^# ", "", header[[1]]))
+  }
   list(lines = lines, values = values, header = header)
 }
 
@@ -138,7 +140,9 @@ add_topology_rows <- function(name) {
                                                   found$lines, value = TRUE)[1])
     }
     paste0("found: ", describe(f, "found", said("remat")), ", device order ",
-           said("order"))
+           said("order"), if (isTRUE(get(f, "found_verified") == 1))
+             ", verified by XLA at full depth" else
+               ", NOT verified at full depth (the search ran out of time)")
   }
   add_row(paste0(prefix, "_found_vs_best_time"),
           "found / best fitting hand", "s", "lower", get(f, "found_time_s"),
