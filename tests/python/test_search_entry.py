@@ -1,5 +1,6 @@
 """search_layout(): the walk finds the exhaustive optimum, extrapolates
-honestly from reduced depths, and never reports a false fit."""
+honestly from reduced depths, never reports a false fit, and on a
+topology chooses the mesh, its device order and the levers."""
 
 import itertools
 import warnings
@@ -8,8 +9,8 @@ import keras
 import pytest
 
 from kerasmesh.cost import layout_cost as cost
-from kerasmesh.search import walk as search
-from kerasmesh.search.result import figures
+from kerasmesh.search import entry as search
+from kerasmesh.search.figures import figures
 from kerasmesh.core.errors import KerasmeshError
 
 keras_hub = pytest.importorskip("keras_hub")
@@ -86,7 +87,7 @@ def test_a_budget_nothing_fits_names_the_smallest_memory(mesh):
     with pytest.raises(KerasmeshError) as e:
         search.search_layout(mlp, mesh, 16, "sgd", "mse", memory=100,
                              fixed=one_kernel_free(mesh))
-    assert e.value.kind == "memory_budget"
+    assert e.value.kind == "search_no_fit"
     assert "smallest memory" in str(e.value) and "rules" in str(e.value)
 
 
@@ -245,12 +246,12 @@ def test_out_of_time_before_the_full_compile_returns_the_best_so_far(mesh):
 
 def test_a_search_of_the_whole_model_out_of_time_keeps_its_own_cost(
         mesh, monkeypatch):
-    from kerasmesh.search import result as search_result
+    from kerasmesh.search import verify as search_verify
 
     def out_of_time(self, choice):
         raise KerasmeshError("timeout", "Costing took longer than 0.4 s.")
 
-    monkeypatch.setattr(search_result.Verifier, "_compile", out_of_time)
+    monkeypatch.setattr(search_verify.Verifier, "_compile", out_of_time)
     r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
                              fixed=one_kernel_free(mesh))
     assert r["verified"] is False and r["stopped"] == "timeout"
