@@ -238,43 +238,28 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     """Search the configuration with the least time (or traffic) that fits.
 
     Args:
-        model: a built model or a builder of no arguments; or, with
-            `blocks`, a builder of one argument, the number of blocks.
+        model: a built model or a builder (with `blocks`, of one argument).
         mesh: a Keras DeviceMesh (its shape fixed), or None with a
-            `topology` (the search chooses the mesh).
-        memory: bytes per device (XLA's total), "device" (the topology's
-            memory, or JAX's smallest device limit) or None (no limit).
-        start: a LayoutMap or distribution to start from, or None.
-        fixed: a LayoutMap of rules never changed, or None.
-        objective: "traffic" or "time"; None for "time" with a topology,
-            "traffic" without (on a plain mesh, "time" needs `bandwidth`,
-            bytes/s per mesh axis, and `flop_rate`, FLOPs/s).
-        blocks: the model's depth when `model` builds any depth.
-        remat, accumulation_steps: the levers searched
-            (`levers.lever_space()`); None searches every one.
-        topology: the machine (R's plain values or a `Topology`).
-        exhaustive: enumerate spaces of at most this many layouts.
-        progress: called with (candidates costed, best objective or None).
-        Others as for `cost.layout_cost()`.
+            `topology` (R's plain values or a `Topology`): the search
+            chooses the mesh.
+        memory: bytes per device, "device" (the topology's, or JAX's
+            smallest limit) or None; objective: "traffic", "time" or None
+            ("time" with a topology); remat, accumulation_steps: the
+            levers searched, None for all (`levers.lever_space()`).
+        Others as R's `search_layout()` and `cost.layout_cost()` say.
 
     Returns:
         Plain values: see `result.result()`.
 
     Raises:
-        KerasmeshError: kinds `search_no_fit` (the smallest memory
-            reached and its configuration), `topology_devices`,
-            `remat_blocks`, `accumulation_steps`, `search_fixed`,
-            `search_builder`, `mesh_mismatch`, `batch_dim_name`,
-            `timeout`, `argument`, and the planner's and cost's kinds.
+        KerasmeshError: kinds `search_no_fit`, `topology_devices`,
+            `remat_blocks`, `accumulation_steps`, `batch_size`,
+            `search_fixed`, `search_builder`, `mesh_mismatch`,
+            `batch_dim_name`, `timeout`, `argument`, and the cost's.
     """
     began, timeout = time.monotonic() - float(spent or 0), float(timeout)
-    machine = None if topology is None else as_topology(topology)
-    objective = objective or ("time" if machine is not None else "traffic")
-    if memory == "device":
-        memory = machine.memory if machine is not None else device_memory()
-    sizes = None if mesh is None or machine is not None else \
-        {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
-    _check(objective, memory, bandwidth, flop_rate, sizes)
+    machine, objective, memory = _machine(mesh, topology, objective,
+                                          memory, bandwidth, flop_rate)
     start, fixed = _layout_of(start), _layout_of(fixed)
     step = {"batch_size": int(batch_size), "optimizer": optimizer,
             "loss": loss, "input_shapes": input_shapes,
@@ -283,18 +268,13 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
         if mesh is not None else \
         mesh_options(machine, list_devices(), step["batch_size"])
     models = _models(model, blocks, timeout, time.monotonic() - began)
-    last = list(models.values())[-1]
     full = None if blocks is None or blocks <= 2 else int(blocks)
     share = WALK_SHARE["whole" if full is None else "reduced"]
-    ctx = Context(models, full, step, memory, objective,
-                  began + share * timeout,
-                  lever_space(last, remat, accumulation_steps,
-                              step["batch_size"]),
-                  machine, bandwidth, flop_rate, progress,
-                  slot_ratio(last, options[0].mesh, optimizer,
-                             step["batch_dim"]))
-    searches, starts, start_choice = _searches(ctx, last, options, start,
-                                               fixed)
+    ctx = _context(models, full, step, memory, objective,
+                   began + share * timeout, (remat, accumulation_steps),
+                   machine, bandwidth, flop_rate, progress, options[0])
+    searches, starts, start_choice = _searches(
+        ctx, list(models.values())[-1], options, start, fixed)
     run(ctx, searches, starts, exhaustive)
     if ctx.count == 0 and not any(s.pruned for s in searches):
         raise timeout_error(timeout, "The time ran out before any layout "
@@ -305,3 +285,31 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     found = result(searches, verify, dp, start_choice, began)
     check_paths_stable(model, models, found["rules"], began + timeout)
     return found
+
+
+def _machine(mesh: Any, topology: Any, objective: Any, memory: Any,
+             bandwidth: Any, flop_rate: Any) -> tuple:
+    """(the Topology or None, the objective, the budget), checked."""
+    machine = None if topology is None else as_topology(topology)
+    objective = objective or ("time" if machine is not None else "traffic")
+    if memory == "device":
+        memory = machine.memory if machine is not None else device_memory()
+    sizes = None if mesh is None or machine is not None else \
+        {str(a): int(s) for a, s in zip(mesh.axis_names, mesh.shape)}
+    _check(objective, memory, bandwidth, flop_rate, sizes)
+    return machine, objective, memory
+
+
+def _context(models: dict, full: int | None, step: dict, memory: Any,
+             objective: str, deadline: float, levers: tuple,
+             machine: Topology | None, bandwidth: Any, flop_rate: Any,
+             progress: Callable | None, first: Any) -> Context:
+    """The search's shared context: the levers allowed (checked on the
+    deepest model searched) and the optimizer's bytes per weight byte."""
+    last = list(models.values())[-1]
+    return Context(models, full, step, memory, objective, deadline,
+                   lever_space(last, levers[0], levers[1],
+                               step["batch_size"]),
+                   machine, bandwidth, flop_rate, progress,
+                   slot_ratio(last, first.mesh, step["optimizer"],
+                              step["batch_dim"]))
