@@ -3,7 +3,6 @@ enumeration of a small space."""
 
 import time
 
-import keras
 
 from kerasmesh.search import walk
 from kerasmesh.search.candidates import Context, Search

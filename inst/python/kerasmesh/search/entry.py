@@ -23,7 +23,7 @@ from ..cost.deadline import timeout_error
 from ..mesh.device_mesh import check_batch_dim_name, check_same_mesh
 from ..mesh.devices import list_devices
 from ..plan import planner
-from ..topology.machine import as_topology
+from ..topology.machine import Topology, as_topology
 from .builds import check_depths, check_rebuild
 from .candidates import Context, Search
 from .configs import run, structured_starts
