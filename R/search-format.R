@@ -29,8 +29,9 @@ format.kerasmesh_layout_search <- function(x, ...) {
   found <- search_found(x)
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
-    sprintf("<kerasmesh_layout_search> %s, %d candidates costed (%s)",
-            x$objective, nrow(x$candidates), x$method),
+    sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
+            x$objective, nrow(x$candidates), format_whole(x$space_size),
+            x$method),
     sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
             x$seconds, as.integer(x$compiles), budget),
     if (isTRUE(x$pruned > 0)) {
