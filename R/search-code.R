@@ -6,7 +6,9 @@ search_reproduce_code <- function(x) {
   model <- call$model %||% "model"
   topology <- x$topology
   blocks <- call$blocks
-  model_code <- if (is.null(blocks)) model else {
+  model_code <- if (is.null(blocks)) {
+    model
+  } else {
     sprintf("function() %s(%s)", model, format_whole(blocks))
   }
   args <- c(
