@@ -9,7 +9,7 @@ search_reproduce_code <- function(x) {
   model_code <- if (is.null(blocks)) {
     model
   } else {
-    sprintf("function() %s(%s)", model, format_whole(blocks))
+    sprintf("function() %s(%s)", model, code_number(blocks))
   }
   args <- c(
     model_code,
@@ -17,7 +17,7 @@ search_reproduce_code <- function(x) {
             encodeString(x$batch_dim_name %||% mesh_axis_names(x$mesh)[[1]],
                          quote = '"')),
     sprintf("batch_size = %s",
-            format_whole(call$batch_size %||% x$cost$batch_size)),
+            code_number(call$batch_size %||% x$cost$batch_size)),
     search_arg_code("optimizer", call$optimizer),
     search_arg_code("loss", call$loss),
     search_arg_code("input_shapes", call$input_shapes),
@@ -105,7 +105,7 @@ topology_code <- function(topology) {
     if (!identical(topology$name, "custom")) {
       encodeString(topology$name, quote = '"')
     },
-    sprintf("nodes = %s", format_whole(topology$nodes)),
+    sprintf("nodes = %s", code_number(topology$nodes)),
     vapply(given, function(g) sprintf("%s = %s", g, deparse1(topology[[g]])),
            "")
   )
@@ -125,4 +125,9 @@ wrap_call <- function(head, args, width = 78) {
     line <- if (nchar(line) > 2) paste(line, piece) else paste0(line, piece)
   }
   c(head, lines, line, ")")
+}
+
+# A whole number as R code: no thousands separators, no exponent.
+code_number <- function(x) {
+  formatC(as.numeric(x), format = "f", digits = 0, big.mark = "")
 }

@@ -29,7 +29,7 @@ format.kerasmesh_layout_search <- function(x, ...) {
   found <- search_found(x)
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
-    sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
+    sprintf("<kerasmesh_layout_search> %s, %d costed of %s layouts (%s)",
             x$objective, nrow(x$candidates), format_whole(x$space_size),
             x$method),
     sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
@@ -86,7 +86,7 @@ format_search_config <- function(x) {
   c(
     sprintf("Mesh: %s%s.", mesh, where),
     sprintf("Levers: remat \"%s\", %s%s.", x$remat %||% "none",
-            cli::pluralize("{format_whole(steps)} micro-batch{?es}"),
+            cli::pluralize("{steps} micro-batch{?es}"),
             if (steps > 1) {
               sprintf(" of %s samples", format_whole(x$micro_batch_size))
             } else {

@@ -57,3 +57,8 @@ test_that("the printed code reproduces the search in a fresh session", {
   expect_equal(again[["need"]], found$cost$need)
   expect_equal(again[["time"]], found$time$total)
 })
+
+test_that("numbers in the printed code parse as the numbers", {
+  expect_equal(code_number(4096), "4096")
+  expect_equal(code_number(1e6), "1000000")
+})
