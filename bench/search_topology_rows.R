@@ -26,6 +26,7 @@ run_logged <- function(command, args, timeout) {
     error = function(e) list(status = NA, stdout = conditionMessage(e))
   )
   lines <- strsplit(out$stdout, "\n", fixed = TRUE)[[1]]
+  lines <- lines[!grepl("Searching layouts: [0-9]+ costed", lines)]
   numeric_lines <- grep("^[a-z_]+ [-0-9.eE+]+\\s*$", lines, value = TRUE)
   fields <- strsplit(trimws(numeric_lines), " +")
   values <- vapply(fields, function(f) as.numeric(f[[2]]), 1)
@@ -136,8 +137,8 @@ add_topology_rows <- function(name) {
   }
   found_note <- if (is.null(found)) why else {
     said <- function(what) {
-      sub(paste0("^found ", what, ": "), "", grep(paste0("^found ", what, ": "),
-                                                  found$lines, value = TRUE)[1])
+      trimws(sub(paste0("^found ", what, ": "), "", grep(paste0("^found ", what, ": "),
+                                                  found$lines, value = TRUE)[1]))
     }
     paste0("found: ", describe(f, "found", said("remat")), ", device order ",
            said("order"), if (isTRUE(get(f, "found_verified") == 1))
