@@ -38,8 +38,9 @@
 #' `batch_size / k` samples, and its optimizer is the given one with Keras's
 #' `gradient_accumulation_steps = k` (replacing the optimizer's own
 #' setting; `NULL`, the default, keeps the optimizer as it is, its own
-#' accumulators counted, and `batch_size` is one step's batch): it sums k steps' gradients in accumulators, one per trainable
-#' variable and laid out as that variable, counted in `optimizer`, and
+#' accumulators counted, and `batch_size` is one step's batch): it sums k
+#' steps' gradients in accumulators, one per trainable variable and laid
+#' out as that variable, counted in `optimizer`, and
 #' updates the weights every k-th step. The micro-batch must split evenly
 #' over the batch axis. `inputs`, `activations`, `flops` and the
 #' collectives are those of one micro-step; a global batch runs k of them.
