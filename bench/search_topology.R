@@ -16,7 +16,8 @@
 # depth with the fewest accumulation_steps (powers of two) that fit 80 GB
 # per device by XLA: k = 1, then the most the data axis allows (if even
 # that does not fit, or the weights and Adam state alone exceed 80 GB,
-# nothing does), then a bisection between them (see cost_hand()). "search" runs search_layout(build, topology, ...) in this process
+# nothing does), then a bisection between them (see cost_hand()).
+# "search" runs search_layout(build, topology, ...) in this process
 # alone (its time and peak RSS are the search's) and prints the found
 # configuration's verified figures.
 #
@@ -36,7 +37,9 @@ timeout <- if (length(args) >= 3 && part == "search") as.numeric(args[[3]]) else
   300
 only_configs <- if (part == "hand") args[-(1:2)] else character()
 model <- topology_models[[size]]
-if (is.null(model)) stop("MODEL must be one of ", toString(names(topology_models)))
+if (is.null(model)) {
+  stop("MODEL must be one of ", toString(names(topology_models)))
+}
 devices <- 8L * model$nodes
 simulate_devices(devices)
 topo <- device_topology("h100-sxm-80gb", nodes = model$nodes)

@@ -105,15 +105,18 @@ add_topology_rows <- function(name) {
               "does not fit",
             get(v, paste0(p, "_traffic_data_gb")),
             get(v, paste0(p, "_traffic_model_gb")),
-            get(v, paste0(p, "_compute_s")), get(v, paste0(p, "_recompute_s")),
-            get(v, paste0(p, "_comm_data_s")), get(v, paste0(p, "_comm_model_s")))
+            get(v, paste0(p, "_compute_s")),
+            get(v, paste0(p, "_recompute_s")),
+            get(v, paste0(p, "_comm_data_s")),
+            get(v, paste0(p, "_comm_model_s")))
   }
   prefix <- paste0("topo_", size)
   for (cfg in configs) {
     label <- topology_hand_labels[[cfg]]
     note <- paste0(label, ": ", describe(h, cfg))
     add_row(paste0(prefix, "_vs_", cfg, "_time"), paste0("found / ", label),
-            "s", "lower", get(f, "found_time_s"), get(h, paste0(cfg, "_time_s")),
+            "s", "lower", get(f, "found_time_s"),
+            get(h, paste0(cfg, "_time_s")),
             paste("modeled step time per global batch;", note))
     add_row(paste0(prefix, "_vs_", cfg, "_memory"), paste0("found / ", label),
             "GB", "lower", get(f, "found_memory_gb"),
@@ -135,15 +138,19 @@ add_topology_rows <- function(name) {
       get(h, paste0(cfg, "_time_s"))
     }, 1))]]
   }
-  found_note <- if (is.null(found)) why else {
+  found_note <- why
+  if (!is.null(found)) {
     said <- function(what) {
-      trimws(sub(paste0("^found ", what, ": "), "", grep(paste0("^found ", what, ": "),
-                                                  found$lines, value = TRUE)[1]))
+      key <- paste0("^found ", what, ": ")
+      trimws(sub(key, "", grep(key, found$lines, value = TRUE)[1]))
     }
-    paste0("found: ", describe(f, "found", said("remat")), ", device order ",
-           said("order"), if (isTRUE(get(f, "found_verified") == 1))
-             ", verified by XLA at full depth" else
-               ", NOT verified at full depth (the search ran out of time)")
+    verified <- if (isTRUE(get(f, "found_verified") == 1)) {
+      ", verified by XLA at full depth"
+    } else {
+      ", NOT verified at full depth (the search ran out of time)"
+    }
+    found_note <- paste0("found: ", describe(f, "found", said("remat")),
+                         ", device order ", said("order"), verified)
   }
   add_row(paste0(prefix, "_found_vs_best_time"),
           "found / best fitting hand", "s", "lower", get(f, "found_time_s"),
@@ -157,6 +164,7 @@ add_topology_rows <- function(name) {
             300L, search_timeout))
   add_row(paste0(prefix, "_search_memory"), "peak RSS", "GiB", "lower",
           get(f, "peak_rss_gib"), NA_real_,
-          sprintf("the search's own R process; goal < 2 GiB (hand costs' process: %.2f GiB)",
+          sprintf(paste("the search's own R process; goal < 2 GiB (the hand",
+                        "costs' process: %.2f GiB)"),
                   get(h, "hand_peak_rss_gib")))
 }

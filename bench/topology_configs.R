@@ -104,19 +104,21 @@ hand_configs <- function(model) {
   configs <- list(
     maxtext = list(
       mesh = c(data = devices, model = 1L), map = "fsdp",
-      what = sprintf("MaxText-style FSDP: weights and Adam state split over all %d devices (%d x 1)",
-                     devices, devices)
+      what = sprintf(paste("MaxText-style FSDP: weights and Adam state split",
+                           "over all %d devices (%d x 1)"), devices, devices)
     ),
     megatron = list(
       mesh = c(data = devices / per_node, model = per_node), map = "megatron",
-      what = sprintf("Megatron-style: tensor parallel over the node's 8 (model), data parallel over %d (data)",
+      what = sprintf(paste("Megatron-style: tensor parallel over the node's 8",
+                           "(model), data parallel over %d (data)"),
                      devices / per_node)
     )
   )
   if (model$nodes == 1) {
     configs$megatron_dp <- list(
       mesh = c(data = 2L, model = 4L), map = "megatron",
-      what = "Megatron-style: tensor parallel over 4 (model) x data parallel over 2"
+      what = paste("Megatron-style: tensor parallel over 4 (model) x data",
+                   "parallel over 2")
     )
   }
   configs$hub <- list(
