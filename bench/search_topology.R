@@ -182,8 +182,17 @@ if (part == "hand") {
   print(found)
   line("seconds", elapsed)
   line("peak_rss_gib", peak_rss() / 2^30)
-  f <- cost_figures(found$cost)
-  print_figures("found", f, found$mesh$shape)
+  if (!is.null(found$cost)) {
+    f <- cost_figures(found$cost)
+    print_figures("found", f, found$mesh$shape)
+  } else {
+    # Not verified at full depth: the search's own (extrapolated) figures.
+    line("found_time_s", found$time$total %||% NA_real_)
+    line("found_memory_gb", gb(found$need %||% NA_real_))
+    line("found_accumulation", found$accumulation_steps)
+    line("found_data", found$mesh$shape[["data"]])
+    line("found_model", found$mesh$shape[["model"]])
+  }
   line("found_verified", as.numeric(isTRUE(found$verified)))
   cat("found remat:", found$remat, "\n")
   cat("found order:", format(found$device_order %||% NA), "\n")
