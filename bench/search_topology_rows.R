@@ -48,11 +48,31 @@ reused_hand <- function(path) {
   values <- vapply(fields, function(f) as.numeric(f[[2]]), 1)
   names(values) <- vapply(fields, function(f) f[[1]], "")
   header <- grep("^# ", all[seq_len(from - 1)], value = TRUE)
-  if (!grepl("^# hand configurations reused from:", header[[1]])) {
+  if (any(grepl("^# hand configurations reused from:", header))) {
+    header <- header[-1] # the earlier run's own line
+  } else {
     header[[1]] <- paste("# hand configurations reused from:",
                          sub("^# ", "", header[[1]]))
   }
   list(lines = lines, values = values, header = header)
+}
+
+# The search's output kept in an earlier run's log
+# (KERASMESH_BENCH_FOUND=reuse), from its "## search" line to its exit
+# status.
+reused_search <- function(path) {
+  all <- readLines(path)
+  from <- grep("^## search", all)[1]
+  to <- grep("^\\(exit status", all)
+  to <- to[to > from][1]
+  lines <- all[seq(from + 1, to)]
+  numeric_lines <- grep("^[a-z_]+ [-0-9.eE+]+\\s*$", lines, value = TRUE)
+  fields <- strsplit(trimws(numeric_lines), " +")
+  values <- vapply(fields, function(f) as.numeric(f[[2]]), 1)
+  names(values) <- vapply(fields, function(f) f[[1]], "")
+  status <- as.integer(sub("^\\(exit status ([0-9]+).*", "\\1", all[[to]]))
+  list(lines = lines, values = values, status = status,
+       header = paste(all[[from]], "(reused)"))
 }
 
 add_topology_rows <- function(name) {
@@ -74,18 +94,23 @@ add_topology_rows <- function(name) {
   }
   found <- NULL
   why <- "search not run (KERASMESH_BENCH_FOUND=false)"
-  if (!identical(Sys.getenv("KERASMESH_BENCH_FOUND"), "false")) {
+  mode <- Sys.getenv("KERASMESH_BENCH_FOUND")
+  if (identical(mode, "reuse") && file.exists(path)) {
+    found <- reused_search(path)
+    log <- c(log, found$header, found$lines)
+  } else if (!identical(mode, "false")) {
     log <- c(log, sprintf("## search, load average at start: %s", load()))
     found <- run_logged(rscript, c("search_topology.R", size, "search",
                                    search_timeout), 3 * search_timeout + 1200)
     log <- c(log, found$lines, sprintf("(exit status %s, %.0f s)",
                                        found$status, found$wall))
-    if (!identical(as.integer(found$status), 0L) ||
-        !"found_time_s" %in% names(found$values)) {
-      why <- paste("search failed:", tail(grep("^Error|error", found$lines,
-                                              value = TRUE), 1))
-      found <- NULL
-    }
+  }
+  searched <- if (is.null(found)) c() else found$values
+  if (!is.null(found) && (!identical(as.integer(found$status), 0L) ||
+                          !"found_time_s" %in% names(found$values))) {
+    why <- paste("search failed:", tail(grep("^Error|error", found$lines,
+                                            value = TRUE), 1))
+    found <- NULL
   }
   writeLines(log, path)
   h <- hand$values
@@ -159,11 +184,11 @@ add_topology_rows <- function(name) {
                  if (is.null(best)) "none fits" else
                    topology_hand_labels[[best]], "; ", found_note))
   add_row(paste0(prefix, "_search_time"), "search_layout(topology)", "s",
-          "lower", get(f, "seconds"), NA_real_,
+          "lower", get(searched, "seconds"), NA_real_,
           sprintf("goal <= %d s; timeout %d s", if (size == "70b") 600L else
             300L, search_timeout))
   add_row(paste0(prefix, "_search_memory"), "peak RSS", "GiB", "lower",
-          get(f, "peak_rss_gib"), NA_real_,
+          get(searched, "peak_rss_gib"), NA_real_,
           sprintf(paste("the search's own R process; goal < 2 GiB (the hand",
                         "costs' process: %.2f GiB)"),
                   get(h, "hand_peak_rss_gib")))
