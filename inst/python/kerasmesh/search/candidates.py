@@ -101,10 +101,12 @@ class Context:
         return VERIFY_FACTOR * full
 
     def left(self) -> float:
-        """Seconds left for candidates: to `deadline`, or sooner when the
-        full-depth compile needs more of what remains to `end`."""
+        """Seconds left for candidates: to `deadline`, or, once a
+        candidate is known to fit, sooner when the full-depth compile needs
+        more of what remains to `end` (before, a fit by the search's own
+        figures beats none)."""
         stop = self.deadline
-        if self.end:
+        if self.end and self.best is not None:
             stop = min(stop, self.end - self.reserve())
         return stop - time.monotonic()
 
