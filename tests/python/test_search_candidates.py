@@ -105,3 +105,18 @@ def test_scores_rank_fits_by_value_then_fewer_levers():
     assert ctx.score(f(50, 10)) < ctx.score(f(90, 5, steps=4))
     assert ctx.score(f(99, 1000)) < ctx.score(f(101, 1))
     assert ctx.value(dict(f(50, 10), reshardings=1)) > ctx.value(f(50, 10))
+
+
+def test_candidates_leave_time_for_the_full_depth_compile(mesh):
+    s = search(mesh, depth=40)
+    ctx = s.ctx
+    assert ctx.reserve() == 0.0  # nothing compiled yet
+    ctx.compile_seconds = {1: 2.0, 2: 3.0}
+    assert ctx.reserve() == pytest.approx(candidates.VERIFY_FACTOR * 41.0)
+    ctx.end = time.monotonic() + 100
+    assert ctx.left() > 0  # nothing fits yet: keep searching
+    ctx.best = 1.0
+    assert ctx.left() < 0  # 100 s can't hold a full compile of ~100 s
+    ctx.compile_seconds = {1: 0.1, 2: 0.1}
+    assert 0 < ctx.left() <= 100
+    assert search(mesh).ctx.reserve() == 0.0

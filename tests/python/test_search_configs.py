@@ -70,8 +70,11 @@ def test_promise_puts_what_levers_can_fit_before_what_they_can_not(mesh):
     assert configs.promise(s.ctx, s, fixable)[0] == 2
 
 
-def test_a_fit_without_levers_uses_none(mesh):
+def test_a_start_that_fits_gets_no_levers(mesh):
     s = search(mesh, remats=("none", "full"))
-    configs.run(s.ctx, [s], [configs.structured_starts(s, None, True)], 0)
-    assert {lv for _, lv in s.seen} == {("none", 1)}
-    assert s.method == "walk" and len(s.seen) > 4
+    dp = tuple([0] * len(s.space.classes))
+    key = s.ctx.score(s.evaluate(dp, ("none", 1)))
+    assert key[0] == 0
+    chosen = configs._levers_round(s.ctx, [s], [(key, 0, dp)])
+    assert chosen == [(key, 0, dp, ("none", 1))]
+    assert len(s.log) == 1  # nothing more compiled

@@ -285,7 +285,9 @@ def test_the_fewest_levers_that_fit_on_the_mesh_the_search_chose(mesh):
     budget = (fewer + more) / 2
     r = search.search_layout(residual, None, 4096, "adam", "mse",
                              memory=budget, fixed=replicated(mesh),
-                             topology=topology())
+                             topology=topology(),
+                             remat=["none", "save_matmuls"],
+                             accumulation_steps=[1, 2])
     assert r["objective"] == "time" and r["verified"]
     assert (r["remat"], r["accumulation_steps"]) == ("none", 2)
     assert r["mesh"]["shape"] == [8, 1] and r["micro_batch_size"] == 2048

@@ -34,6 +34,9 @@ from .levers import LeverSpace
 from .meshes import MeshOption
 from .space import SearchSpace, variable_classes
 
+# The full-depth compile takes about this many times the quick compile
+# extrapolated to full depth (XLA's default options, the build, a margin).
+VERIFY_FACTOR = 2.5
 # The floor counts this share of the optimizer's bytes (slots in another
 # dtype than their variable's make the ratio approximate).
 SLOT_SHARE = 0.9
@@ -82,9 +85,30 @@ class Context:
     # (candidate, cost) of the best candidate costed at full depth: the
     # result's cost if the time runs out before it is verified.
     best_cost: tuple | None = None
+    # When the whole search must end (0: no end but `deadline`), and the
+    # longest quick compile seen at each depth.
+    end: float = 0.0
+    compile_seconds: dict = field(default_factory=dict)
+
+    def reserve(self) -> float:
+        """Seconds to keep for the full-depth compile: the quick compiles
+        at 1 and 2 blocks extrapolated to the full depth, times
+        `VERIFY_FACTOR` (0 when the model is searched whole)."""
+        t = self.compile_seconds
+        if self.depth is None or 1 not in t or 2 not in t:
+            return 0.0
+        full = t[2] + (self.depth - 2) * max(t[2] - t[1], 0.0)
+        return VERIFY_FACTOR * full
 
     def left(self) -> float:
-        return self.deadline - time.monotonic()
+        """Seconds left for candidates: to `deadline`, or, once a
+        candidate is known to fit, sooner when the full-depth compile needs
+        more of what remains to `end` (before, a fit by the search's own
+        figures beats none)."""
+        stop = self.deadline
+        if self.end and self.best is not None:
+            stop = min(stop, self.end - self.reserve())
+        return stop - time.monotonic()
 
     def value(self, f: dict) -> float:
         """The objective per global batch (lower is better)."""
@@ -167,6 +191,10 @@ class Search:
                              ctx.step["input_shapes"],
                              max(ctx.left(), 0.01), quick=True,
                              remat=levers[0], accumulation_steps=levers[1])
+        if depth is not None:
+            ctx.compile_seconds[depth] = max(
+                ctx.compile_seconds.get(depth, 0.0),
+                float(r.get("compile_seconds", 0.0)))
         if r["need"] < self.weight_bytes(choice, depth) * (1 - 1e-6):
             ctx.bound_holds = False
         return r

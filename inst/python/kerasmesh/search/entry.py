@@ -270,8 +270,8 @@ def search_layout(model: Any, mesh: Any, batch_size: Any, optimizer: Any = None,
     models = _models(model, blocks, timeout, time.monotonic() - began)
     full = None if blocks is None or blocks <= 2 else int(blocks)
     share = WALK_SHARE["whole" if full is None else "reduced"]
-    ctx = _context(models, full, step, memory, objective,
-                   began + share * timeout, (remat, accumulation_steps),
+    ctx = _context(models, full, step, memory, objective, (began + share *
+                   timeout, began + timeout), (remat, accumulation_steps),
                    machine, bandwidth, flop_rate, progress, options[0])
     searches, starts, start_choice = _searches(
         ctx, list(models.values())[-1], options, start, fixed)
@@ -301,15 +301,16 @@ def _machine(mesh: Any, topology: Any, objective: Any, memory: Any,
 
 
 def _context(models: dict, full: int | None, step: dict, memory: Any,
-             objective: str, deadline: float, levers: tuple,
+             objective: str, deadline: tuple, levers: tuple,
              machine: Topology | None, bandwidth: Any, flop_rate: Any,
              progress: Callable | None, first: Any) -> Context:
     """The search's shared context: the levers allowed (checked on the
-    deepest model searched) and the optimizer's bytes per weight byte."""
+    deepest model searched), the optimizer's bytes per weight byte, and
+    `deadline`: (when candidates stop, when the search ends)."""
     last = list(models.values())[-1]
-    return Context(models, full, step, memory, objective, deadline,
+    return Context(models, full, step, memory, objective, deadline[0],
                    lever_space(last, levers[0], levers[1],
                                step["batch_size"]),
                    machine, bandwidth, flop_rate, progress,
                    slot_ratio(last, first.mesh, step["optimizer"],
-                              step["batch_dim"]))
+                              step["batch_dim"]), end=deadline[1])
