@@ -1,19 +1,29 @@
 """The bytes of a step: reading its small files safely, and its seal.
 
 A step kerasmesh committed holds a marker, `kerasmesh_files.json`: the
-step's number and every file of the step with its size and SHA-256. The
-seal is paid at scale: every process of a run hashes the files it wrote
-itself (`hash_files()`, over several threads; hashlib releases the GIL),
+step's number and every file of the step with its size and CRC-32. The
+seal is paid at scale: every process of a run checksums the files it
+wrote itself (`hash_files()`, over several threads; zlib releases the GIL),
 while training goes on when the save runs in the background, and process
-0 only combines the records (`write_marker()`). Nothing re-hashes a step
+0 only combines the records (`write_marker()`). Nothing re-reads a step
 to prune it: pruning and listing steps for a save check the marker and the
 files' sizes (`marker_problem(deep=False)`); a restore checks the checksums
 of the step it reads while Orbax reads it (`verify()`), and
 `checkpoint_info()` checks every step's.
 
+The integrity scheme: a file missing or of another size is found by its
+size; changed bytes by its CRC-32 (zlib's), which finds every change of up
+to 32 consecutive bits (a flipped byte, a word overwritten) and misses a
+random change with probability 2^-32. It guards against damage (a disk, a
+copy, a killed writer), not against someone forging a step, as SHA-256
+would not either (the marker is not signed); it costs half the CPU time of
+SHA-256 here, which matters on a machine that trains meanwhile. Markers
+that list SHA-256 checksums (version 2, from development versions of
+kerasmesh) are still read and verified.
+
 Which process wrote a file is read from Orbax's layout: files under a
 `ocdbt.process_N/` or `process_N` folder are process N's, the rest
-process 0's. Any assignment would do: each file is hashed by exactly one
+process 0's. Any assignment would do: each file is checked by exactly one
 process, and the marker lists them all.
 
 Small files (markers, metadata, the lock) are opened only when they are
@@ -31,11 +41,14 @@ import json
 import os
 import re
 import stat
+import zlib
 from typing import Any
 
 FILE_LIST = "kerasmesh_files.json"
 MARKER_FORMAT = "kerasmesh-checkpoint-step"
-MARKER_VERSION = 2
+MARKER_VERSION = 3
+# The checksum each marker version records.
+CHECKSUMS = ("crc32", "sha256")
 _CHUNK = 1 << 20
 # Metadata and markers are small; a larger one is not kerasmesh's.
 MAX_SMALL_FILE = 256 << 20
@@ -93,21 +106,28 @@ def is_regular(path: str) -> bool:
 
 # Hashing --------------------------------------------------------------------
 
-def file_digest(path: str) -> str:
-    """A regular file's SHA-256, read in chunks.
+def file_digest(path: str, algorithm: str = "crc32") -> str:
+    """A regular file's checksum (`algorithm`: "crc32", zlib's, as 8 hex
+    digits; or "sha256"), read in chunks.
 
     Raises:
         OSError: when it can't be read or is not a regular file.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as f:
+    with os.fdopen(fd, "rb", buffering=0) as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
-        digest = hashlib.sha256()
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        if algorithm == "sha256":
+            digest = hashlib.sha256()
+            for chunk in iter(lambda: f.read(_CHUNK), b""):
+                digest.update(chunk)
+            return digest.hexdigest()
+        crc, buffer = 0, bytearray(_CHUNK)
+        view = memoryview(buffer)
+        while n := f.readinto(buffer):
+            crc = zlib.crc32(view[:n], crc)
+    return f"{crc:08x}"
 
 
 def owner(name: str) -> int:
@@ -130,14 +150,14 @@ def step_names(path: str) -> list[str]:
 
 def hash_files(path: str, process: int = 0,
                processes: int = 1) -> dict[str, dict]:
-    """Size and SHA-256 of the files of a step that `process` wrote (all
-    of them for a single process), hashed over several threads."""
+    """Size and CRC-32 of the files of a step that `process` wrote (all
+    of them for a single process), over several threads."""
     mine = [n for n in step_names(path)
             if (owner(n) if owner(n) < processes else 0) == process]
     full = [os.path.join(path, n) for n in mine]
     with concurrent.futures.ThreadPoolExecutor(hash_threads()) as pool:
         digests = list(pool.map(file_digest, full))
-    return {n: {"size": os.path.getsize(f), "sha256": d}
+    return {n: {"size": os.path.getsize(f), "crc32": d}
             for n, f, d in zip(mine, full, digests)}
 
 
@@ -183,10 +203,22 @@ def file_problem(path: str, name: str, record: Any) -> str | None:
     return None
 
 
+def checksum(record: dict) -> tuple[str, Any] | None:
+    """The algorithm and value of a file's recorded checksum (CRC-32, or
+    SHA-256 in markers of version 2), or None when it has none."""
+    for algorithm in CHECKSUMS:
+        if isinstance(record.get(algorithm), str):
+            return algorithm, record[algorithm]
+    return None
+
+
 def _digest_problem(item: tuple[str, str, Any]) -> str | None:
     path, name, record = item
+    found = checksum(record)
+    if found is None:
+        return f"its file list ({FILE_LIST}) is malformed at {name}"
     try:
-        same = file_digest(os.path.join(path, name)) == record.get("sha256")
+        same = file_digest(os.path.join(path, name), found[0]) == found[1]
     except OSError as e:
         return f"file {name} can't be read ({e.strerror or e})"
     return None if same else f"file {name} is damaged (its checksum differs)"
