@@ -6,6 +6,10 @@ same model in the same run (bench/run.R runs each in fresh processes).
     python checkpoint.py saveload                save and restore times
     python checkpoint.py multi                   2 processes x 4 devices
 
+Orbax's baselines are timed twice: with its default write (zstd) and with
+kerasmesh's (uncompressed), so that the rows say what the format choice
+gives and what the rest of kerasmesh's save costs.
+
 The model: an MLP 4096 -> 10240 -> 4096 (83.9 million parameters) with
 Adam, model parallel on a 2 x 4 mesh of simulated CPU devices: 1.0 GB of
 state (weights and Adam's two slots). Prints "name value" lines.
@@ -149,10 +153,24 @@ def abstract_of(tree):
         a.shape, a.dtype, sharding=a.sharding), tree)
 
 
+def orbax_context(ocp, compress):
+    """Orbax's default write (zstd, `compress`) or kerasmesh's
+    (uncompressed, `store.write_options()`)."""
+    saving = ocp.options.ArrayOptions.Saving(use_compression=compress)
+    return ocp.Context(array_options=ocp.options.ArrayOptions(saving=saving))
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def saveload():
     """A foreground save and a restore of the same state: kerasmesh's
     save_checkpoint() and restore_checkpoint() beside Orbax's own
-    save_checkpointables() and load_checkpointables()."""
+    save_checkpointables() and load_checkpointables(), with Orbax's
+    default (compressed) write and with kerasmesh's (uncompressed)."""
     devices(8)
     import jax
     from orbax.checkpoint import v1 as ocp
@@ -162,32 +180,33 @@ def saveload():
     tree = state_tree(model)
     abstract = abstract_of(tree)
     root = tempfile.mkdtemp()
+    t = {}
     try:
-        for i in range(3):  # the first round warms both up
-            t = time.perf_counter()
-            ocp.save_checkpointables(os.path.join(root, f"o{i}"),
-                                     {"pytree": tree})
-            orbax_save = time.perf_counter() - t
-            t = time.perf_counter()
-            ck.save(model, os.path.join(root, f"k{i}"), step=1)
-            ours_save = time.perf_counter() - t
-            t = time.perf_counter()
-            jax.block_until_ready(ocp.load_checkpointables(
-                os.path.join(root, f"o{i}"), {"pytree": abstract}))
-            orbax_load = time.perf_counter() - t
-            t = time.perf_counter()
-            cr.restore(model, os.path.join(root, f"k{i}"))
-            jax.block_until_ready([v.value for v in model.variables])
-            ours_load = time.perf_counter() - t
-        print(f"kerasmesh_save {ours_save}\norbax_save {orbax_save}")
-        print(f"kerasmesh_restore {ours_load}\norbax_restore {orbax_load}")
+        for i in range(3):  # the first round warms all up
+            for name, compress in (("orbax", True), ("orbax_raw", False)):
+                path = os.path.join(root, f"{name}{i}")
+                with orbax_context(ocp, compress):
+                    t[f"{name}_save"] = timed(lambda: ocp.save_checkpointables(
+                        path, {"pytree": tree}))
+                t[f"{name}_restore"] = timed(lambda: jax.block_until_ready(
+                    ocp.load_checkpointables(path, {"pytree": abstract})))
+            path = os.path.join(root, f"k{i}")
+            t["kerasmesh_save"] = timed(lambda: ck.save(model, path, step=1))
+
+            def restore():
+                cr.restore(model, path)
+                jax.block_until_ready([v.value for v in model.variables])
+
+            t["kerasmesh_restore"] = timed(restore)
+        for key, value in t.items():
+            print(f"{key} {value}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
 def multi_worker(index, port, root):
     """One of 2 processes with 4 devices each: the 2 x 4 save, kerasmesh's
-    and Orbax's own, timed in process 0."""
+    and Orbax's own (default and uncompressed), timed in process 0."""
     devices(4)
     import jax
 
@@ -199,17 +218,18 @@ def multi_worker(index, port, root):
 
     model, _, _ = model_and_data()
     tree = state_tree(model)
+    t = {}
     for i in range(2):
-        t = time.perf_counter()
-        ocp.save_checkpointables(os.path.join(root, f"o{i}"),
-                                 {"pytree": tree})
-        orbax_save = time.perf_counter() - t
-        t = time.perf_counter()
-        ck.save(model, os.path.join(root, f"k{i}"), step=1)
-        ours_save = time.perf_counter() - t
+        for name, compress in (("orbax", True), ("orbax_raw", False)):
+            path = os.path.join(root, f"{name}{i}")
+            with orbax_context(ocp, compress):
+                t[f"multi_{name}_save"] = timed(
+                    lambda: ocp.save_checkpointables(path, {"pytree": tree}))
+        t["multi_kerasmesh_save"] = timed(lambda: ck.save(
+            model, os.path.join(root, f"k{i}"), step=1))
     if index == 0:
-        print(f"multi_kerasmesh_save {ours_save}\n"
-              f"multi_orbax_save {orbax_save}")
+        for key, value in t.items():
+            print(f"{key} {value}")
 
 
 def multi():

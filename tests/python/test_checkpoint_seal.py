@@ -99,9 +99,9 @@ def test_the_seal_records_crc32_and_finds_every_flipped_byte(tmp_path):
     marker = seal.read_marker(path, 4)
     assert marker["version"] == seal.MARKER_VERSION == 3
     record = marker["files"]["array"]
-    assert set(record) == {"size", "crc32"}
+    assert set(record) == {"size", "range", "crc32"}
     with open(os.path.join(path, "array"), "rb") as f:
-        assert record["crc32"] == f"{zlib.crc32(f.read()):08x}"
+        assert record["crc32"] == [f"{zlib.crc32(f.read()):08x}"]
     assert seal.verify(path, marker) is None
     full = os.path.join(path, "array")
     original = open(full, "rb").read()
@@ -139,3 +139,31 @@ def test_a_record_without_a_checksum_makes_the_step_incomplete(tmp_path):
     [step] = cf.scan(d)
     assert not step["complete"]
     assert "malformed at array" in step["problem"]
+
+
+def test_a_large_file_is_checked_range_by_range(tmp_path, monkeypatch):
+    monkeypatch.setattr(seal, "RANGE", 1000)
+    d = str(tmp_path)
+    path = committed_step(d, 4, {"array": "x" * 2500})
+    record = seal.read_marker(path, 4)["files"]["array"]
+    assert record["range"] == 1000 and len(record["crc32"]) == 3
+    assert record["crc32"][0] == f"{zlib.crc32(b'x' * 1000):08x}"
+    assert record["crc32"][2] == f"{zlib.crc32(b'x' * 500):08x}"
+    assert cf.scan(d)[0]["complete"]
+    full = os.path.join(path, "array")
+    for at in (0, 999, 1000, 2499):
+        with open(full, "r+b") as f:
+            f.seek(at)
+            f.write(b"y")
+        assert cf.scan(d)[0]["problem"] == \
+            "file array is damaged (its checksum differs)"
+        with open(full, "r+b") as f:
+            f.seek(at)
+            f.write(b"x")
+    assert cf.scan(d)[0]["complete"]
+    # A list of checksums that does not cover the file is malformed.
+    seal.write_marker(path, 4,
+                      {"array": dict(record, crc32=record["crc32"][:2])})
+    assert "malformed at array" in cf.scan(d)[0]["problem"]
+    seal.write_marker(path, 4, {"array": dict(record, range=999)})
+    assert "malformed at array" in cf.scan(d)[0]["problem"]
