@@ -15,6 +15,7 @@ Adam, model parallel on a 2 x 4 mesh of simulated CPU devices: 1.0 GB of
 state (weights and Adam's two slots). Prints "name value" lines.
 """
 
+import functools
 import os
 import shutil
 import socket
@@ -138,8 +139,9 @@ def state_tree(model):
         if len(v.shape) and "float" in str(v.dtype):
             key, sub = jax.random.split(key)
             sharding = v.value.sharding
-            v.assign(jax.jit(lambda k: 1e-3 * jax.random.normal(
-                k, v.shape, v.dtype), out_shardings=sharding)(sub))
+            noise = functools.partial(jax.random.normal, shape=v.shape,
+                                      dtype=v.dtype)
+            v.assign(1e-3 * jax.jit(noise, out_shardings=sharding)(sub))
     return nest({k: v.value for k, v in keyed_variables(model).items()})
 
 
@@ -160,10 +162,27 @@ def orbax_context(ocp, compress):
     return ocp.Context(array_options=ocp.options.ArrayOptions(saving=saving))
 
 
-def timed(fn):
+def timed(fn, *args, **kwargs):
+    """Seconds `fn(*args, **kwargs)` takes."""
     start = time.perf_counter()
-    fn()
+    fn(*args, **kwargs)
     return time.perf_counter() - start
+
+
+def orbax_read(ocp, path, abstract):
+    import jax
+
+    jax.block_until_ready(ocp.load_checkpointables(
+        path, {"pytree": abstract}))
+
+
+def kerasmesh_read(model, path):
+    """restore_checkpoint(), until its arrays are in the model."""
+    import jax
+    from kerasmesh.checkpoint import restore as cr
+
+    cr.restore(model, path)
+    jax.block_until_ready([v.value for v in model.variables])
 
 
 def saveload():
@@ -172,9 +191,8 @@ def saveload():
     save_checkpointables() and load_checkpointables(), with Orbax's
     default (compressed) write and with kerasmesh's (uncompressed)."""
     devices(8)
-    import jax
     from orbax.checkpoint import v1 as ocp
-    from kerasmesh.checkpoint import restore as cr, store as ck
+    from kerasmesh.checkpoint import store as ck
 
     model, _, _ = model_and_data()
     tree = state_tree(model)
@@ -186,18 +204,12 @@ def saveload():
             for name, compress in (("orbax", True), ("orbax_raw", False)):
                 path = os.path.join(root, f"{name}{i}")
                 with orbax_context(ocp, compress):
-                    t[f"{name}_save"] = timed(lambda: ocp.save_checkpointables(
-                        path, {"pytree": tree}))
-                t[f"{name}_restore"] = timed(lambda: jax.block_until_ready(
-                    ocp.load_checkpointables(path, {"pytree": abstract})))
+                    t[f"{name}_save"] = timed(ocp.save_checkpointables,
+                                              path, {"pytree": tree})
+                t[f"{name}_restore"] = timed(orbax_read, ocp, path, abstract)
             path = os.path.join(root, f"k{i}")
-            t["kerasmesh_save"] = timed(lambda: ck.save(model, path, step=1))
-
-            def restore():
-                cr.restore(model, path)
-                jax.block_until_ready([v.value for v in model.variables])
-
-            t["kerasmesh_restore"] = timed(restore)
+            t["kerasmesh_save"] = timed(ck.save, model, path, step=1)
+            t["kerasmesh_restore"] = timed(kerasmesh_read, model, path)
         for key, value in t.items():
             print(f"{key} {value}")
     finally:
@@ -224,9 +236,9 @@ def multi_worker(index, port, root):
             path = os.path.join(root, f"{name}{i}")
             with orbax_context(ocp, compress):
                 t[f"multi_{name}_save"] = timed(
-                    lambda: ocp.save_checkpointables(path, {"pytree": tree}))
-        t["multi_kerasmesh_save"] = timed(lambda: ck.save(
-            model, os.path.join(root, f"k{i}"), step=1))
+                    ocp.save_checkpointables, path, {"pytree": tree})
+        t["multi_kerasmesh_save"] = timed(
+            ck.save, model, os.path.join(root, f"k{i}"), step=1)
     if index == 0:
         for key, value in t.items():
             print(f"{key} {value}")
