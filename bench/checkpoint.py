@@ -27,6 +27,11 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Orbax's loads run an event loop inside its own (asyncio_utils.run_sync):
+# that needs uvloop (or nest_asyncio). When Orbax's `import uvloop` fails,
+# every load fails with a misleading "incompatible handler" error; import
+# it here first, so that its own error is what is seen.
+import uvloop  # noqa: E402,F401
 sys.path.insert(0, os.path.join(HERE, "..", "inst", "python"))
 
 STEPS, EVERY, BATCH = 30, 5, 16
