@@ -252,17 +252,22 @@ finish_checkpoints_at_exit <- function() {
   if (is.null(the$checkpoint_waiter)) {
     the$checkpoint_waiter <- new.env()
     reg.finalizer(the$checkpoint_waiter, function(e) {
-      if (python_started()) {
-        failed <- tryCatch({
-          shim_call("checkpoint.wait", timeout = NULL)
-          NULL
-        }, error = conditionMessage)
-        if (!is.null(failed)) {
-          message("kerasmesh: a background checkpoint save failed: ",
-                  failed)
-        }
-      }
+      finish_pending_checkpoints()
     }, onexit = TRUE)
+  }
+  invisible()
+}
+
+# Waits for the pending background save, if any, saying when it failed.
+finish_pending_checkpoints <- function() {
+  if (python_started()) {
+    failed <- tryCatch({
+      shim_call("checkpoint.wait", timeout = NULL)
+      NULL
+    }, error = conditionMessage)
+    if (!is.null(failed)) {
+      message("kerasmesh: a background checkpoint save failed: ", failed)
+    }
   }
   invisible()
 }

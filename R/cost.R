@@ -37,16 +37,16 @@
 #' With `accumulation_steps` k, the compiled step takes a micro-batch of
 #' `batch_size / k` samples, and its optimizer is the given one with Keras's
 #' `gradient_accumulation_steps = k` (replacing the optimizer's own
-#' setting; `NULL`, the default, keeps the optimizer as it is, its own
-#' accumulators counted, and `batch_size` is one step's batch): it sums k steps' gradients in accumulators, one per trainable
-#' variable and laid out as that variable, counted in `optimizer`, and
-#' updates the weights every k-th step. The micro-batch must split evenly
-#' over the batch axis. `inputs`, `activations`, `flops` and the
-#' collectives are those of one micro-step; a global batch runs k of them.
-#' The plan in `plan` is of the micro-step too:
-#' `layout_plan(batch_size = batch_size / k)` gives the same batch, without
-#' the accumulators. A plan does not depend on `remat`: its layer outputs
-#' are what each layer returns, not what the backward pass keeps.
+#' setting; `NULL`, the default, keeps the optimizer as it is, and
+#' `batch_size` is one step's batch): it sums k steps' gradients in
+#' accumulators, one per trainable variable and laid out as that variable,
+#' counted in `optimizer`, and updates the weights every k-th step. The
+#' micro-batch must split evenly over the batch axis. `inputs`,
+#' `activations`, `flops` and the collectives are those of one micro-step;
+#' a global batch runs k of them. The plan in `plan` is of the micro-step
+#' too: `layout_plan(batch_size = batch_size / k)` gives the same batch,
+#' without the accumulators. A plan does not depend on `remat`: its layer
+#' outputs are what each layer returns, not what the backward pass keeps.
 #'
 #' @section The timeout:
 #' `timeout` is wall time from the call: starting Python (on the first

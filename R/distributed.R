@@ -101,7 +101,7 @@
 #' `kerasmesh_error_distributed_argument` that name the variables. A
 #' failure to reach the coordinator names the launcher and the address.
 #' The vignette has recipes for each.
-#' @seealso [process_index()], [launch_local()].
+#' @seealso [process_index()], [launch_local()], [distributed_shutdown()].
 #' @export
 #' @examples
 #' \dontrun{
@@ -163,6 +163,31 @@ process_index <- function() {
 #' @export
 process_count <- function() {
   as.integer(shim_call("distributed.process_count"))
+}
+
+#' Leave a distributed run
+#'
+#' Ends this process's part in the run [distributed_initialize()] joined,
+#' after any pending background checkpoint save: it waits until every
+#' process has called it (JAX's shutdown barrier, up to 5 minutes), then
+#' disconnects. Call it as the last step of a script that `mpirun`, `srun`
+#' or a Kubernetes job starts: R does not run Python's exit handlers, and
+#' a process that ends without leaving the run ends the others (process 0
+#' hosts the run's coordination service), so the process that finishes
+#' first would otherwise stop the rest. [launch_local()]'s workers call it
+#' when their function returns. A process that failed should not call it:
+#' it exits, and the others end rather than wait for it.
+#'
+#' @return Invisibly, `TRUE` when this process left a run, `FALSE` when it
+#'   was in none (nothing is started then).
+#' @seealso [distributed_initialize()].
+#' @export
+#' @examplesIf keras_available()
+#' # Outside a run there is nothing to leave.
+#' distributed_shutdown()
+distributed_shutdown <- function() {
+  finish_pending_checkpoints()
+  invisible(python_started() && isTRUE(shim_call("distributed.disconnect")))
 }
 
 # The variables the shim reads: Keras's, JAX's coordinator settings and

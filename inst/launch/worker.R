@@ -25,3 +25,9 @@ if (!is.null(result$error) || !saved) {
   }
   quit(save = "no", status = 1)
 }
+# Done: every process leaves the run together, so none reports another
+# gone. (A failed one exits at once, above: launch_local() stops the rest.)
+if ("kerasmesh" %in% loadedNamespaces()) {
+  invisible(tryCatch(kerasmesh::distributed_shutdown(),
+                     error = function(e) NULL))
+}

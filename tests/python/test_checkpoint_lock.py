@@ -64,8 +64,11 @@ def test_a_lock_freed_while_waiting_is_taken(held):
 
 def test_ctrl_c_stops_a_writer_waiting_for_the_lock(held):
     d, _ = held
+    # Ctrl-C raises KeyboardInterrupt even where the child inherits SIGINT
+    # ignored (a background job of a script, as in the Debian 13 check).
     code = textwrap.dedent(f"""
-        import sys, time
+        import signal, sys, time
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.path.insert(0, {SHIM!r})
         from kerasmesh.checkpoint import lock
         print("waiting", flush=True)

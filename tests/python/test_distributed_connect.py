@@ -38,3 +38,7 @@ def test_a_client_that_never_reaches_process_0_names_launcher_and_address():
     e = c._timeout_error(dict(ARGS, process_id=1), 30, 30.2, [])
     assert e.kind == "distributed_timeout"
     assert "h:1" in e.message and "Slurm" in e.message
+
+
+def test_disconnect_outside_a_run_does_nothing():
+    assert c.disconnect() is False

@@ -148,3 +148,10 @@ test_that("verbose follows the option, else KERASMESH_VERBOSE", {
   withr::local_options(kerasmesh.verbose = TRUE)
   expect_true(kerasmesh:::kerasmesh_verbose())
 })
+
+test_that("distributed_shutdown() outside a run leaves nothing", {
+  skip_if_no_keras()
+  expect_false(distributed_shutdown())
+  expect_invisible(distributed_shutdown())
+  expect_identical(process_count(), 1L)
+})

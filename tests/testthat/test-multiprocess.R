@@ -69,6 +69,22 @@ test_that("2 processes x 4 devices train like 1 process with 8 devices", {
   expect_false(any(alive(res$pid)))
 })
 
+test_that("processes that finish at different times all end cleanly", {
+  skip_if_no_workers()
+  # Process 0 hosts the coordination service: had it left first, process 1
+  # would be ended by the lost service.
+  res <- launch_local(function() {
+    info <- kerasmesh::distributed_initialize(timeout = 60)
+    Sys.sleep(3 * info$process_index)
+    info$process_index
+  }, processes = 2, devices_per_process = 4, timeout = 55)
+  expect_identical(res$status, c("ok", "ok"), info = paste(
+    utils::tail(unlist(res$output), 20), collapse = "\n"
+  ))
+  expect_identical(unlist(res$value), 0:1)
+  expect_identical(unlist(res$output), character())
+})
+
 test_that("a process whose peer never starts fails within the timeout", {
   skip_if_no_workers()
   # One worker, told that the run has two processes: process 1 never comes.

@@ -1,5 +1,6 @@
 """What R calls as "distributed.<function>"."""
 
+from ..distributed.connect import disconnect
 from ..distributed.initialize import (
     initialize,
     process_count,
@@ -7,6 +8,7 @@ from ..distributed.initialize import (
 )
 
 __all__ = [
+    "disconnect",
     "initialize",
     "process_count",
     "process_index",

@@ -273,3 +273,18 @@ def _connect_error(error: Exception, reported: list[str], args: dict,
           else type(error).__name__,
         i="Is the port free on process 0 and reachable from every "
           "process?")
+
+
+def disconnect() -> bool:
+    """Leave the distributed run cleanly, through JAX's shutdown barrier:
+    every process waits for the others, so that none outlives a peer and
+    reports it gone ("Polled an error from coordination service"). Returns
+    whether this process was connected.
+    """
+    module = sys.modules.get("jax._src.distributed")
+    if module is None or module.global_state.client is None:
+        return False
+    import jax
+
+    jax.distributed.shutdown()
+    return True
