@@ -101,9 +101,6 @@
 #'   rank.}
 #' \item{`kerasmesh_error_loss`}{The loss is not a Keras loss, or does not fit
 #'   the model's outputs.}
-#' \item{`kerasmesh_error_memory_budget`}{No layout [search_layout()] costed
-#'   fits the memory budget (the message gives the smallest memory reached and
-#'   its rules).}
 #' \item{`kerasmesh_error_mesh_mismatch`}{A layout map or distribution is on
 #'   another device mesh than the one it is used with.}
 #' \item{`kerasmesh_error_mesh_shape`}{A mesh shape does not fit the device
@@ -124,6 +121,9 @@
 #'   whose shapes change with the number of blocks.}
 #' \item{`kerasmesh_error_search_fixed`}{Rules pinned with [search_layout()]'s
 #'   `fixed` can't place a variable or pin only some blocks of a class.}
+#' \item{`kerasmesh_error_search_no_fit`}{No configuration [search_layout()]
+#'   costed fits the memory budget (the message gives the smallest memory
+#'   reached and the mesh, levers and rules that reached it).}
 #' \item{`kerasmesh_error_shape`}{A shape is not a vector of whole numbers.}
 #' \item{`kerasmesh_error_timeout`}{A call took longer than its `timeout`
 #'   (costing a training step, waiting for a checkpoint save or read).}
@@ -189,9 +189,9 @@ kind_names <- list(
     "input_shapes", "install_download", "install_envname", "install_python",
     "launch", "launch_worker", "layout_ambiguous", "layout_axes",
     "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
-    "layout_plan", "layout_rank", "loss", "memory_budget", "mesh_mismatch",
-    "mesh_shape", "model", "model_placement", "no_keras", "optimizer", "python",
-    "remat", "remat_blocks", "search_builder", "search_fixed", "shape",
+    "layout_plan", "layout_rank", "loss", "mesh_mismatch", "mesh_shape",
+    "model", "model_placement", "no_keras", "optimizer", "python", "remat",
+    "remat_blocks", "search_builder", "search_fixed", "search_no_fit", "shape",
     "timeout", "topology", "topology_devices", "variable_path"),
   warnings = c(
     "array_precision", "checkpoint_fallback", "deprecated", "layout_check",

@@ -29,7 +29,7 @@ format.kerasmesh_layout_search <- function(x, ...) {
   found <- search_found(x)
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
-    sprintf("<kerasmesh_layout_search> %s, %d layouts costed of %s (%s)",
+    sprintf("<kerasmesh_layout_search> %s, %d costed of %s layouts (%s)",
             x$objective, nrow(x$candidates), format_whole(x$space_size),
             x$method),
     sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
@@ -43,25 +43,64 @@ format.kerasmesh_layout_search <- function(x, ...) {
       "Not verified: XLA had no time left to compile it at full depth."
     },
     "",
+    format_search_config(x),
+    "",
     "Per device (memory, traffic per step):",
     sprintf("  found          %s (%s)", figure(found),
             if (isFALSE(x$verified)) "the search's own figure" else
               "verified by XLA"),
-    sprintf("  data parallel  %s", figure(x$data_parallel)),
+    if (!is.null(x$data_parallel)) {
+      sprintf("  data parallel  %s", figure(x$data_parallel))
+    },
     if (!is.null(x$start)) sprintf("  start          %s", figure(x$start)),
     if (length(x$blocks)) {
       sprintf("  (%s extrapolated from %s blocks)",
-              if (is.null(x$cost)) "all" else "data parallel and start",
+              if (is.null(x$cost)) "all" else "the others",
               paste(unlist(x$depths), collapse = " and "))
     },
     if (length(x$blocks) && !is.null(x$linearity)) {
       sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
               100 * x$linearity$memory, 100 * x$linearity$traffic)
     },
+    if (!is.null(x$memory)) format_search_memory(x$memory),
+    if (!is.null(x$time)) c("", format_cost_time(x$time, x$topology)),
+    if (!is.null(x$cost)) format_compile_notes(x$cost),
     format_top_traffic(x$cost),
     "",
-    search_code(as.list(x$layout_map))
+    search_reproduce_code(x)
   )
+}
+
+# The mesh (with its device order) and the levers found.
+format_search_config <- function(x) {
+  shape <- mesh_shape(x$mesh)
+  mesh <- paste(sprintf("%s = %d", names(shape), as.integer(shape)),
+                collapse = " x ")
+  order <- x$device_order
+  where <- if (is.null(order)) "" else if (order == "model") {
+    ", model axis fastest over device ids"
+  } else {
+    ", data axis fastest over device ids"
+  }
+  steps <- x$accumulation_steps %||% 1L
+  c(
+    sprintf("Mesh: %s%s.", mesh, where),
+    sprintf("Levers: remat \"%s\", %s%s.", x$remat %||% "none",
+            cli::pluralize("{steps} micro-batch{?es}"),
+            if (steps > 1) {
+              sprintf(" of %s samples", format_whole(x$micro_batch_size))
+            } else {
+              ""
+            })
+  )
+}
+
+format_search_memory <- function(memory) {
+  parts <- memory[setdiff(names(memory), "total")]
+  parts <- parts[parts > 0]
+  c("Memory per device (XLA):",
+    paste0("  ", paste(sprintf("%s %s", names(parts), bytes_text(parts)),
+                       collapse = ", ")))
 }
 
 # The found layout's memory and traffic: its verified cost's, or, when the

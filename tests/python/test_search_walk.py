@@ -1,258 +1,57 @@
-"""search_layout(): the walk finds the exhaustive optimum, extrapolates
-honestly from reduced depths, and never reports a false fit."""
+"""The walk over one mesh's layouts at fixed levers, and the exhaustive
+enumeration of a small space."""
 
-import itertools
-import warnings
+import time
 
-import keras
 import pytest
 
-from kerasmesh.cost import layout_cost as cost
-from kerasmesh.search import walk as search
-from kerasmesh.search.result import figures
-from kerasmesh.core.errors import KerasmeshError
+from kerasmesh.search import walk
+from kerasmesh.search.candidates import Context, Search
+from kerasmesh.search.levers import LeverSpace
+from kerasmesh.search.meshes import MeshOption
+from kerasmesh.search.space import SearchSpace
+from test_search_entry import biases_pinned, mlp
 
-keras_hub = pytest.importorskip("keras_hub")
-
-
-def mlp():
-    inputs = keras.Input((32,))
-    # A hidden width of 6 that only the "data" axis (2) divides: 5
-    # placements per kernel, 25 layouts with the biases pinned.
-    hidden = keras.layers.Dense(6, name="dense")(inputs)
-    outputs = keras.layers.Dense(16, name="dense_1")(hidden)
-    return keras.Model(inputs, outputs, name="mlp")
+BASE = ("none", 1)
 
 
-def biases_pinned(mesh):
-    fixed = keras.distribution.LayoutMap(mesh)
-    fixed[".*bias"] = (None,)
-    return fixed
+def search(mesh, budget=None):
+    model = mlp()
+    space = SearchSpace(model, mesh, biases_pinned(mesh))
+    step = {"batch_size": 16, "optimizer": "sgd", "loss": "mse",
+            "input_shapes": None, "batch_dim": "data"}
+    ctx = Context({None: model}, None, step, budget, "traffic",
+                  time.monotonic() + 120, LeverSpace(("none",), None, 16))
+    return Search(space, ctx, MeshOption((2, 4), mesh))
 
 
-def one_kernel_free(mesh):
-    """Biases and the second kernel pinned: 5 layouts."""
-    fixed = biases_pinned(mesh)
-    fixed["dense_1/kernel"] = (None, None)
-    return fixed
-
-
-def verified(r):
-    return r["cost"]["xla"]["total"], sum(r["cost"]["collectives"]["bytes"])
+def best(s):
+    return min(s.ctx.score(f) for f in s.seen.values() if f is not None)
 
 
 @pytest.fixture(scope="module")
-def exhaustive(mesh):
-    return search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                                fixed=biases_pinned(mesh))
+def everything(mesh):
+    s = search(mesh)
+    walk.exhaust(s, BASE)
+    return s
 
 
-def test_a_small_space_is_costed_exhaustively(exhaustive):
-    assert exhaustive["method"] == "exhaustive"
-    assert len(exhaustive["candidates"]) == exhaustive["space_size"] == 25
-    best = min(c["traffic"] for c in exhaustive["candidates"])
-    assert verified(exhaustive)[1] == best
+def test_exhaust_costs_every_layout_of_the_space(everything):
+    assert everything.method == "exhaustive"
+    assert len(everything.seen) == everything.space.size() == 25
+    assert all(lv == BASE for _, lv in everything.seen)
 
 
-def test_the_walk_finds_the_exhaustive_optimum(mesh, exhaustive):
-    walked = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                                  fixed=biases_pinned(mesh), exhaustive=0)
-    assert walked["method"] == "walk"
-    assert len(walked["candidates"]) < 25
-    assert verified(walked)[1] == verified(exhaustive)[1]
+def test_the_walk_reaches_the_exhaustive_optimum_with_fewer_compiles(
+        mesh, everything):
+    s = search(mesh)
+    walk.walk(s, [tuple([0] * len(s.space.classes))], BASE)
+    assert len(s.seen) < 25
+    assert best(s)[:2] == best(everything)[:2]
 
 
-def test_no_false_fits_under_a_budget_the_best_layout_breaks(mesh):
-    free = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                                fixed=one_kernel_free(mesh))
-    budget = verified(free)[0] - 1
-    r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                             fixed=one_kernel_free(mesh), memory=budget)
-    memory, traffic = verified(r)
-    assert memory <= budget
-    fitting = [c["traffic"] for c in free["candidates"]
-               if c["memory"] <= budget]
-    assert traffic == min(fitting)
-    # What the result reports is what XLA says of its rules.
-    lm = keras.distribution.LayoutMap(mesh)
-    for key, axes in r["rules"]:
-        lm[key] = tuple(axes)
-    again = cost.layout_cost(mlp, keras.distribution.ModelParallel(
-        layout_map=lm, batch_dim_name="data"), 16, "sgd", "mse")
-    assert again["xla"]["total"] == memory
-
-
-def test_a_budget_nothing_fits_names_the_smallest_memory(mesh):
-    with pytest.raises(KerasmeshError) as e:
-        search.search_layout(mlp, mesh, 16, "sgd", "mse", memory=100,
-                             fixed=one_kernel_free(mesh))
-    assert e.value.kind == "memory_budget"
-    assert "smallest memory" in str(e.value) and "rules" in str(e.value)
-
-
-def test_a_batch_the_mesh_can_not_split_is_the_planners_error(mesh):
-    with pytest.raises(KerasmeshError) as e:
-        search.search_layout(mlp, mesh, 15, "sgd", "mse")
-    assert e.value.kind == "batch_size"
-
-
-def test_bad_objectives_and_budgets_are_classed_errors(mesh):
-    for kwargs in ({"objective": "speed"}, {"memory": 0}, {"memory": -1},
-                   {"objective": "time", "bandwidth": {"data": 1e9}},
-                   {"objective": "time", "flop_rate": 1e12,
-                    "bandwidth": {"data": 1e9, "model": 1e9}}):
-        if kwargs.get("flop_rate"):
-            kwargs["flop_rate"] = -1
-        with pytest.raises(KerasmeshError) as e:
-            search.search_layout(mlp, mesh, 16, **kwargs)
-        assert e.value.kind == "argument"
-
-
-def test_the_time_objective_weighs_slow_axes(mesh):
-    r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                             fixed=one_kernel_free(mesh), objective="time",
-                             bandwidth={"data": 1e12, "model": 1e3},
-                             flop_rate=1e12)
-    by_axes = figures(r["cost"])["by_axes"]
-    assert by_axes.get("model", 0.0) == 0.0
-
-
-def test_the_timeout_stops_the_search_with_the_best_so_far(mesh):
-    r = search.search_layout(mlp, mesh, 16, "sgd", "mse", timeout=3,
-                             exhaustive=0)
-    assert r["seconds"] < 15
-    if r["stopped"] is None:
-        assert r["method"] == "walk"
-    with pytest.raises(KerasmeshError) as e:
-        search.search_layout(mlp, mesh, 16, "sgd", "mse", timeout=0.01)
-    assert e.value.kind == "timeout"
-
-
-def tiny_llama(n):
-    return keras_hub.models.LlamaBackbone(
-        vocabulary_size=256, num_layers=n, num_query_heads=8,
-        num_key_value_heads=4, hidden_dim=32, intermediate_dim=64)
-
-
-def test_reduced_depths_extrapolate_linearly_to_the_full_model(mesh):
-    r = search.search_layout(
-        tiny_llama, mesh, 8, "sgd", None,
-        {"token_ids": [16], "padding_mask": [16]}, blocks=4,
-        fixed=_only_a_norm_free(mesh))
-    assert r["depths"] == [1, 2] and r["blocks"] == 4
-    assert r["method"] == "exhaustive" and r["space_size"] == 3
-    predicted, actual = r["predicted"], figures(r["cost"])
-    assert actual["traffic"] == pytest.approx(predicted["traffic"], rel=0.01)
-    assert actual["memory"] == pytest.approx(predicted["memory"], rel=0.05)
-    assert max(r["linearity"].values()) <= 0.05
-
-
-def test_a_builder_of_two_blocks_is_searched_whole(mesh):
-    r = search.search_layout(
-        tiny_llama, mesh, 8, "sgd", None,
-        {"token_ids": [16], "padding_mask": [16]}, blocks=2,
-        fixed=_only_a_norm_free(mesh))
-    assert r["depths"] == [2] and r["blocks"] is None
-    assert r["predicted"]["memory"] == r["cost"]["xla"]["total"]
-
-
-def test_a_figure_off_the_line_is_a_warning():
-    from kerasmesh.core.errors import KerasmeshWarning
-    from kerasmesh.search.result import linearity
-
-    full = {"xla": {"total": 100.0}, "need": 100.0,
-            "collectives": {"axes": ["data"], "bytes": [10.0]}}
-    assert linearity(None, full) is None
-    assert linearity({"memory": 101.0, "traffic": 10.0}, full)["memory"] \
-        == pytest.approx(0.01)
-    with pytest.warns(KerasmeshWarning, match="not linear"):
-        linearity({"memory": 150.0, "traffic": 10.0}, full)
-
-
-def _only_a_norm_free(mesh):
-    """Every class pinned unsplit but the blocks' last norm (3 layouts)."""
-    fixed = keras.distribution.LayoutMap(mesh)
-    fixed["token_embedding/(reverse_)?embeddings"] = (None, None)
-    fixed[".*(sequence_output|self_attention)_layernorm/scale"] = (None,)
-    fixed[".*self_attention/.*kernel"] = (None, None, None)
-    fixed[".*feedforward_.*_dense/kernel"] = (None, None)
-    return fixed
-
-
-def test_exhaustive_choices_cover_the_space(mesh):
-    from kerasmesh.search.space import SearchSpace
-
-    space = SearchSpace(mlp(), mesh, biases_pinned(mesh))
-    free = [space.classes[i].options for i in space.free]
-    assert space.size() == len(list(itertools.product(*free)))
-
-
-def test_a_builder_of_unnamed_layers_is_a_warning(mesh):
-    from kerasmesh.core.errors import KerasmeshWarning
-
-    def unnamed():
-        return keras.Sequential([keras.Input((32,)), keras.layers.Dense(8)])
-
-    with pytest.warns(KerasmeshWarning, match="other paths") as record:
-        search.search_layout(unnamed, mesh, 16, "sgd", "mse")
-    assert record[0].message.kind == "search_unstable_paths"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", KerasmeshWarning)
-        search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                             fixed=one_kernel_free(mesh))
-
-
-def wide():
-    """Two 256 x 256 kernels (49 layouts): their weights outweigh the
-    step's activations."""
-    inputs = keras.Input((256,))
-    hidden = keras.layers.Dense(256, use_bias=False, name="a")(inputs)
-    outputs = keras.layers.Dense(256, use_bias=False, name="b")(hidden)
-    return keras.Model(inputs, outputs, name="wide")
-
-
-def test_layouts_whose_weights_break_the_budget_are_spared(mesh):
-    everything = search.search_layout(wide, mesh, 8, "sgd", "mse")
-    assert everything["pruned"] == 0
-    budget = 300e3  # under one replicated kernel and a 2-way split one
-    r = search.search_layout(wide, mesh, 8, "sgd", "mse", memory=budget)
-    assert r["pruned"] > 0
-    assert len(r["candidates"]) + r["pruned"] == len(everything["candidates"])
-    best = min(c["traffic"] for c in everything["candidates"]
-               if c["memory"] <= budget)
-    assert figures(r["cost"])["traffic"] == best
-    assert r["cost"]["xla"]["total"] <= budget
-
-
-def test_out_of_time_before_the_full_compile_returns_the_best_so_far(mesh):
-    import time
-
-    def slow_at_full_depth(n):
-        if n == 4:
-            time.sleep(60)
-        return tiny_llama(n)
-
-    began = time.monotonic()
-    r = search.search_layout(
-        slow_at_full_depth, mesh, 8, "sgd", None,
-        {"token_ids": [16], "padding_mask": [16]}, blocks=4,
-        fixed=_only_a_norm_free(mesh), timeout=20)
-    assert time.monotonic() - began < 30
-    assert r["verified"] is False and r["stopped"] == "timeout"
-    assert r["cost"] is None and r["predicted"]["memory"] > 0
-    assert r["linearity"] is None
-
-
-def test_a_search_of_the_whole_model_out_of_time_keeps_its_own_cost(
-        mesh, monkeypatch):
-    from kerasmesh.search import result as search_result
-
-    def out_of_time(self, choice):
-        raise KerasmeshError("timeout", "Costing took longer than 0.4 s.")
-
-    monkeypatch.setattr(search_result.Verifier, "_compile", out_of_time)
-    r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                             fixed=one_kernel_free(mesh))
-    assert r["verified"] is False and r["stopped"] == "timeout"
-    best = min(c["traffic"] for c in r["candidates"])
-    assert figures(r["cost"])["traffic"] == best
+def test_a_walk_out_of_time_stops(mesh):
+    s = search(mesh)
+    s.ctx.deadline = time.monotonic() - 1
+    walk.walk(s, [tuple([0] * len(s.space.classes))], BASE)
+    assert s.ctx.out_of_time and not s.log

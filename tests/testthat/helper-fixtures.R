@@ -42,7 +42,11 @@ fixture_search <- function() {
       cost = fixture_cost(), data_parallel = list(memory = 3e9,
                                                   traffic = 6e9),
       objective = "traffic", method = "exhaustive", space_size = 2,
-      compiles = 2, seconds = 3.7, budget = 8e9
+      compiles = 2, seconds = 3.7, budget = 8e9, remat = "none",
+      accumulation_steps = 1L, micro_batch_size = 16L,
+      batch_dim_name = "data",
+      call = list(model = "build", batch_size = 16, optimizer = "adam",
+                  loss = "mse")
     ),
     class = "kerasmesh_layout_search"
   )

@@ -19,7 +19,7 @@ test_that("a search prints its costs beside data parallel's", {
   skip_if_no_keras()
   found <- within_seconds(small_search(memory = "1MB"), 120)
   text <- format(found)
-  expect_match(text[1], "7 layouts costed of 7 \\(exhaustive\\)")
+  expect_match(text[1], "7 costed of 7 layouts \\(exhaustive\\)")
   expect_true(any(grepl("^  found .*verified by XLA", text)))
   expect_true(any(grepl("^  data parallel ", text)))
   expect_true(any(grepl("budget 1 MB", text)))
@@ -53,7 +53,7 @@ test_that("a search prints a large space in full, never negative", {
   found$space_size <- 15332469805107
   found$candidates <- found$candidates[c(1, 2, 2), ]
   expect_match(format(found)[1],
-               "3 layouts costed of 15,332,469,805,107 (exhaustive)",
+               "3 costed of 15,332,469,805,107 layouts (exhaustive)",
                fixed = TRUE)
 })
 

@@ -8,14 +8,13 @@ test_that("search_layout() finds the least traffic, verified, as R code", {
   expect_equal(traffic, min(found$candidates$traffic))
   text <- format(found)
   expect_true(any(grepl("verified by XLA", text)))
-  code <- text[which(text == "layout_map("):length(text)]
-  # The printed code pastes into layout_map() and costs the same.
-  mesh <- found$mesh
-  lm <- eval(parse(text = paste(code, collapse = "\n")))
-  expect_equal(as.list(lm), as.list(as_layout_map(found)))
-  again <- layout_cost(search_net, model_parallel(lm), batch_size = 16,
-                       loss = "mse")
-  expect_equal(sum(again$collectives$bytes), traffic)
+  code <- text[grep("^# To reproduce", text):length(text)]
+  # The printed code pastes into a session and costs the same.
+  env <- new.env()
+  eval(parse(text = paste(code, collapse = "\n")), envir = env)
+  expect_equal(as.list(env$lm), as.list(as_layout_map(found)))
+  expect_equal(sum(env$cost$collectives$bytes), traffic)
+  expect_equal(env$cost$need, found$cost$need)
   s <- summary(found)
   expect_equal(nrow(s), 2)
   expect_equal(s$alternatives[s$class == "net/dense/kernel"], 6)
@@ -44,7 +43,7 @@ test_that("search_layout() never reports a fit XLA does not confirm", {
   found <- within_seconds(small_search(memory = 9000), 120)
   expect_lte(found$cost$xla[["total"]], 9000)
   expect_error(within_seconds(small_search(memory = "1kB"), 120),
-               class = "kerasmesh_error_memory_budget")
+               class = "kerasmesh_error_search_no_fit")
 })
 
 test_that("search_layout() rejects bad budgets naming what it received", {
@@ -251,4 +250,45 @@ test_that("a search out of time before its full compile returns the best", {
   expect_identical(found$stopped, "timeout")
   expect_null(found$cost)
   expect_true(any(grepl("^Not verified", format(found))))
+})
+
+test_that("on a topology the search chooses the mesh, order and levers", {
+  skip_if_no_keras()
+  found <- within_seconds(topology_search(), 120)
+  expect_equal(found$objective, "time")
+  expect_true(found$verified)
+  expect_s3_class(found$mesh, "kerasmesh_device_mesh")
+  expect_named(mesh_shape(found$mesh), c("data", "model"))
+  expect_s3_class(found$distribution, "kerasmesh_distribution")
+  expect_equal(found$remat, "none")
+  expect_equal(found$accumulation_steps, 1L)
+  expect_equal(found$time$total, found$cost$time$total)
+  expect_equal(found$memory, found$cost$memory)
+  expect_setequal(found$meshes$mesh, c("8x1", "4x2", "2x4", "1x8"))
+  expect_true(all(c("mesh", "remat", "accumulation_steps") %in%
+                    names(found$candidates)))
+  # Its figures are layout_cost()'s for the distribution it gives.
+  again <- layout_cost(search_net, found$distribution, batch_size = 16,
+                       loss = "mse", optimizer = "adam",
+                       remat = found$remat,
+                       accumulation_steps = found$accumulation_steps,
+                       topology = found$topology)
+  expect_equal(again$need, found$cost$need)
+  expect_equal(again$time$total, found$time$total)
+})
+
+test_that("a topology search's bad input is a classed error", {
+  skip_if_no_keras()
+  big <- device_topology("h100-sxm-80gb", nodes = 2)
+  expect_error(search_layout(search_net, big, 16, loss = "mse"),
+               class = "kerasmesh_error_topology_devices")
+  topo <- device_topology("h100-sxm-80gb")
+  expect_error(search_layout(search_net, topo, 16, loss = "mse",
+                             remat = "full"),
+               class = "kerasmesh_error_remat_blocks")
+  expect_error(search_layout(search_net, topo, 16, loss = "mse",
+                             accumulation_steps = 3),
+               class = "kerasmesh_error_accumulation_steps")
+  expect_error(within_seconds(topology_search(memory = "1kB"), 120),
+               class = "kerasmesh_error_search_no_fit")
 })

@@ -1,6 +1,6 @@
 """What R calls as "search.<function>"."""
 
-from ..search.walk import (
+from ..search.entry import (
     search_layout,
 )
 

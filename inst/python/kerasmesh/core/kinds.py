@@ -272,10 +272,6 @@ LOSS = _kind(
     "loss",
     error="The loss is not a Keras loss, or does not fit the model's "
           "outputs.")
-MEMORY_BUDGET = _kind(
-    "memory_budget",
-    error="No layout [search_layout()] costed fits the memory budget (the "
-          "message gives the smallest memory reached and its rules).")
 MESH_MISMATCH = _kind(
     "mesh_mismatch",
     error="A layout map or distribution is on another device mesh than "
@@ -337,6 +333,11 @@ SEARCH_EXTRAPOLATION = _kind(
     warning="[search_layout()]'s figures extrapolated from 1 and 2 blocks "
             "differ from the full model's compile by more than 5 percent "
             "(per-block cost is not linear).")
+SEARCH_NO_FIT = _kind(
+    "search_no_fit",
+    error="No configuration [search_layout()] costed fits the memory budget "
+          "(the message gives the smallest memory reached and the mesh, "
+          "levers and rules that reached it).")
 SEARCH_FIXED = _kind(
     "search_fixed",
     error="Rules pinned with [search_layout()]'s `fixed` can't place a "

@@ -151,6 +151,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     levers = Levers.of(remat, accumulation_steps, batch_size,
                        mesh_sizes(layout_map.device_mesh).get(batch_dim),
                        batch_dim)
+    levers.measure = not quick
     machine = _machine(topology, layout_map.device_mesh)
     model, planned, step, lowered, start = _trace_within(
         clock, timeout, model, layout_map, distribution, batch_dim, levers,
@@ -252,9 +253,10 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
         start = time.perf_counter()
         try:
             lowered = lower_step(model, distribution, step)
-            clock.phase = "tracing the step without rematerialization"
-            levers.recompute_share = recompute_share(
-                model, distribution, step, lowered, levers.remat)
+            if levers.measure:
+                clock.phase = "tracing the step without rematerialization"
+                levers.recompute_share = recompute_share(
+                    model, distribution, step, lowered, levers.remat)
         except KerasmeshError:
             raise
         except Exception as e:  # noqa: BLE001 - shown as a classed error

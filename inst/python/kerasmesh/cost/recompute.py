@@ -38,6 +38,8 @@ class Levers:
         sets_optimizer: whether the optimizer's own accumulation is
             replaced by `accumulation_steps` (False when it was None: the
             optimizer as compiled, `batch_size` one step's batch).
+        measure: whether `recompute_share` is measured (not for the
+            search's quick compiles, which need only the total).
     """
 
     remat: str | None
@@ -46,6 +48,9 @@ class Levers:
     micro_batch_size: int
     recompute_share: float = 0.0
     sets_optimizer: bool = True
+    # Whether to measure `recompute_share` (one more lowering); a
+    # search's quick compiles need only the total of operations.
+    measure: bool = True
 
     @classmethod
     def of(cls, remat: Any, accumulation_steps: Any, batch_size: int,

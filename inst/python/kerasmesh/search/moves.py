@@ -73,6 +73,26 @@ def tensor_parallel(space: SearchSpace, choice: tuple, axis: str) -> tuple:
     return choice
 
 
+def fully_sharded(space: SearchSpace, choice: tuple, axis: str) -> tuple:
+    """Weights and optimizer state sharded over `axis` (as FSDP and ZeRO-3
+    shard them over the data axis): each free class not yet on `axis`
+    gets its largest unsplit dimension that `axis` divides onto it."""
+    new = list(choice)
+    for i in space.free:
+        c = space.classes[i]
+        axes = list(c.options[choice[i]])
+        if axis in axes:
+            continue
+        for d in sorted(range(len(c.shape)), key=lambda d: -c.shape[d]):
+            if axes[d] is not None:
+                continue
+            trial = tuple(axes[:d] + [axis] + axes[d + 1:])
+            if trial in c.options:
+                new[i] = c.options.index(trial)
+                break
+    return tuple(new)
+
+
 def split_bytes(space: SearchSpace, choice: tuple) -> float:
     """Bytes of weights that a choice takes off each device."""
     return sum(c.bytes - len(c.paths) * b

@@ -1,8 +1,10 @@
-"""The end of a search: full-depth compiles decide, plain values out.
+"""The end of a search: the verified configuration as plain values.
 
-A candidate fits `memory` only when XLA's figure for the full model says
-so (`Verifier`): the search's own figures, extrapolated from reduced
-models, rank candidates but never decide a fit.
+`result()` picks the winner (`verify.pick()`: full-depth compiles
+decide) and describes it for R: the mesh in its device order, the layout
+map, the levers, the verified cost with its time and memory, and what
+the search saw on the way (every candidate, each mesh's best, each
+class's alternatives).
 """
 
 from __future__ import annotations
@@ -10,177 +12,45 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..core.errors import KerasmeshError, warn
+from ..core.errors import warn
 from ..layout_map.rules import describe_layout_map
-from ..cost import layout_cost as cost
-from ..cost.compare import build_model
-from .builds import check_depths
+from ..mesh.device_mesh import describe_mesh
 from ..core import kinds
+from ..cost.layout_cost import distribution_layout
+from .figures import figures
+from .verify import Verifier, distribution_of, pick
 
-RUNNERS_UP = 2
-# Candidates compiled at full depth before giving up on the budget.
-MAX_VERIFIED = 6
 # How far an extrapolated figure may be off before the result says so.
 LINEAR_WITHIN = 0.05
 
 
-def figures(r: dict) -> dict:
-    """The figures a candidate is judged by, from one `layout_cost()`."""
-    by_axes: dict[str, float] = {}
-    for axes, b in zip(r["collectives"]["axes"], r["collectives"]["bytes"]):
-        by_axes[axes] = by_axes.get(axes, 0.0) + b
-    return {"memory": r["need"], "traffic": sum(by_axes.values()),
-            "by_axes": by_axes, "flops": r.get("flops", 0.0)}
+def _plain(f: dict | None) -> dict | None:
+    return None if f is None else {k: v for k, v in f.items()}
 
 
-class Verifier:
-    """Full-depth costs of choices: one compile each of the full model
-    (built at `full` blocks, or the search's own model), with XLA's
-    default options, within `deadline`."""
-
-    def __init__(self, search: Any, model: Any, full: int | None,
-                 deadline: float, timeout: float | None = None):
-        self.search, self.model, self.full = search, model, full
-        self.deadline, self.timeout = deadline, timeout
-        self.built = next(iter(search.models.values())) if full is None \
-            else None
-        self.costs: dict[tuple, dict | None] = {}
-        self.longest = 0.0
-
-    def __call__(self, choice: tuple) -> dict | None:
-        if choice not in self.costs:
-            began = time.monotonic()
-            self.costs[choice] = self._compile(choice)
-            self.longest = max(self.longest, time.monotonic() - began)
-        return self.costs[choice]
-
-    def has_time(self) -> bool:
-        """Whether another compile like the longest so far fits in time."""
-        return self.deadline - time.monotonic() > 1.25 * self.longest
-
-    def _compile(self, choice: tuple) -> dict | None:
-        from keras.distribution import ModelParallel
-
-        s = self.search
-        if self.built is None:
-            self.built = build_model(lambda: self.model(self.full),
-                                     self.deadline - time.monotonic())
-            check_depths({**s.models, self.full: self.built})
-        d = ModelParallel(layout_map=s.space.layout_map(choice),
-                          batch_dim_name=s.step["batch_dim"])
-        try:
-            return cost.layout_cost(
-                self.built, d, s.step["batch_size"], s.step["optimizer"],
-                s.step["loss"], s.step["input_shapes"],
-                max(self.deadline - time.monotonic(), 0.01))
-        except KerasmeshError as e:
-            if e.kind != kinds.COMPILE:
-                raise
-            return None
+def _choice_facts(searches: list, key: tuple, verify: Verifier) -> dict:
+    i, c, lv = key
+    s = searches[i]
+    return {"rules": [[k, list(a)] for k, a in s.space.rules(c)],
+            "mesh": s.option.label, "remat": lv[0],
+            "accumulation_steps": lv[1],
+            "predicted": _plain(s.seen.get((c, lv))),
+            "verified": _plain(verify.figures(key))}
 
 
-def _ranked(search: Any) -> list[tuple]:
-    return sorted((c for c, f in search.seen.items() if f is not None),
-                  key=lambda c: search.score(search.seen[c]))
-
-
-def pick(search: Any, verify: Verifier) -> tuple[tuple, list[tuple]]:
-    """The best candidate that fits by its full-depth cost, and up to
-    `RUNNERS_UP` more verified ones, as time allows.
-
-    A candidate the search costed at full depth and found over budget is
-    not compiled again; extrapolated ones are, up to `MAX_VERIFIED`.
-
-    Raises:
-        KerasmeshError: kind `memory_budget` when none of the candidates
-            compiled at full depth fits.
-    """
-    chosen: list[tuple] = []
-    for c in _ranked(search):
-        if len(chosen) > RUNNERS_UP or len(verify.costs) >= MAX_VERIFIED or \
-                (chosen and not verify.has_time()):
-            break
-        if search.depth is None and search.score(search.seen[c])[0] != 0:
-            break
-        try:
-            r = verify(c)
-        except KerasmeshError as e:
-            # Out of time for a runner-up: the winner stands; for the
-            # winner: the best by the search's own figures.
-            if e.kind != kinds.TIMEOUT:
-                raise
-            if not chosen:
-                return _unverified(search, verify, c), []
-            break
-        if r is not None and search.score(figures(r))[0] == 0:
-            chosen.append(c)
-    if not chosen:
-        _nothing_fits(search, verify)
-    chosen.sort(key=lambda c: search.score(figures(verify(c))))
-    return chosen[0], chosen[1:]
-
-
-def _unverified(search: Any, verify: Verifier, c: tuple) -> tuple:
-    """`c`, the best candidate, when the time ran out before its
-    full-depth compile, if the search's own figures say it fits.
-
-    Raises:
-        KerasmeshError: kind `timeout`, naming the search's `timeout`,
-            when they don't.
-    """
-    if search.score(search.seen[c])[0] == 0:
-        return c
-    spent = f"{verify.timeout:g} s" if verify.timeout else "its time"
-    raise KerasmeshError(
-        kinds.TIMEOUT, f"The search found no layout that fits `memory` in "
-        f"{spent}.",
-        x="The time ran out before XLA compiled the best candidates for "
-          "the full model.",
-        i="Raise `timeout`, or search with `blocks` or a smaller space "
-          "(pin rules with `fixed`).")
-
-
-def _nothing_fits(search: Any, verify: Verifier) -> None:
-    costed = [(c, figures(r)) for c, r in verify.costs.items()
-              if r is not None]
-    if search.depth is None:
-        costed += [(c, f) for c, f in search.seen.items() if f is not None]
-    if not costed:
-        raise KerasmeshError(
-            kinds.COMPILE, "XLA compiled none of the best candidates for "
-            "the full model.", i="Call `layout_cost()` on the start layout "
-            "to see XLA's error.")
-    c, f = min(costed, key=lambda cf: cf[1]["memory"])
-    rules = "; ".join(f'"{k}" = ({", ".join(str(a) for a in axes)})'
-                      for k, axes in search.space.rules(c)) or \
-        "none (data parallel)"
-    raise KerasmeshError(
-        kinds.MEMORY_BUDGET, "No layout the search costed fits `memory`.",
-        x=f"The budget is {search.budget:.6g} bytes per device; the "
-          f"smallest memory XLA reported is {f['memory']:.6g} bytes, "
-          f"with rules {rules}.",
-        i="Raise `memory`, use more devices, a smaller batch, or an "
-          "optimizer with fewer slots.")
-
-
-def _choice_facts(search: Any, c: tuple, full: dict | None) -> dict:
-    predicted = search.seen.get(c)
-    return {"rules": [[k, list(a)] for k, a in search.space.rules(c)],
-            "predicted": predicted,
-            "verified": figures(full) if full is not None else None}
-
-
-def _classes(search: Any, winner: tuple) -> list[dict]:
+def _classes(s: Any, winner: tuple, levers: tuple) -> list[dict]:
     """Per class: its placement in the winner, and what each other
     placement costed (the winner with this class changed)."""
-    space, out = search.space, []
+    space, out = s.space, []
     for i, c in enumerate(space.classes):
         alternatives = []
         for k, axes in enumerate(c.options):
             alt = winner[:i] + (k,) + winner[i + 1:]
-            f = search.seen.get(alt)
+            f = s.seen.get((alt, levers))
             if k != winner[i] and f is not None:
-                alternatives.append({"axes": list(axes), **f})
+                alternatives.append({"axes": list(axes),
+                                     "memory": f["memory"],
+                                     "traffic": f["traffic"]})
         out.append({"template": c.template, "count": len(c.paths),
                     "shape": c.shape, "dtype": c.dtype, "bytes": c.bytes,
                     "axes": list(space.axes(winner)[i]),
@@ -209,42 +79,82 @@ def linearity(predicted: dict | None, full: dict) -> dict | None:
     return off
 
 
-def result(search: Any, verify: Verifier, data_parallel: tuple,
+def _candidates(searches: list) -> list[dict]:
+    ctx = searches[0].ctx
+    return [{"memory": f["memory"], "traffic": f["traffic"],
+             "value": ctx.value(f), "seconds": e["seconds"],
+             "rules": len(s.space.rules(e["choice"])),
+             "mesh": s.option.label, "remat": e["levers"][0],
+             "accumulation_steps": e["levers"][1],
+             "reshardings": f["reshardings"]}
+            for s in searches for e in s.log if (f := e["figures"])]
+
+
+def _meshes(searches: list) -> list[dict]:
+    """Each mesh searched: its shape, orders and best candidate."""
+    ctx = searches[0].ctx
+    out = []
+    for s in searches:
+        costed = [f for f in s.seen.values() if f is not None]
+        best = min(costed, key=ctx.score) if costed else None
+        out.append({"mesh": s.option.label, "shape": list(s.option.shape),
+                    "orders": list(s.option.nodes), "costed": len(costed),
+                    "pruned": len(s.pruned),
+                    "fits": bool(best is not None and ctx.fits(best)),
+                    "memory": None if best is None else best["memory"],
+                    "value": None if best is None else ctx.value(best)})
+    return out
+
+
+def _winner_cost(searches: list, verify: Verifier, winner: tuple
+                 ) -> tuple[dict | None, bool]:
+    full = verify.costs.get(winner)
+    best = searches[0].ctx.best_cost
+    if full is None and best is not None and best[0] == winner:
+        return best[1], False  # the search's quick compile, full depth
+    return full, full is not None
+
+
+def result(searches: list, verify: Verifier, data_parallel: tuple | None,
            start: tuple | None, began: float) -> dict:
     """The search as plain values for R."""
-    winner, runners = pick(search, verify)
-    full = verify.costs.get(winner)
-    verified = full is not None
-    if not verified and search.best_cost and search.best_cost[0] == winner:
-        full = search.best_cost[1]  # the search's quick compile, full depth
+    ctx = searches[0].ctx
+    winner, runners = pick(searches, verify)
+    i, choice, levers = winner
+    s = searches[i]
+    full, verified = _winner_cost(searches, verify, winner)
+    order = verify.orders.get(winner)
+    dist = distribution_of(searches, winner, order)
+    base = ctx.levers.base(searches[0].data)
+    predicted = s.seen.get((choice, levers))
     return {
-        "layout_map": describe_layout_map(search.space.layout_map(winner)),
+        "layout_map": describe_layout_map(distribution_layout(dist)[0]),
+        "mesh": describe_mesh(dist.device_mesh),
+        "device_order": order if order in ("model", "data") else None,
+        "batch_dim_name": ctx.step["batch_dim"],
+        "remat": levers[0], "accumulation_steps": levers[1],
+        "micro_batch_size": ctx.step["batch_size"] // levers[1],
         "rules": [[k, list(a)] for k, a in
-                  search.space.fixed_rules() + search.space.rules(winner)],
-        "cost": full,
-        "predicted": search.seen.get(winner),
-        "verified": verified,
-        "linearity": linearity(search.seen.get(winner)
-                               if search.depth is not None and verified
-                               else None, full),
-        "runners_up": [_choice_facts(search, c, verify(c)) for c in runners],
-        "data_parallel": search.seen.get(data_parallel),
-        "start": search.seen.get(start) if start is not None else None,
-        "classes": _classes(search, winner),
-        "candidates": [{"memory": f["memory"], "traffic": f["traffic"],
-                        "value": search.value(f), "seconds": e["seconds"],
-                        "rules": len(search.space.rules(e["choice"]))}
-                       for e in search.log if (f := e["figures"])],
-        "compiles": len(search.log) * len(search.models) +
+                  s.space.fixed_rules() + s.space.rules(choice)],
+        "cost": full, "predicted": _plain(predicted), "verified": verified,
+        "linearity": linearity(predicted if ctx.depth is not None and
+                               verified else None, full),
+        "runners_up": [_choice_facts(searches, k, verify) for k in runners],
+        "data_parallel": None if data_parallel is None else
+        _plain(searches[0].seen.get((data_parallel, base))),
+        "start": None if start is None else
+        _plain(s.seen.get((start, levers))),
+        "classes": _classes(s, choice, levers),
+        "candidates": _candidates(searches),
+        "meshes": _meshes(searches),
+        "compiles": sum(len(x.log) for x in searches) * len(ctx.models) +
         len(verify.costs),
-        "pruned": len(search.pruned),
-        "space_size": search.space.size(),
-        "method": search.method,
-        "depths": [d for d in search.models if d is not None],
-        "blocks": search.depth,
-        "stopped": "timeout" if search.out_of_time or not verified
-        else None,
-        "budget": search.budget,
-        "objective": search.objective,
+        "pruned": sum(len(x.pruned) for x in searches),
+        "space_size": sum(x.space.size() for x in searches),
+        "method": s.method,
+        "depths": [d for d in ctx.models if d is not None],
+        "blocks": ctx.depth,
+        "stopped": "timeout" if ctx.out_of_time or not verified else None,
+        "budget": ctx.budget, "objective": ctx.objective,
         "seconds": time.monotonic() - began,
     }

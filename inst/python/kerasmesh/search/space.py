@@ -58,7 +58,8 @@ def class_options(path: str, shape: list[int],
                   sizes: dict[str, int]) -> list[Layout]:
     """Every placement of one shape: each dimension unsplit or on one
     mesh axis, no axis twice, each split even. Unsplit comes first."""
-    choices = [None] + list(sizes)
+    # An axis of one device splits nothing: its options would repeat.
+    choices = [None] + [a for a in sizes if sizes[a] > 1]
     out = []
     for axes in itertools.product(choices, repeat=len(shape)):
         named = [a for a in axes if a is not None]

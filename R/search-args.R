@@ -1,0 +1,119 @@
+# The arguments of search_layout(), checked in R before Python starts:
+# where to search (a mesh or a topology), the objective, the levers.
+
+# A mesh (the shape fixed) or a topology (the search chooses the mesh):
+# list(mesh = the Keras mesh or NULL, topology = the topology or NULL).
+search_mesh_arg <- function(mesh, call = rlang::caller_env()) {
+  if (inherits(mesh, "kerasmesh_device_topology")) {
+    return(list(mesh = NULL, topology = mesh))
+  }
+  if (!inherits(mesh, "kerasmesh_device_mesh") &&
+        !inherits(mesh, "python.builtin.object")) {
+    stop_input_type(mesh, "a device mesh or a device topology",
+                    show_value = FALSE, kind = kinds$device_mesh,
+                    way_out = "Make one with {.fn device_mesh} or
+                               {.fn device_topology}.",
+                    arg = "mesh", call = call)
+  }
+  list(mesh = .subset2(as_device_mesh(mesh), "py"), topology = NULL)
+}
+
+# NULL: "time" on a topology, "traffic" on a mesh.
+check_search_objective <- function(objective, topology,
+                                   call = rlang::caller_env()) {
+  if (is.null(objective)) {
+    return(if (is.null(topology)) "traffic" else "time")
+  }
+  check_choice(objective, c("traffic", "time"), arg = "objective",
+               call = call)
+}
+
+# The levers a search may use: `remat` NULL (every choice the model's
+# blocks allow) or some of remat_choices; `accumulation_steps` NULL (every
+# divisor of the batch) or whole numbers that divide `batch_size`.
+search_levers_args <- function(remat, accumulation_steps, batch_size, call) {
+  if (!is.null(remat)) {
+    if (!is.character(remat) || !length(remat) || anyNA(remat)) {
+      stop_input_type(remat, "`NULL` or some of {.or {.val {remat_choices}}}",
+                      kind = kinds$remat, arg = "remat", call = call)
+    }
+    for (r in remat) check_remat(r, arg = "remat", call = call)
+    remat <- as.list(unique(remat))
+  }
+  if (!is.null(accumulation_steps)) {
+    if (!is.numeric(accumulation_steps) || !length(accumulation_steps)) {
+      stop_input_type(accumulation_steps, "`NULL` or whole numbers",
+                      kind = kinds$accumulation_steps,
+                      arg = "accumulation_steps", call = call)
+    }
+    accumulation_steps <- as.list(vapply(
+      accumulation_steps, function(k) {
+        as.integer(check_accumulation_steps(k, batch_size, call = call))
+      }, 1L
+    ))
+  }
+  list(remat = remat, accumulation_steps = accumulation_steps)
+}
+
+# The name the printed code calls the model by: the symbol the user gave,
+# else "model".
+search_model_name <- function(expr) {
+  if (is.symbol(expr)) as.character(expr) else "model"
+}
+
+check_search_memory <- function(x, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return("device")
+  }
+  memory <- check_bytes(x, allow_inf = TRUE, arg = "memory", call = call)
+  if (is.infinite(memory)) NULL else as.numeric(memory)
+}
+
+check_bandwidth <- function(x, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  named <- !is.null(names(x)) && all(nzchar(names(x))) && !anyNA(names(x))
+  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) || !named) {
+    stop_input_type(x, "positive bytes per second, named by mesh axis",
+                    way_out = "Such as {.code c(data = 50e9, model = 450e9)}.",
+                    arg = "bandwidth", call = call)
+  }
+  as.list(x)
+}
+
+check_blocks <- function(blocks, model, call = rlang::caller_env()) {
+  if (is.null(blocks)) {
+    return(NULL)
+  }
+  blocks <- check_whole(blocks, call = call)
+  if (!is.function(model) || length(formals(model)) < 1) {
+    stop_input_type(
+      model, show_value = FALSE,
+      problem = "With {.arg blocks}, {.arg model} must be a function of one
+                 argument, the number of blocks to build.",
+      kind = kinds$model, call = call
+    )
+  }
+  blocks
+}
+
+check_start <- function(x, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  if (inherits(x, "kerasmesh_layout_map")) {
+    return(.subset2(x, "py"))
+  }
+  type <- object_type(x)
+  if (type == "layout_map") {
+    return(x)
+  }
+  if (inherits(x, "kerasmesh_distribution") || type == "distribution") {
+    return(check_distribution(x, arg = "start", call = call))
+  }
+  stop_input_type(x, "a layout map or a distribution", show_value = FALSE,
+                  way_out = "Give {.fn layout_map}, a Keras {.code LayoutMap}
+                             or {.fn model_parallel}.",
+                  kind = kinds$layout_map, arg = "start", call = call)
+}

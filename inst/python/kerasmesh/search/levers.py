@@ -1,0 +1,163 @@
+"""The levers searched with the layout: remat and micro-batches.
+
+A candidate's levers are `(remat, accumulation_steps)`: what each block
+recomputes in the backward pass (`remat.choice.CHOICES`), and how many
+micro-batches make the global batch, each split evenly over the data
+axis. Both only cost time (recomputed operations; collectives paid once
+per micro-batch), so the search takes the fewest that fit
+(`choose()`): for each remat choice in order, the fewest micro-batches
+that fit, where a later (more recomputing) choice is tried only with
+fewer micro-batches than an earlier one needed; the modeled objective
+then decides among those that fit.
+
+How many micro-batches to try is predicted from a compile at fewer: the
+activations and the batch (XLA's temporaries and inputs) shrink with the
+micro-batch, and accumulating adds one accumulator per trainable weight
+(`predict_memory()`). The prediction picks what to compile; only
+compiles decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import KerasmeshError
+from ..core import kinds
+from ..plan.accumulation import check_accumulation_steps
+from ..remat.blocks import find_blocks
+from ..remat.choice import CHOICES, NONE, check_remat
+
+Levers = tuple  # (remat, accumulation_steps)
+# Micro-batch counts compiled after a prediction, per remat choice.
+TRIES = 2
+# The share of the budget a prediction aims at (a compile decides).
+MARGIN = 1.0
+
+
+@dataclass(frozen=True)
+class LeverSpace:
+    """The levers a search may use.
+
+    Attributes:
+        remats: remat choices, fewest recomputed first.
+        steps: allowed accumulation steps, or None for every divisor of
+            the batch.
+        batch_size: the global batch.
+    """
+
+    remats: tuple[str, ...]
+    steps: tuple[int, ...] | None
+    batch_size: int
+
+    def ks(self, data: int) -> list[int]:
+        """Accumulation steps whose micro-batch `data` devices split."""
+        b = self.batch_size
+        out = [k for k in range(1, b + 1)
+               if b % k == 0 and (b // k) % data == 0]
+        return [k for k in out if self.steps is None or k in self.steps]
+
+    def base(self, data: int) -> Levers | None:
+        """The levers that cost least: the first remat, fewest steps."""
+        ks = self.ks(data)
+        return (self.remats[0], ks[0]) if ks else None
+
+    @staticmethod
+    def rank(levers: Levers) -> tuple:
+        """Fewer first: the remat's place in `CHOICES`, then the steps."""
+        return (CHOICES.index(levers[0]), levers[1])
+
+
+def lever_space(model: Any, remat: Any, accumulation_steps: Any,
+                batch_size: int) -> LeverSpace:
+    """The levers of a search, checked.
+
+    Args:
+        model: the built model (its blocks decide whether remat helps).
+        remat: None (every choice the model's blocks allow: only "none"
+            for a model without blocks), or one choice or a list.
+        accumulation_steps: None (every divisor), a whole number or a list.
+
+    Raises:
+        KerasmeshError: kind `remat` for an unknown choice, `remat_blocks`
+            for a choice other than "none" on a model without blocks,
+            `accumulation_steps` for steps that don't divide the batch.
+    """
+    if remat is None:
+        try:
+            find_blocks(model)
+            remats = CHOICES
+        except KerasmeshError as e:
+            if e.kind != kinds.REMAT_BLOCKS:
+                raise
+            remats = (NONE,)
+    else:
+        asked = [remat] if isinstance(remat, str) else list(remat)
+        asked = [check_remat(r) for r in asked]
+        if any(r != NONE for r in asked):
+            find_blocks(model)
+        remats = tuple(r for r in CHOICES if r in asked)
+    steps = None
+    if accumulation_steps is not None:
+        asked = accumulation_steps if isinstance(
+            accumulation_steps, (list, tuple)) else [accumulation_steps]
+        steps = tuple(sorted({check_accumulation_steps(k) for k in asked}))
+        bad = [k for k in steps if batch_size % k]
+        if bad:
+            raise KerasmeshError(
+                kinds.ACCUMULATION_STEPS,
+                f"`accumulation_steps` ({bad[0]}) must divide `batch_size` "
+                f"({batch_size}).",
+                x=f"{batch_size} samples don't make {bad[0]} equal "
+                  "micro-batches.")
+    return LeverSpace(remats, steps, int(batch_size))
+
+
+def predict_memory(f: dict, k: int) -> float:
+    """Memory per device at `k` micro-batches, from figures `f` at
+    `f["steps"]`: activations scale with the micro-batch; accumulators
+    (one per trainable weight) come with the first k above 1."""
+    k0 = f["steps"]
+    extra = f["gradients"] if k > 1 and k0 == 1 else 0.0
+    return f["memory"] - f["activations"] * (1 - k0 / k) + extra
+
+
+def choose(evaluate: Callable[[Levers], dict | None],
+           fits: Callable[[dict | None], bool], space: LeverSpace,
+           data: int, budget: float | None) -> list[Levers]:
+    """The levers worth having for one layout: per remat choice, the
+    fewest micro-batches that fit (compiled through `evaluate`).
+
+    Returns:
+        The levers that fit, in the order found (none: nothing did).
+    """
+    ks = space.ks(data)
+    found: list[Levers] = []
+    limit = len(ks)  # only fewer steps than an earlier choice needed
+    for remat in space.remats:
+        if limit == 0:
+            break
+        f = evaluate((remat, ks[0]))
+        if f is None:
+            continue
+        if fits(f):
+            found.append((remat, ks[0]))
+            break
+        if budget is None:
+            continue
+        tried = 0
+        for i, k in enumerate(ks[1:limit], start=1):
+            if predict_memory(f, k) > MARGIN * budget and i < limit - 1:
+                continue
+            g = evaluate((remat, k))
+            tried += 1
+            if g is not None and fits(g):
+                found.append((remat, k))
+                limit = i
+                break
+            if g is not None:
+                f = g
+            if tried >= TRIES:
+                break
+    return found

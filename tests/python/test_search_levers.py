@@ -1,0 +1,81 @@
+"""The levers searched with the layout: which are allowed, and the fewest
+that fit."""
+
+import keras
+import pytest
+
+from kerasmesh.core.errors import KerasmeshError
+from kerasmesh.search import levers
+from remat_models import residual_blocks
+
+
+def plain():
+    return keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
+
+
+def test_every_remat_choice_for_a_model_with_blocks_none_without():
+    space = levers.lever_space(residual_blocks(), None, None, 16)
+    assert space.remats == ("none", "save_matmuls", "full")
+    assert levers.lever_space(plain(), None, None, 16).remats == ("none",)
+
+
+def test_remat_asked_of_a_model_without_blocks_is_a_classed_error():
+    with pytest.raises(KerasmeshError) as e:
+        levers.lever_space(plain(), ["none", "full"], None, 16)
+    assert e.value.kind == "remat_blocks"
+    with pytest.raises(KerasmeshError) as e:
+        levers.lever_space(plain(), "most", None, 16)
+    assert e.value.kind == "remat"
+
+
+def test_micro_batches_must_divide_the_batch_and_split_over_data():
+    space = levers.lever_space(plain(), None, None, 16)
+    assert space.ks(2) == [1, 2, 4, 8]
+    assert space.ks(8) == [1, 2]
+    assert space.base(4) == ("none", 1)
+    limited = levers.lever_space(plain(), None, [4, 8], 16)
+    assert limited.ks(4) == [4]
+    assert limited.base(8) is None
+    with pytest.raises(KerasmeshError) as e:
+        levers.lever_space(plain(), None, 3, 16)
+    assert e.value.kind == "accumulation_steps" and "(3)" in str(e.value)
+
+
+def test_memory_at_more_micro_batches_shrinks_with_the_activations():
+    f = {"memory": 100.0, "activations": 80.0, "gradients": 5.0, "steps": 1}
+    assert levers.predict_memory(f, 1) == 100.0
+    assert levers.predict_memory(f, 4) == pytest.approx(20 + 20 + 5)
+    g = dict(f, steps=2)
+    assert levers.predict_memory(g, 4) == pytest.approx(20 + 40)
+
+
+def fake(memory_of):
+    """An evaluate() over a table of memory by levers, and its calls."""
+    calls = []
+
+    def evaluate(lv):
+        calls.append(lv)
+        remat, k = lv
+        act = memory_of[remat]
+        return {"memory": 10 + act / k, "activations": act / k,
+                "gradients": 0.0, "steps": k, "remat": remat}
+    return evaluate, calls
+
+
+def test_the_fewest_levers_that_fit_are_chosen():
+    space = levers.LeverSpace(("none", "save_matmuls", "full"), None, 64)
+    evaluate, calls = fake({"none": 400, "save_matmuls": 100, "full": 30})
+    found = levers.choose(evaluate, lambda f: f["memory"] <= 50, space, 8,
+                          50.0)
+    # "none" needs 16 micro-batches, but 8 devices split at most 8 of 64.
+    # "save_matmuls" fits with 4; "full" would need fewer: it fits at 1.
+    assert found == [("save_matmuls", 4), ("full", 1)]
+    assert ("none", 1) in calls and ("full", 1) in calls
+
+
+def test_no_lever_is_tried_once_the_cheapest_fits():
+    space = levers.LeverSpace(("none", "save_matmuls", "full"), None, 64)
+    evaluate, calls = fake({"none": 10, "save_matmuls": 5, "full": 1})
+    found = levers.choose(evaluate, lambda f: f["memory"] <= 50, space, 8,
+                          50.0)
+    assert found == [("none", 1)] and calls == [("none", 1)]

@@ -1,0 +1,154 @@
+"""Full-depth compiles decide: the pick, and the error when nothing
+fits."""
+
+import time
+
+import pytest
+
+from kerasmesh.core.errors import KerasmeshError
+from kerasmesh.search import verify as search_verify
+from kerasmesh.search.candidates import Context
+from kerasmesh.search.figures import figures
+from kerasmesh.search.levers import LeverSpace
+
+BASE = ("none", 1)
+
+
+def fake_cost(memory, traffic_by_axes):
+    axes = list(traffic_by_axes)
+    return {"xla": {"total": memory}, "need": memory,
+            "collectives": {"axes": axes,
+                            "bytes": [traffic_by_axes[a] for a in axes]},
+            "flops": 10.0}
+
+
+class FakeSpace:
+    sizes = {"data": 2, "model": 4}
+
+    def rules(self, choice):
+        return [("dense/kernel", [None, "model"])] if choice[0] else []
+
+
+class FakeOption:
+    shape, nodes, label = (2, 4), {}, "2x4"
+
+
+class FakeSearch:
+    """Two costed choices at full depth, under `budget`."""
+
+    def __init__(self, budget, depth=None):
+        self.ctx = Context({None: None}, depth, {"batch_size": 8}, budget,
+                           "traffic", time.monotonic() + 60,
+                           LeverSpace(("none",), None, 8))
+        self.space, self.option = FakeSpace(), FakeOption()
+        self.data, self.pruned = 2, set()
+        self.costs = {((0,), BASE): fake_cost(80.0, {"data": 1.0}),
+                      ((1,), BASE): fake_cost(60.0, {"model": 5.0})}
+        self.seen = {k: figures(r) for k, r in self.costs.items()}
+
+    def floor(self, choice):
+        return 1000.0
+
+
+class FakeVerifier(search_verify.Verifier):
+    """Full-depth costs from a table instead of XLA; records what it
+    compiled."""
+
+    def __init__(self, searches, full_costs=None, deadline=None,
+                 timeout=None):
+        super().__init__(searches, None, searches[0].ctx.depth,
+                         time.monotonic() + 60 if deadline is None
+                         else deadline, timeout)
+        self.full_costs = full_costs or searches[0].costs
+        self.compiled = []
+
+    def _compile(self, key):
+        self.compiled.append(key[1])
+        self.orders[key] = None
+        return self.full_costs[key[1:]]
+
+
+def test_the_pick_is_the_least_traffic_that_fits():
+    s = [FakeSearch(budget=None)]
+    winner, runners = search_verify.pick(s, FakeVerifier(s))
+    assert winner == (0, (0,), BASE) and runners == [(0, (1,), BASE)]
+    s = [FakeSearch(budget=70.0)]
+    verify = FakeVerifier(s)
+    winner, runners = search_verify.pick(s, verify)
+    assert winner == (0, (1,), BASE) and runners == []
+    # Over budget by the search's own full-depth compile: not compiled again.
+    assert verify.compiled == [(1,)]
+
+
+def test_a_predicted_fit_that_the_full_compile_breaks_is_not_a_fit():
+    s = [FakeSearch(budget=70.0, depth=8)]
+    full = {((0,), BASE): fake_cost(65.0, {"data": 1.0}),
+            ((1,), BASE): fake_cost(75.0, {"model": 5.0})}
+    verify = FakeVerifier(s, full)
+    winner, runners = search_verify.pick(s, verify)
+    # (1,) was predicted to fit but does not; (0,) was predicted not to.
+    assert winner == (0, (0,), BASE) and runners == []
+    assert verify.compiled == [(1,), (0,)]
+
+
+def test_a_runner_up_out_of_time_leaves_the_winner():
+    class OutOfTime(FakeVerifier):
+        def _compile(self, key):
+            if self.compiled:
+                raise KerasmeshError("timeout", "Costing took too long.")
+            return super()._compile(key)
+
+    s = [FakeSearch(budget=None)]
+    winner, runners = search_verify.pick(s, OutOfTime(s))
+    assert winner == (0, (0,), BASE) and runners == []
+
+
+def test_runners_up_wait_for_time_left():
+    s = [FakeSearch(budget=None)]
+    verify = FakeVerifier(s, deadline=time.monotonic() - 1)
+    winner, runners = search_verify.pick(s, verify)
+    assert winner == (0, (0,), BASE) and runners == []
+    assert verify.compiled == [(0,)]
+
+
+def test_nothing_fits_names_the_smallest_memory_and_its_configuration():
+    s = [FakeSearch(budget=50.0)]
+    with pytest.raises(KerasmeshError) as e:
+        search_verify.pick(s, FakeVerifier(s))
+    assert e.value.kind == "search_no_fit"
+    text = str(e.value)
+    assert "60 bytes" in text and '"dense/kernel" = (None, model)' in text
+    assert "mesh data = 2 x model = 4" in text and 'remat "none"' in text
+    assert "1 micro-batch," in text
+
+
+def test_nothing_compiled_names_the_smallest_floor():
+    s = [FakeSearch(budget=50.0, depth=8)]
+    s[0].seen, s[0].pruned = {}, {(0,)}
+    with pytest.raises(KerasmeshError) as e:
+        search_verify.pick(s, FakeVerifier(s))
+    assert e.value.kind == "search_no_fit"
+    assert "weights and optimizer state alone" in str(e.value)
+    assert "1000 bytes" in str(e.value)
+
+
+class WinnerOutOfTime(FakeVerifier):
+    def _compile(self, key):
+        self.compiled.append(key[1])
+        raise KerasmeshError("timeout", "Costing took longer than 0.4 s.")
+
+
+def test_out_of_time_for_the_winner_leaves_the_best_so_far():
+    s = [FakeSearch(budget=70.0)]
+    verify = WinnerOutOfTime(s, timeout=30)
+    winner, runners = search_verify.pick(s, verify)
+    assert winner == (0, (1,), BASE) and runners == []
+    assert verify.costs == {}
+
+
+def test_out_of_time_with_nothing_known_to_fit_names_the_timeout():
+    s = [FakeSearch(budget=50.0, depth=8)]
+    with pytest.raises(KerasmeshError) as e:
+        search_verify.pick(s, WinnerOutOfTime(s, timeout=30))
+    assert e.value.kind == "timeout"
+    assert "in 30 s" in str(e.value) and "0.4" not in str(e.value)
