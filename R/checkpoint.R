@@ -12,7 +12,7 @@
 #' Orbax writes a step aside, into a temporary directory it renames once
 #' every process has written its part; kerasmesh then seals it with a
 #' marker, `kerasmesh_files.json`, listing every file with its size and
-#' SHA-256 checksum, and only then puts it in place (with `overwrite =
+#' CRC-32 checksum, and only then puts it in place (with `overwrite =
 #' TRUE`, the old step is moved away first and deleted last). A process
 #' killed at any moment leaves the old or the new step complete; the next
 #' save finishes or removes what a killed one left. Saves into one
@@ -37,6 +37,20 @@
 #' checks the checksums of the step it reads while Orbax reads it, and
 #' assigns nothing before both are done; a step found damaged is passed
 #' over as above. [checkpoint_info()] checks every step's checksums.
+#' The marker holds each file's size, which finds a file missing or cut
+#' short, and the CRC-32 of each 64 MiB range of it, which finds changed
+#' bytes (every change of up to 32 consecutive bits; any other but for a
+#' chance of 2^-32), read over several threads. It guards against damage
+#' (a disk, a copy, a killed writer), not forgery, and takes half the CPU
+#' time of SHA-256: time a background save takes from training.
+#'
+#' @section Storage:
+#' Arrays are written uncompressed. A training state's floats are close to
+#' random bytes: Orbax's default, zstd, saves under a tenth of the space
+#' (8% on a trained model's weights and Adam slots) and doubles the CPU
+#' time of the write, which a background save takes from training and the
+#' next save may have to wait for. Orbax, Keras and kerasmesh read
+#' compressed and uncompressed steps alike.
 #'
 #' @section Background saves:
 #' With `background = TRUE`, `save_checkpoint()` returns once the arrays

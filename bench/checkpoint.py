@@ -2,15 +2,20 @@
 same model in the same run (bench/run.R runs each in fresh processes).
 
     python checkpoint.py stall kerasmesh|keras   stall per save in fit()
-                                                 (40 steps of batch 16)
+                                                 (30 steps of batch 16)
     python checkpoint.py saveload                save and restore times
     python checkpoint.py multi                   2 processes x 4 devices
+
+Orbax's baselines are timed twice: with its default write (zstd) and with
+kerasmesh's (uncompressed), so that the rows say what the format choice
+gives and what the rest of kerasmesh's save costs.
 
 The model: an MLP 4096 -> 10240 -> 4096 (83.9 million parameters) with
 Adam, model parallel on a 2 x 4 mesh of simulated CPU devices: 1.0 GB of
 state (weights and Adam's two slots). Prints "name value" lines.
 """
 
+import functools
 import os
 import shutil
 import socket
@@ -22,9 +27,14 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Orbax's loads run an event loop inside its own (asyncio_utils.run_sync):
+# that needs uvloop (or nest_asyncio). When Orbax's `import uvloop` fails,
+# every load fails with a misleading "incompatible handler" error; import
+# it here first, so that its own error is what is seen.
+import uvloop  # noqa: E402,F401
 sys.path.insert(0, os.path.join(HERE, "..", "inst", "python"))
 
-STEPS, EVERY, BATCH = 40, 5, 16
+STEPS, EVERY, BATCH = 30, 5, 16
 WIDTH, HIDDEN = 4096, 10240
 
 
@@ -61,28 +71,44 @@ def fit(model, x, y, callbacks):
     return time.perf_counter() - start
 
 
-def step_times(keras):
-    """A callback recording when each training step (with the callbacks
-    before it) ends."""
-    class Times(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.ends = []
+def blocked(cb):
+    """Time the training loop spends inside the checkpoint callback: its
+    `on_train_batch_end` (where both callbacks start a save, waiting for
+    the previous one first) and its `on_train_end` (where both wait for
+    the last), wrapped on the instance, the same way for both."""
+    spent = {"batch_end": 0.0, "saves": 0, "train_end": 0.0}
 
-        def on_train_batch_end(self, batch, logs=None):
-            self.ends.append(time.perf_counter())
+    def timed(fn, key):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] += time.perf_counter() - start
+        return wrapper
 
-    return Times()
+    cb.on_train_batch_end = timed(cb.on_train_batch_end, "batch_end")
+    cb.on_train_end = timed(cb.on_train_end, "train_end")
+    name = "_save" if hasattr(cb, "saved") else "_save_checkpoint"
+    save = getattr(cb, name)
+
+    def counted(*args, **kwargs):
+        spent["saves"] += 1
+        return save(*args, **kwargs)
+
+    setattr(cb, name, counted)
+    return spent
 
 
 def stall(who):
-    """Seconds per save that training stops for, with a save every EVERY
-    steps: the mean time of a step that saved (its save included, as the
-    step-time callback comes after the checkpoint callback) less the
-    median time of the steps that did not."""
+    """Seconds per save that training is blocked for, with a save every
+    EVERY steps: the time `fit()` spends inside the checkpoint callback's
+    `on_train_batch_end` over the timed run, divided by the saves it made
+    (what each save costs the training thread: copying the arrays off the
+    devices, and waiting for the previous save when it has not ended).
+    Also: the whole `fit()` and its final wait for the last save."""
     devices(8)
     import keras
-    import numpy as np
 
     model, x, y = model_and_data()
     fit(model, x[:2 * BATCH], y[:2 * BATCH], [])  # compile
@@ -96,85 +122,108 @@ def stall(who):
             cb = keras.callbacks.OrbaxCheckpoint(
                 d, save_freq=EVERY, max_to_keep=1, save_on_background=True)
         fit(model, x[:EVERY * BATCH], y[:EVERY * BATCH], [cb])  # warm up
-        times = step_times(keras)
-        start = int(model.optimizer.iterations.numpy())
-        took_fit = fit(model, x, y, [cb, times])
+        spent = blocked(cb)
+        took_fit = fit(model, x, y, [cb])
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    took = np.diff(times.ends)  # took[i]: step start + i + 2
-    steps = start + 2 + np.arange(len(took))
-    saved = took[steps % EVERY == 0]
-    other = took[steps % EVERY != 0]
-    print(f"stall_seconds {max(saved.mean() - np.median(other), 0)}")
-    print(f"step_seconds {np.median(other)}")
+    print(f"stall_seconds {spent['batch_end'] / max(spent['saves'], 1)}")
+    print(f"saves {spent['saves']}")
+    print(f"end_wait_seconds {spent['train_end']}")
     print(f"fit_seconds {took_fit}")
 
 
 def state_tree(model):
+    """The model's state as Keras's tree, its Adam slots filled with noise
+    as training leaves them (zeros would compress to nothing)."""
+    import jax
     from kerasmesh.checkpoint.variables import keyed_variables, nest
 
     model.optimizer.build(model.trainable_variables)
+    key = jax.random.key(0)
+    for v in model.optimizer.variables:
+        if len(v.shape) and "float" in str(v.dtype):
+            key, sub = jax.random.split(key)
+            sharding = v.value.sharding
+            noise = functools.partial(jax.random.normal, shape=v.shape,
+                                      dtype=v.dtype)
+            v.assign(1e-3 * jax.jit(noise, out_shardings=sharding)(sub))
     return nest({k: v.value for k, v in keyed_variables(model).items()})
 
 
-def read_orbax(ocp, path, shardings, tries=3):
-    """Orbax's own read, as its users write it: the saved tree's metadata,
-    given the placements to read onto. Orbax's metadata read fails now
-    and then on a loaded machine ("incompatible handler"): tried again."""
-    from kerasmesh.checkpoint.variables import abstract_tree
+def abstract_of(tree):
+    """Orbax's restore target, as its documentation builds one: the shape,
+    dtype and sharding of every array of the live state (no metadata read,
+    no placeholder: the same tree that was saved)."""
+    import jax
 
-    for attempt in range(tries):
-        try:
-            meta = ocp.metadata(path, checkpointable_name="pytree").metadata
-            return ocp.load_checkpointables(path, {"pytree": abstract_tree(
-                meta, {k: k for k in shardings}, shardings)})
-        except Exception:  # noqa: BLE001 - raised on the last try
-            if attempt == tries - 1:
-                raise
+    return jax.tree.map(lambda a: jax.ShapeDtypeStruct(
+        a.shape, a.dtype, sharding=a.sharding), tree)
+
+
+def orbax_context(ocp, compress):
+    """Orbax's default write (zstd, `compress`) or kerasmesh's
+    (uncompressed, `store.write_options()`)."""
+    saving = ocp.options.ArrayOptions.Saving(use_compression=compress)
+    return ocp.Context(array_options=ocp.options.ArrayOptions(saving=saving))
+
+
+def timed(fn, *args, **kwargs):
+    """Seconds `fn(*args, **kwargs)` takes."""
+    start = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - start
+
+
+def orbax_read(ocp, path, abstract):
+    import jax
+
+    jax.block_until_ready(ocp.load_checkpointables(
+        path, {"pytree": abstract}))
+
+
+def kerasmesh_read(model, path):
+    """restore_checkpoint(), until its arrays are in the model."""
+    import jax
+    from kerasmesh.checkpoint import restore as cr
+
+    cr.restore(model, path)
+    jax.block_until_ready([v.value for v in model.variables])
 
 
 def saveload():
     """A foreground save and a restore of the same state: kerasmesh's
     save_checkpoint() and restore_checkpoint() beside Orbax's own
-    save_checkpointables() and load_checkpointables()."""
+    save_checkpointables() and load_checkpointables(), with Orbax's
+    default (compressed) write and with kerasmesh's (uncompressed)."""
     devices(8)
-    import jax
     from orbax.checkpoint import v1 as ocp
-    from kerasmesh.checkpoint import restore as cr, store as ck
-
-    from kerasmesh.checkpoint.variables import flatten
+    from kerasmesh.checkpoint import store as ck
 
     model, _, _ = model_and_data()
     tree = state_tree(model)
-    shardings = {k: a.sharding for k, a in flatten(tree).items()}
+    abstract = abstract_of(tree)
     root = tempfile.mkdtemp()
+    t = {}
     try:
-        for i in range(3):  # the first round warms both up
-            t = time.perf_counter()
-            ocp.save_checkpointables(os.path.join(root, f"o{i}"),
-                                     {"pytree": tree})
-            orbax_save = time.perf_counter() - t
-            t = time.perf_counter()
-            ck.save(model, os.path.join(root, f"k{i}"), step=1)
-            ours_save = time.perf_counter() - t
-            t = time.perf_counter()
-            # Orbax's own read, as its users write it: the saved tree's
-            # metadata, given the placements to read onto.
-            path = os.path.join(root, f"o{i}")
-            jax.block_until_ready(read_orbax(ocp, path, shardings))
-            orbax_load = time.perf_counter() - t
-            t = time.perf_counter()
-            cr.restore(model, os.path.join(root, f"k{i}"))
-            ours_load = time.perf_counter() - t
-        print(f"kerasmesh_save {ours_save}\norbax_save {orbax_save}")
-        print(f"kerasmesh_restore {ours_load}\norbax_restore {orbax_load}")
+        for i in range(3):  # the first round warms all up
+            for name, compress in (("orbax", True), ("orbax_raw", False)):
+                path = os.path.join(root, f"{name}{i}")
+                with orbax_context(ocp, compress):
+                    t[f"{name}_save"] = timed(ocp.save_checkpointables,
+                                              path, {"pytree": tree})
+                t[f"{name}_restore"] = timed(orbax_read, ocp, path, abstract)
+            path = os.path.join(root, f"k{i}")
+            t["kerasmesh_save"] = timed(ck.save, model, path, step=1)
+            t["kerasmesh_restore"] = timed(kerasmesh_read, model, path)
+        for key, value in t.items():
+            print(f"{key} {value}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
 def multi_worker(index, port, root):
     """One of 2 processes with 4 devices each: the 2 x 4 save, kerasmesh's
-    and Orbax's own, timed in process 0."""
+    and Orbax's own (default and uncompressed), timed in process 0."""
     devices(4)
     import jax
 
@@ -186,17 +235,18 @@ def multi_worker(index, port, root):
 
     model, _, _ = model_and_data()
     tree = state_tree(model)
+    t = {}
     for i in range(2):
-        t = time.perf_counter()
-        ocp.save_checkpointables(os.path.join(root, f"o{i}"),
-                                 {"pytree": tree})
-        orbax_save = time.perf_counter() - t
-        t = time.perf_counter()
-        ck.save(model, os.path.join(root, f"k{i}"), step=1)
-        ours_save = time.perf_counter() - t
+        for name, compress in (("orbax", True), ("orbax_raw", False)):
+            path = os.path.join(root, f"{name}{i}")
+            with orbax_context(ocp, compress):
+                t[f"multi_{name}_save"] = timed(
+                    ocp.save_checkpointables, path, {"pytree": tree})
+        t["multi_kerasmesh_save"] = timed(
+            ck.save, model, os.path.join(root, f"k{i}"), step=1)
     if index == 0:
-        print(f"multi_kerasmesh_save {ours_save}\n"
-              f"multi_orbax_save {orbax_save}")
+        for key, value in t.items():
+            print(f"{key} {value}")
 
 
 def multi():

@@ -23,10 +23,15 @@ Sys.setenv(KERAS_BACKEND = "jax", JAX_PLATFORMS = "cpu",
            XLA_FLAGS = "--xla_force_host_platform_device_count=8")
 
 # Runs a command; returns its wall time and the "name value" lines it printed.
+# R's LD_LIBRARY_PATH (/usr/lib/x86_64-linux-gnu first) is dropped: with it,
+# the virtualenv's Python loads the system's libpython instead of its own,
+# `import ssl` fails, so does Orbax's `import uvloop`, and then every Orbax
+# load ("incompatible handler").
 run <- function(command, args, timeout = 600) {
   start <- Sys.time()
   out <- processx::run(command, args, wd = bench_dir, timeout = timeout,
-                       error_on_status = TRUE, stderr_to_stdout = TRUE)
+                       error_on_status = TRUE, stderr_to_stdout = TRUE,
+                       env = c("current", LD_LIBRARY_PATH = ""))
   wall <- as.numeric(difftime(Sys.time(), start, units = "secs"))
   lines <- strsplit(out$stdout, "\n", fixed = TRUE)[[1]]
   fields <- strsplit(trimws(grep("^[a-z_]+ [-0-9.eE+]+\\s*$", lines,
@@ -236,7 +241,13 @@ if (wanted("search_exhaustive")) {
 # Keras's OrbaxCheckpoint(save_on_background = TRUE), save and restore
 # beside Orbax's own calls, and a 2-process x 4-device save.
 if (wanted("checkpoint")) {
-  field <- function(runs, name) vapply(runs, function(v) v[[name]], 1)
+  # A row of seconds: field `ours` of the runs `mine` beside field `theirs`
+  # of the runs `base`.
+  seconds_row <- function(name, metric, mine, base, ours, theirs, note) {
+    field <- function(runs, key) vapply(runs, function(v) v[[key]], 1)
+    add_row(name, metric, "s", "lower", field(mine, ours),
+            field(base, theirs), note)
+  }
   ours <- theirs <- list()
   for (i in seq_len(reps)) {
     ours[[i]] <- run(python, c("checkpoint.py", "stall", "kerasmesh"),
@@ -244,29 +255,43 @@ if (wanted("checkpoint")) {
     theirs[[i]] <- run(python, c("checkpoint.py", "stall", "keras"),
                        timeout = 1800)$values
   }
-  add_row("checkpoint_stall", "stall per save", "s", "lower",
-          field(ours, "stall_seconds"), field(theirs, "stall_seconds"),
-          paste("1.0 GB of state, 2x4 mesh, a save every 5 of 40 steps;",
-                "baseline: Keras OrbaxCheckpoint(save_on_background=TRUE)"))
-  add_row("checkpoint_fit", "fit() with saves", "s", "lower",
-          field(ours, "fit_seconds"), field(theirs, "fit_seconds"),
-          "the same 40 steps, 8 saves, whole fit() time")
+  stall_row <- function(name, metric, key, note) {
+    seconds_row(name, metric, ours, theirs, key, key, note)
+  }
+  stall_row("checkpoint_stall", "stall per save", "stall_seconds",
+            paste("time fit() spends in the callback per save; 1.0 GB of",
+                  "state, 2x4 mesh, a save every 5 of 30 steps; baseline:",
+                  "Keras OrbaxCheckpoint(save_on_background=TRUE)"))
+  stall_row("checkpoint_end_wait", "end of fit() wait", "end_wait_seconds",
+            "on_train_end waiting for the last save")
+  stall_row("checkpoint_fit", "fit() with saves", "fit_seconds",
+            "the same 30 steps, 6 saves, whole fit() time")
   io <- lapply(seq_len(reps), function(i) {
     run(python, c("checkpoint.py", "saveload"), timeout = 1800)$values
   })
-  add_row("checkpoint_save", "save 1.0 GB", "s", "lower",
-          field(io, "kerasmesh_save"), field(io, "orbax_save"),
-          "save_checkpoint() vs Orbax's save_checkpointables()")
-  add_row("checkpoint_restore", "restore 1.0 GB", "s", "lower",
-          field(io, "kerasmesh_restore"), field(io, "orbax_restore"),
-          "restore_checkpoint() vs Orbax's load_checkpointables()")
   multi <- lapply(seq_len(reps), function(i) {
     run(python, c("checkpoint.py", "multi"), timeout = 1200)$values
   })
-  add_row("checkpoint_multi_save", "save, 2 processes", "s", "lower",
-          field(multi, "multi_kerasmesh_save"),
-          field(multi, "multi_orbax_save"),
-          "2 processes x 4 devices; baseline: Orbax's save_checkpointables()")
+  rows <- list(
+    list("checkpoint_save", "save 1.0 GB", io, "kerasmesh_save", "orbax_save",
+         "save_checkpoint() vs Orbax's save_checkpointables() (zstd)"),
+    list("checkpoint_restore", "restore 1.0 GB", io, "kerasmesh_restore",
+         "orbax_restore",
+         "restore_checkpoint() vs Orbax's load_checkpointables() (zstd)"),
+    list("checkpoint_save_raw", "save 1.0 GB", io, "kerasmesh_save",
+         "orbax_raw_save",
+         "the same vs Orbax writing uncompressed, as kerasmesh does"),
+    list("checkpoint_restore_raw", "restore 1.0 GB", io, "kerasmesh_restore",
+         "orbax_raw_restore", "the same vs Orbax reading its uncompressed step"),
+    list("checkpoint_multi_save", "save, 2 processes", multi,
+         "multi_kerasmesh_save", "multi_orbax_save",
+         "2 processes x 4 devices vs Orbax's save_checkpointables() (zstd)"),
+    list("checkpoint_multi_save_raw", "save, 2 processes", multi,
+         "multi_kerasmesh_save", "multi_orbax_raw_save",
+         "the same vs Orbax writing uncompressed")
+  )
+  for (r in rows) seconds_row(r[[1]], r[[2]], r[[3]], r[[3]], r[[4]], r[[5]],
+                              r[[6]])
 }
 
 # 10. search_layout() on a topology beside hand-written configurations

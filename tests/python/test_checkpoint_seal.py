@@ -1,8 +1,10 @@
 """The seal of a step: each process hashes its own files, and small files
 are read without ever blocking or failing on what they hold."""
 
+import hashlib
 import os
 import signal
+import zlib
 
 import pytest
 
@@ -88,3 +90,80 @@ def test_read_regular_refuses_what_is_not_a_small_regular_file(tmp_path):
     assert seal.read_regular(str(tmp_path / "big")) == b"x" * 100
     assert seal.read_regular(str(tmp_path)) is None
     assert seal.read_regular(str(tmp_path / "missing")) is None
+
+
+def test_the_seal_records_crc32_and_finds_every_flipped_byte(tmp_path):
+    d = str(tmp_path)
+    data = bytes(range(256)) * 64
+    path = committed_step(d, 4, {"array": data.decode("latin-1")})
+    marker = seal.read_marker(path, 4)
+    assert marker["version"] == seal.MARKER_VERSION == 3
+    record = marker["files"]["array"]
+    assert set(record) == {"size", "range", "crc32"}
+    with open(os.path.join(path, "array"), "rb") as f:
+        assert record["crc32"] == [f"{zlib.crc32(f.read()):08x}"]
+    assert seal.verify(path, marker) is None
+    full = os.path.join(path, "array")
+    original = open(full, "rb").read()
+    for at in (0, 1, len(original) // 2, len(original) - 1):
+        for bit in (0, 7):
+            changed = bytearray(original)
+            changed[at] ^= 1 << bit
+            with open(full, "wb") as f:
+                f.write(changed)
+            assert "array is damaged" in seal.verify(path, marker)
+    with open(full, "wb") as f:
+        f.write(original)
+    assert seal.verify(path, marker) is None
+
+
+def test_a_version_2_marker_with_sha256_is_still_verified(tmp_path):
+    d = str(tmp_path)
+    path = committed_step(d, 4, {"array": "0123"})
+    full = os.path.join(path, "array")
+    digest = hashlib.sha256(b"0123").hexdigest()
+    seal.write_marker(path, 4, {"array": {"size": 4, "sha256": digest}})
+    [step] = cf.scan(d)
+    assert step["complete"], step["problem"]
+    with open(full, "w") as f:
+        f.write("0124")
+    [step] = cf.scan(d)
+    assert not step["complete"]
+    assert step["problem"] == "file array is damaged (its checksum differs)"
+
+
+def test_a_record_without_a_checksum_makes_the_step_incomplete(tmp_path):
+    d = str(tmp_path)
+    path = committed_step(d, 4, {"array": "0123"})
+    seal.write_marker(path, 4, {"array": {"size": 4, "md5": "x"}})
+    [step] = cf.scan(d)
+    assert not step["complete"]
+    assert "malformed at array" in step["problem"]
+
+
+def test_a_large_file_is_checked_range_by_range(tmp_path, monkeypatch):
+    monkeypatch.setattr(seal, "RANGE", 1000)
+    d = str(tmp_path)
+    path = committed_step(d, 4, {"array": "x" * 2500})
+    record = seal.read_marker(path, 4)["files"]["array"]
+    assert record["range"] == 1000 and len(record["crc32"]) == 3
+    assert record["crc32"][0] == f"{zlib.crc32(b'x' * 1000):08x}"
+    assert record["crc32"][2] == f"{zlib.crc32(b'x' * 500):08x}"
+    assert cf.scan(d)[0]["complete"]
+    full = os.path.join(path, "array")
+    for at in (0, 999, 1000, 2499):
+        with open(full, "r+b") as f:
+            f.seek(at)
+            f.write(b"y")
+        assert cf.scan(d)[0]["problem"] == \
+            "file array is damaged (its checksum differs)"
+        with open(full, "r+b") as f:
+            f.seek(at)
+            f.write(b"x")
+    assert cf.scan(d)[0]["complete"]
+    # A list of checksums that does not cover the file is malformed.
+    seal.write_marker(path, 4,
+                      {"array": dict(record, crc32=record["crc32"][:2])})
+    assert "malformed at array" in cf.scan(d)[0]["problem"]
+    seal.write_marker(path, 4, {"array": dict(record, range=999)})
+    assert "malformed at array" in cf.scan(d)[0]["problem"]

@@ -188,3 +188,23 @@ def test_keras_load_weights_reads_a_kerasmesh_checkpoint(trained):
     # save: Keras says so.
     with pytest.raises(ValueError, match="model configuration"):
         keras.saving.load_model(path)
+
+
+def test_arrays_are_written_uncompressed_and_read_back(tmp_path):
+    # 256 x 256 zeros: zstd (Orbax's default) would store a few hundred
+    # bytes; kerasmesh stores them as they are.
+    model = keras.Sequential([keras.Input((256,)), keras.layers.Dense(
+        256, kernel_initializer="zeros", use_bias=False, name="d")],
+        name="m")
+    model.compile(optimizer="adam", loss="mse")
+    ck.save(model, str(tmp_path), step=1)
+    step = os.path.join(str(tmp_path), "1")
+    stored = sum(os.path.getsize(os.path.join(root, name))
+                 for root, _, names in os.walk(step) for name in names)
+    assert stored >= 3 * 256 * 256 * 4  # kernel and two Adam slots
+    fresh = keras.Sequential([keras.Input((256,)), keras.layers.Dense(
+        256, kernel_initializer="ones", use_bias=False, name="d")],
+        name="m")
+    fresh.compile(optimizer="adam", loss="mse")
+    cr.restore(fresh, str(tmp_path))
+    assert not np.any(fresh.trainable_variables[0].numpy())

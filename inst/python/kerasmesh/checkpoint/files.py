@@ -3,7 +3,7 @@ and whether each one is complete.
 
 A step kerasmesh committed is a real directory named by its number
 (`12/`) holding a marker, `kerasmesh_files.json`: the step's number and
-every file of the step with its size and SHA-256, written once Orbax had
+every file of the step with its size and CRC-32, written once Orbax had
 committed the arrays (`seal.py`). Only such steps are ever pruned or replaced
 (`commit.py`); anything else in the directory is listed for
 what it is and left alone:

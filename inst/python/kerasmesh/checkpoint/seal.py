@@ -1,19 +1,31 @@
 """The bytes of a step: reading its small files safely, and its seal.
 
 A step kerasmesh committed holds a marker, `kerasmesh_files.json`: the
-step's number and every file of the step with its size and SHA-256. The
-seal is paid at scale: every process of a run hashes the files it wrote
-itself (`hash_files()`, over several threads; hashlib releases the GIL),
+step's number and every file of the step with its size and the CRC-32 of
+each 64 MiB range of it. The seal is paid at scale: every process of a run
+checksums the files it wrote itself (`hash_files()`, the ranges over
+several threads, so that one large file is not read by one thread alone;
+zlib releases the GIL),
 while training goes on when the save runs in the background, and process
-0 only combines the records (`write_marker()`). Nothing re-hashes a step
+0 only combines the records (`write_marker()`). Nothing re-reads a step
 to prune it: pruning and listing steps for a save check the marker and the
 files' sizes (`marker_problem(deep=False)`); a restore checks the checksums
 of the step it reads while Orbax reads it (`verify()`), and
 `checkpoint_info()` checks every step's.
 
+The integrity scheme: a file missing or of another size is found by its
+size; changed bytes by its CRC-32 (zlib's), which finds every change of up
+to 32 consecutive bits (a flipped byte, a word overwritten) and misses a
+random change with probability 2^-32. It guards against damage (a disk, a
+copy, a killed writer), not against someone forging a step, as SHA-256
+would not either (the marker is not signed); it costs half the CPU time of
+SHA-256 here, which matters on a machine that trains meanwhile. Markers
+that list SHA-256 checksums (version 2, from development versions of
+kerasmesh) are still read and verified.
+
 Which process wrote a file is read from Orbax's layout: files under a
 `ocdbt.process_N/` or `process_N` folder are process N's, the rest
-process 0's. Any assignment would do: each file is hashed by exactly one
+process 0's. Any assignment would do: each file is checked by exactly one
 process, and the marker lists them all.
 
 Small files (markers, metadata, the lock) are opened only when they are
@@ -31,11 +43,14 @@ import json
 import os
 import re
 import stat
+import zlib
 from typing import Any
 
 FILE_LIST = "kerasmesh_files.json"
 MARKER_FORMAT = "kerasmesh-checkpoint-step"
-MARKER_VERSION = 2
+MARKER_VERSION = 3
+# Files are checksummed in ranges of this many bytes, each a CRC-32.
+RANGE = 64 << 20
 _CHUNK = 1 << 20
 # Metadata and markers are small; a larger one is not kerasmesh's.
 MAX_SMALL_FILE = 256 << 20
@@ -93,21 +108,39 @@ def is_regular(path: str) -> bool:
 
 # Hashing --------------------------------------------------------------------
 
-def file_digest(path: str) -> str:
-    """A regular file's SHA-256, read in chunks.
+def file_digest(path: str, algorithm: str = "crc32", offset: int = 0,
+                length: int | None = None) -> str:
+    """The checksum of a regular file's bytes from `offset`, `length` of
+    them (None: to its end): `algorithm` "crc32" (zlib's, as 8 hex digits)
+    or "sha256".
 
     Raises:
         OSError: when it can't be read or is not a regular file.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as f:
+    with os.fdopen(fd, "rb", buffering=0) as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
-        digest = hashlib.sha256()
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        f.seek(offset)
+        left = float("inf") if length is None else length
+        digest = hashlib.sha256() if algorithm == "sha256" else None
+        crc, buffer = 0, bytearray(_CHUNK)
+        view = memoryview(buffer)
+        while left > 0 and (n := f.readinto(view[:int(min(_CHUNK, left))])):
+            left -= n
+            if digest is not None:
+                digest.update(view[:n])
+            else:
+                crc = zlib.crc32(view[:n], crc)
+    return digest.hexdigest() if digest is not None else f"{crc:08x}"
+
+
+def ranges(size: int) -> list[tuple[int, int]]:
+    """The (offset, length) of each `RANGE` of a file of `size` bytes,
+    checksummed apart so that a large file is read by several threads."""
+    return [(o, min(RANGE, size - o)) for o in range(0, size, RANGE)] or \
+        [(0, 0)]
 
 
 def owner(name: str) -> int:
@@ -130,15 +163,19 @@ def step_names(path: str) -> list[str]:
 
 def hash_files(path: str, process: int = 0,
                processes: int = 1) -> dict[str, dict]:
-    """Size and SHA-256 of the files of a step that `process` wrote (all
-    of them for a single process), hashed over several threads."""
+    """Size and CRC-32 of each `RANGE` of the files of a step that
+    `process` wrote (all of them for a single process), over several
+    threads."""
     mine = [n for n in step_names(path)
             if (owner(n) if owner(n) < processes else 0) == process]
-    full = [os.path.join(path, n) for n in mine]
+    sizes = {n: os.path.getsize(os.path.join(path, n)) for n in mine}
+    jobs = [(os.path.join(path, n), "crc32", o, length)
+            for n in mine for o, length in ranges(sizes[n])]
     with concurrent.futures.ThreadPoolExecutor(hash_threads()) as pool:
-        digests = list(pool.map(file_digest, full))
-    return {n: {"size": os.path.getsize(f), "sha256": d}
-            for n, f, d in zip(mine, full, digests)}
+        crcs = iter(list(pool.map(lambda j: file_digest(*j), jobs)))
+    return {n: {"size": sizes[n], "range": RANGE,
+                "crc32": [next(crcs) for _ in ranges(sizes[n])]}
+            for n in mine}
 
 
 # The marker ----------------------------------------------------------------
@@ -183,10 +220,26 @@ def file_problem(path: str, name: str, record: Any) -> str | None:
     return None
 
 
-def _digest_problem(item: tuple[str, str, Any]) -> str | None:
-    path, name, record = item
+def checksum_jobs(path: str, name: str, record: dict) -> list[tuple] | None:
+    """What to read to check one listed file: (name, path, algorithm,
+    offset, length, expected) for each range of its CRC-32s (or the whole
+    file's SHA-256, in markers of version 2); None when the record has no
+    usable checksum."""
+    full = os.path.join(path, name)
+    if isinstance(record.get("sha256"), str):
+        return [(name, full, "sha256", 0, None, record["sha256"])]
+    crcs, size = record.get("crc32"), record["size"]
+    if record.get("range") != RANGE or not isinstance(crcs, list) or \
+            len(crcs) != len(ranges(size)):
+        return None
+    return [(name, full, "crc32", o, length, crc)
+            for (o, length), crc in zip(ranges(size), crcs)]
+
+
+def _job_problem(job: tuple) -> str | None:
+    name, full, algorithm, offset, length, expected = job
     try:
-        same = file_digest(os.path.join(path, name)) == record.get("sha256")
+        same = file_digest(full, algorithm, offset, length) == expected
     except OSError as e:
         return f"file {name} can't be read ({e.strerror or e})"
     return None if same else f"file {name} is damaged (its checksum differs)"
@@ -205,10 +258,18 @@ def marker_problem(path: str, marker: dict, deep: bool) -> str | None:
 
 def verify(path: str, marker: dict) -> str | None:
     """The first file (by name) whose checksum differs from the marker's,
-    as a problem, or None; the files are hashed over several threads."""
-    items = [(path, n, r) for n, r in sorted(marker["files"].items())]
+    as a problem, or None; the files' ranges are read over several
+    threads."""
+    jobs = []
+    for name, record in sorted(marker["files"].items()):
+        found = checksum_jobs(path, name, record) \
+            if isinstance(record, dict) and \
+            isinstance(record.get("size"), int) else None
+        if found is None:
+            return f"its file list ({FILE_LIST}) is malformed at {name}"
+        jobs.extend(found)
     with concurrent.futures.ThreadPoolExecutor(hash_threads()) as pool:
-        for problem in pool.map(_digest_problem, items):
+        for problem in pool.map(_job_problem, jobs):
             if problem is not None:
                 return problem
     return None
