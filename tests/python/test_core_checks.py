@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kerasmesh.core.checks import is_number, is_positive, is_whole
+from kerasmesh.core.checks import divisors, is_number, is_positive, is_whole
 
 
 @pytest.mark.parametrize("x", [True, False, None, "4", math.nan, math.inf,
@@ -32,3 +32,9 @@ def test_positive_is_above_zero(x):
 def test_whole_respects_the_minimum(x, minimum):
     assert is_whole(x, minimum) == (x >= minimum)
     assert is_whole(float(x), minimum) == (x >= minimum)
+
+
+def test_divisors_in_order_even_for_rs_largest_integer():
+    assert divisors(1) == [1]
+    assert divisors(36) == [1, 2, 3, 4, 6, 9, 12, 18, 36]
+    assert divisors(2**31 - 1) == [1, 2**31 - 1]

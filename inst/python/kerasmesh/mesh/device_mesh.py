@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..core.backend import require_backend
-from ..core.checks import is_whole
+from ..core.checks import divisors, is_whole
 from ..core.errors import KerasmeshError, VALUE, quoted, received
 from ..core.text import format_shape, noun, plural
 from ..core import kinds
@@ -17,19 +17,6 @@ from .devices import device_type_of, list_devices
 
 MAX_LISTED_SHAPES = 12
 MAX_LISTED_RANK = 6
-
-
-def _divisors(n: int) -> list[int]:
-    """The divisors of `n`, in increasing order."""
-    small, large = [], []
-    d = 1
-    while d * d <= n:
-        if n % d == 0:
-            small.append(d)
-            if d * d != n:
-                large.append(n // d)
-        d += 1
-    return small + large[::-1]
 
 
 def iter_factorizations(n: int, rank: int) -> Iterator[tuple[int, ...]]:
@@ -47,7 +34,7 @@ def iter_factorizations(n: int, rank: int) -> Iterator[tuple[int, ...]]:
         if len(prefix) == rank - 1:
             yield prefix + (rest,)
             continue
-        for d in reversed(_divisors(rest)):
+        for d in reversed(divisors(rest)):
             stack.append((prefix + (d,), rest // d))
 
 

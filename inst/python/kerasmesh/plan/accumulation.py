@@ -12,16 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.checks import is_whole
+from ..core.checks import divisors, is_whole
 from ..core.errors import KerasmeshError
 from ..core.scopes import no_distribution
 from ..core import kinds
 from .batches import MAX_WHOLE
 from .slots import fresh_optimizer
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def check_accumulation_steps(steps: Any) -> int:
@@ -64,10 +60,10 @@ def micro_batch_size(batch_size: int, steps: int, ways: int | None = None,
             x=f"{batch_size} samples don't make {steps} equal "
               "micro-batches.",
             i=f"Divisors of {batch_size}: " +
-              ", ".join(map(str, _divisors(batch_size)[:12])) + ".")
+              ", ".join(map(str, divisors(batch_size)[:12])) + ".")
     micro = batch_size // steps
     if steps > 1 and ways and micro % ways:
-        fit = [d for d in _divisors(batch_size)
+        fit = [d for d in divisors(batch_size)
                if (batch_size // d) % ways == 0]
         raise KerasmeshError(
             kinds.ACCUMULATION_STEPS,
