@@ -50,8 +50,11 @@ quiet_lines <- function(lines) {
                perl = TRUE)
   text <- gsub(absl_line_start, "\n", text, perl = TRUE)
   lines <- strsplit(paste0(text, "\n"), "\n", fixed = TRUE)[[1]]
-  lines <- lines[!grepl("^\002+$", lines) & !grepl(absl_chatter, lines)]
-  gsub("\002", "", lines, fixed = TRUE)
+  chatter <- grepl("^\002+$", lines) | grepl(absl_chatter, lines)
+  # Two threads' absl lines, one inside the other, leave the outer line's
+  # end on a line of its own: a blank line right after dropped chatter.
+  stray_end <- lines == "" & c(FALSE, utils::head(chatter, -1))
+  gsub("\002", "", lines[!chatter & !stray_end], fixed = TRUE)
 }
 
 #' @export

@@ -109,6 +109,22 @@ test_that("log chatter is dropped also when it starts inside another line", {
   expect_identical(kerasmesh:::quiet_lines(character()), character())
 })
 
+test_that("the line end of an absl line written inside another is dropped", {
+  absl <- function(thread, what) {
+    sprintf("I1203 10:20:23.37%04d   %d client.cc:151] %s", thread, thread,
+            what)
+  }
+  # Thread 1 wrote its line, thread 2 wrote a whole line inside it, then
+  # thread 1 wrote its line end.
+  mixed <- paste0("7\n", absl(1, "Shutdown initiated."),
+                  absl(2, "Polling cancelled."), "\n\ndone\n")
+  lines <- strsplit(mixed, "\n", fixed = TRUE)[[1]]
+  expect_true("" %in% lines)
+  expect_identical(kerasmesh:::quiet_lines(lines), c("7", "done"))
+  # A blank line the program printed itself stays.
+  expect_identical(kerasmesh:::quiet_lines(c("a", "", "b")), c("a", "", "b"))
+})
+
 test_that("gloo's messages are dropped when threads interleave their pieces", {
   # gloo writes "[Gloo] Rank ", the rank, " is connected to ", ... as
   # separate pieces; two threads connecting at once mix them.
