@@ -160,9 +160,7 @@ format_cost_levers <- function(x) {
   )
 }
 
-# Floating-point operations with a metric prefix: "26.0 MFLOP".
+# Floating-point operations with a metric prefix: "26 MFLOP".
 format_flops <- function(x) {
-  units <- c("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP")
-  i <- max(1, min(length(units), floor(log10(max(x, 1)) / 3) + 1))
-  sprintf("%.1f %s", x / 1000^(i - 1), units[i])
+  sub("B$", "FLOP", bytes_text(x))
 }

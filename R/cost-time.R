@@ -116,7 +116,7 @@ format_cost_time <- function(time, topology) {
   steps <- time$accumulation_steps %||% 1L
   comm <- time$communication
   labels <- c(sprintf("compute (%s at %s)", time$compute_dtype,
-                      format_flops(time$flop_rate)),
+                      format_flop_rate(time$flop_rate)),
               if (time$recompute > 0) "recompute",
               sprintf("communication over %s",
                       ifelse(names(comm) == "", "no axis", names(comm))))

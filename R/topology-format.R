@@ -49,7 +49,7 @@ print.kerasmesh_device_topology <- function(x, ...) {
 
 # "989 TFLOP/s bfloat16", or "100 TFLOP/s (every dtype)".
 format_peak_flops <- function(flops) {
-  text <- format_flops(flops)
+  text <- format_flop_rate(flops)
   if (is.null(names(flops))) {
     return(paste(text, "(every dtype)"))
   }
@@ -62,8 +62,8 @@ format_rate <- function(x) {
   ifelse(is.na(x), "-", paste0(bytes_text(x), "/s"))
 }
 
-format_flops <- function(x) {
-  sub("B$", "FLOP/s", bytes_text(x))
+format_flop_rate <- function(x) {
+  paste0(format_flops(x), "/s")
 }
 
 # "40%".

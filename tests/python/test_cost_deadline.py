@@ -119,7 +119,8 @@ def test_layout_cost_counts_the_time_spent_before_the_call():
     assert e.value.kind == "timeout"
 
 
-def test_cpu_compiles_use_the_memory_optimized_scheduler():
-    assert deadline.compile_options() == deadline.MEMORY_SCHEDULE
+def test_cpu_compiles_schedule_for_memory_and_keep_all_reduces_apart():
+    cpu = {**deadline.MEMORY_SCHEDULE, **deadline.APART_ALL_REDUCES}
+    assert deadline.compile_options() == cpu
     quick = deadline.compile_options(quick=True)
-    assert quick == {**deadline.MEMORY_SCHEDULE, **deadline.QUICK}
+    assert quick == {**cpu, **deadline.QUICK}

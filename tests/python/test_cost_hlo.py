@@ -78,3 +78,67 @@ def test_parsed_collectives_carry_one_name_per_result_array():
                            "jit(step)/transpose(jvp(dense))/dot_general"]
     assert hlo.element_bytes([16, 32], "f32") + \
         hlo.element_bytes([], "f32") == op["bytes"]
+
+
+def test_all_reduces_that_devices_slice_are_reduce_scatters():
+    groups = "replica_groups=mesh['axis_0'=8] {'axis_0'}, to_apply=%add"
+    text = "\n".join([
+        f"  %all-reduce.1 = f16[64,32]{{1,0}} all-reduce(%dot.1), {groups}",
+        "  %fusion.1 = f32[8,32]{1,0} fusion(%all-reduce.1, %partition-id.3),"
+        " kind=kLoop, calls=%fused_computation.1",
+        f"  %all-reduce.2 = f32[64,32]{{1,0}} all-reduce(%dot.2), {groups}",
+        "  %dynamic-slice.2 = f32[8,32]{1,0} dynamic-slice(%all-reduce.2, "
+        "%offset, %zero), dynamic_slice_sizes={8,32}",
+        # Used whole, beside a slice of it: a device needs all of it.
+        f"  %all-reduce.3 = f32[64,32]{{1,0}} all-reduce(%dot.3), {groups}",
+        "  %fusion.3 = f32[8,32]{1,0} fusion(%all-reduce.3, %partition-id.3),"
+        " kind=kLoop, calls=%fused_computation.3",
+        "  %multiply.3 = f32[64,32]{1,0} multiply(%all-reduce.3, %x)",
+        # A part larger than one device's: not a reduce-scatter.
+        f"  %all-reduce.4 = f32[64,32]{{1,0}} all-reduce(%dot.4), {groups}",
+        "  %fusion.4 = f32[16,32]{1,0} fusion(%all-reduce.4, %partition-id.3),"
+        " kind=kLoop, calls=%fused_computation.4",
+        # A replicated weight's gradient, used whole.
+        f"  %all-reduce.5 = f32[32]{{0}} all-reduce(%reduce.5), {groups}",
+        "  ROOT %tuple = (f32[32]{0}) tuple(%all-reduce.5)",
+    ])
+    ops = hlo.parse_collectives(text, [8], ["data"])
+    assert [o["collective"] for o in ops] == [
+        "reduce-scatter", "reduce-scatter", "all-reduce", "all-reduce",
+        "all-reduce"]
+    # The bytes a device takes part with stay the array reduced.
+    assert [o["bytes"] for o in ops] == [64 * 32 * 2] + [64 * 32 * 4] * 3 + \
+        [32 * 4]
+
+
+def test_cpu_compiles_give_reduce_scatters_with_gpu_sized_temporaries():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    from kerasmesh.cost.deadline import MEMORY_SCHEDULE, compile_options
+
+    mesh = Mesh(jax.devices()[:8], ("data",))
+    split = NamedSharding(mesh, P("data", None))
+
+    def step(ws, x):
+        def loss(ws):
+            h = x
+            for w in ws:
+                h = jnp.tanh(h @ w)
+            return h.sum()
+        return [w - 0.1 * g for w, g in zip(ws, jax.grad(loss)(ws))]
+
+    ws = [jax.ShapeDtypeStruct((512, 512), jnp.float32, sharding=split)] * 6
+    x = jax.ShapeDtypeStruct((8192, 512), jnp.float32, sharding=split)
+    lowered = jax.jit(step, out_shardings=[split] * 6).lower(ws, x)
+    merged = lowered.compile(compiler_options=MEMORY_SCHEDULE)
+    apart = lowered.compile(compiler_options=compile_options())
+    kinds = [o["collective"] for o in hlo.parse_collectives(
+        apart.as_text(), [8], ["data"])]
+    assert kinds.count("reduce-scatter") == 6
+    assert "all-reduce" not in kinds
+    # One merged all-reduce keeps the full-size gradients alive together.
+    saved = merged.memory_analysis().temp_size_in_bytes - \
+        apart.memory_analysis().temp_size_in_bytes
+    assert saved > 512 * 512 * 4

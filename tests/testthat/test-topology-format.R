@@ -24,7 +24,8 @@ test_that("print() returns the topology invisibly", {
 
 test_that("rates, FLOP/s, shares and seconds read in their best unit", {
   expect_identical(kerasmesh:::format_rate(c(450e9, NA)), c("450 GB/s", "-"))
-  expect_identical(kerasmesh:::format_flops(989e12), "989 TFLOP/s")
+  expect_identical(kerasmesh:::format_flop_rate(989e12), "989 TFLOP/s")
+  expect_identical(kerasmesh:::format_flops(17.9e12), "17.9 TFLOP")
   expect_identical(kerasmesh:::format_share(0.4), "40%")
   withr::local_options(cli.unicode = FALSE)
   expect_identical(

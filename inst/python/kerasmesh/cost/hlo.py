@@ -33,7 +33,7 @@ COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
          "collective-permute", "collective-broadcast")
 
 _INSTRUCTION = re.compile(
-    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<result>.+?)\s+"
+    r"^\s*(?:ROOT\s+)?(?P<name>%?[\w.\-]+)\s*=\s*(?P<result>.+?)\s+"
     r"(?P<collective>" + "|".join(re.escape(k) for k in COLLECTIVES) +
     r")(?P<start>-start)?\([^)]*\)(?P<attrs>.*)$")
 _ARRAY = re.compile(r"\b(?P<dtype>[a-z]+[0-9]*(?:e[0-9]m[0-9][a-z0-9]*)?)"
@@ -48,6 +48,10 @@ _SUB_AXIS = re.compile(r"'([^']+)'\s*:\s*\(([0-9]+)\)([0-9]+)")
 _QUOTED = re.compile(r"'([^']+)'")
 _PAIRS = re.compile(r"source_target_pairs=\{(?P<body>(?:\{[0-9,\s]*\},?)*)\}")
 _GROUP = re.compile(r"\{([0-9,\s]*)\}")
+_ANY_INSTRUCTION = re.compile(
+    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<result>.+?)\s+"
+    r"(?P<opcode>[\w\-]+)\((?P<rest>.*)$")
+_OPERAND = re.compile(r"%[\w.\-]+")
 _OP_NAME = re.compile(r'metadata=\{[^}]*?\bop_name="(?P<name>(?:[^"\\]|\\.)*)"')
 
 _BYTES = {"pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2,
@@ -169,10 +173,13 @@ def parse_collectives(text: str, mesh_shape: Sequence[int],
         one device takes part with: its result, which for an all-gather is
         the gathered array, except for a reduce-scatter, whose operand,
         the array it reduces, is its result times the group size),
-        `groups` (device ids) and `axes` (the mesh axes it runs over).
+        `groups` (device ids) and `axes` (the mesh axes it runs over). An
+        all-reduce that every device only slices its own part of is a
+        reduce-scatter (`sliced_all_reduces()`).
     """
     n = math.prod(mesh_shape)
     out = []
+    names = []
     for line in text.splitlines():
         if "(" not in line or not any(k in line for k in COLLECTIVES):
             continue
@@ -193,7 +200,55 @@ def parse_collectives(text: str, mesh_shape: Sequence[int],
             "axes": group_axes(groups, mesh_shape, axis_names),
             "names": op_names(m.group("attrs"), len(shapes)),
         })
+        names.append(m.group("name").lstrip("%"))
+    for i in sliced_all_reduces(text, out, names, n):
+        out[i]["collective"] = "reduce-scatter"
     return out
+
+
+def _elements(text: str) -> int:
+    return sum(math.prod(int(d) for d in m.group("dims").split(",") if d)
+               for m in _ARRAY.finditer(text))
+
+
+def sliced_all_reduces(text: str, ops: Sequence[dict],
+                       names: Sequence[str], n_devices: int) -> list[int]:
+    """Which of `ops` are all-reduces that GPUs run as reduce-scatters.
+
+    XLA's SPMD partitioner writes a reduce-scatter as an all-reduce whose
+    users each keep one device's part: a `dynamic-slice`, or a fusion
+    given the `partition-id`, whose result is at most 1/(group size) of
+    the all-reduce's. GPU and TPU pipelines turn that into a
+    reduce-scatter (half a ring all-reduce's traffic); XLA's CPU pipeline
+    keeps the all-reduce. Single-array all-reduces only.
+    """
+    candidates = {}
+    for i, (op, name) in enumerate(zip(ops, names)):
+        if op["collective"] == "all-reduce" and len(op["shapes"]) == 1:
+            size = len(op["groups"][0]) if op["groups"] else n_devices
+            if size > 1:
+                candidates["%" + name] = (i, math.prod(op["shapes"][0]), size)
+    if not candidates:
+        return []
+    sliced = dict.fromkeys(candidates, True)
+    used = set()
+    for line in text.splitlines():
+        if "%" not in line or "=" not in line:
+            continue
+        m = _ANY_INSTRUCTION.match(line)
+        if not m:
+            continue
+        operands = set(_OPERAND.findall(m.group("rest")))
+        for name in operands.intersection(candidates):
+            _, elements, size = candidates[name]
+            keeps_part = m.group("opcode") == "dynamic-slice" or any(
+                o.startswith("%partition-id") for o in operands)
+            used.add(name)
+            if not keeps_part or _elements(m.group("result")) * size > \
+                    elements:
+                sliced[name] = False
+    return sorted(candidates[k][0] for k in candidates
+                  if k in used and sliced[k])
 
 
 def split_top(text: str, sep: str) -> list[str]:
