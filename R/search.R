@@ -71,8 +71,9 @@
 #' depth; candidates are compiled at 1 and 2 blocks and every figure is
 #' extrapolated linearly to `blocks`
 #' (`f(L) = f(1) + (L - 1) (f(2) - f(1))`). The best candidates are then
-#' compiled again, at full depth, with XLA's default options, on the mesh
-#' in the chosen device order, with the levers and the topology: only that
+#' compiled again, at full depth (quick too: XLA's memory and collectives
+#' are those of its default options), on the mesh in the chosen device
+#' order, with the levers and the topology: only that
 #' figure decides whether a configuration fits `memory`, so the result
 #' never fits by an estimate, and `predicted` beside `cost` shows how far
 #' the search's own figure was off. A layout whose compile shows XLA

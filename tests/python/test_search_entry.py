@@ -280,19 +280,20 @@ def dp_memory(levers):
 
 
 def test_the_fewest_levers_that_fit_on_the_mesh_the_search_chose(mesh):
-    fewer, more = dp_memory(("none", 2)), dp_memory(("save_matmuls", 1))
-    assert fewer < more < dp_memory(("none", 1))
-    budget = (fewer + more) / 2
+    # Two micro-batches are not enough here; remat is.
+    remat, halves = dp_memory(("save_matmuls", 1)), dp_memory(("none", 2))
+    assert remat < halves < dp_memory(("none", 1))
+    budget = (remat + halves) / 2
     r = search.search_layout(residual, None, 4096, "adam", "mse",
                              memory=budget, fixed=replicated(mesh),
                              topology=topology(),
                              remat=["none", "save_matmuls"],
                              accumulation_steps=[1, 2])
     assert r["objective"] == "time" and r["verified"]
-    assert (r["remat"], r["accumulation_steps"]) == ("none", 2)
-    assert r["mesh"]["shape"] == [8, 1] and r["micro_batch_size"] == 2048
+    assert (r["remat"], r["accumulation_steps"]) == ("save_matmuls", 1)
+    assert r["mesh"]["shape"] == [8, 1] and r["micro_batch_size"] == 4096
     assert r["cost"]["need"] <= budget
-    assert r["cost"]["time"]["accumulation_steps"] == 2
+    assert r["cost"]["time"]["accumulation_steps"] == 1
     assert {m["mesh"] for m in r["meshes"]} == {"8x1", "4x2", "2x4", "1x8"}
     with pytest.raises(KerasmeshError) as e:
         search.search_layout(residual, None, 4096, "adam", "mse",
@@ -340,6 +341,16 @@ def test_the_device_order_keeps_the_busy_axis_inside_a_node(mesh):
             layout_map=lm, batch_dim_name="data"), 2, "sgd", "mse",
         topology=topology(2, 4, inter=1e6))
     assert crossed["time"]["total"] > r["cost"]["time"]["total"]
+
+
+def test_the_verified_cost_measures_what_remat_recomputes(mesh):
+    # The full-depth compile is quick, and still measures recomputation.
+    r = search.search_layout(residual, None, 4096, "adam", "mse",
+                             fixed=replicated(mesh), topology=topology(),
+                             remat="full", accumulation_steps=1)
+    assert r["verified"] and r["remat"] == "full"
+    assert r["cost"]["recompute_flops"] > 0
+    assert r["cost"]["time"]["recompute"] > 0
 
 
 def test_a_topology_of_other_devices_and_remat_without_blocks_are_errors():

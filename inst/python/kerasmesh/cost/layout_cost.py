@@ -106,7 +106,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 input_shapes: dict | None = None, timeout: Any = 300,
                 spent: Any = 0, quick: bool = False, remat: Any = None,
                 accumulation_steps: Any = None,
-                topology: Any = None) -> dict:
+                topology: Any = None, measure: bool | None = None) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -122,11 +122,14 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             inputs with dimensions of unknown size.
         timeout: seconds for the whole call (building, tracing, compiling:
             `deadline.py`), less `spent`, seconds the caller spent before.
-        quick: compile with `deadline.QUICK` (the search's candidates).
+        quick: compile with `deadline.QUICK` (the search's compiles: the
+            memory and the collectives are those of a default compile).
         remat, accumulation_steps: the step's levers (`recompute.Levers`):
             remat None costs the model as it is, accumulation_steps
             None the optimizer as it is.
         topology: the machine to model the step's time on, or None.
+        measure: whether to measure the operations remat recomputes (one
+            more lowering); None: unless `quick`.
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
@@ -151,7 +154,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     levers = Levers.of(remat, accumulation_steps, batch_size,
                        mesh_sizes(layout_map.device_mesh).get(batch_dim),
                        batch_dim)
-    levers.measure = not quick
+    levers.measure = not quick if measure is None else bool(measure)
     machine = _machine(topology, layout_map.device_mesh)
     model, planned, step, lowered, start = _trace_within(
         clock, timeout, model, layout_map, distribution, batch_dim, levers,

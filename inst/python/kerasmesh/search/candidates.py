@@ -35,8 +35,9 @@ from .meshes import MeshOption
 from .space import SearchSpace, variable_classes
 
 # The full-depth compile takes about this many times the quick compile
-# extrapolated to full depth (XLA's default options, the build, a margin).
-VERIFY_FACTOR = 2.5
+# extrapolated to full depth (the build, the lowering without remat that
+# measures recomputation, a margin).
+VERIFY_FACTOR = 2.0
 # The floor counts this share of the optimizer's bytes (slots in another
 # dtype than their variable's make the ratio approximate).
 SLOT_SHARE = 0.9

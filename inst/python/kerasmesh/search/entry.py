@@ -4,8 +4,8 @@ On a mesh, the search chooses the layout map and the levers (remat,
 micro-batches); on a topology, the mesh too: its shape (`meshes.py`) and
 its device order. The rounds are `configs.run()`'s, each candidate costed
 as `candidates.py` says; the best candidates are then compiled at full
-depth with XLA's default options (`verify.Verifier`): only that figure
-decides whether a configuration fits `memory`.
+depth (`verify.Verifier`): only that figure decides whether a
+configuration fits `memory`.
 """
 
 from __future__ import annotations
