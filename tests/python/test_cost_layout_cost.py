@@ -42,7 +42,9 @@ def real_step(dist, batch=16):
 
     The step is Keras's own `train_step`, jitted as Keras's JAX trainer
     jits it (`make_train_function`: donated state, the state's shardings
-    as output shardings) on the real, placed arrays.
+    as output shardings) on the real, placed arrays, and compiled with
+    kerasmesh's XLA options (`deadline.compile_options()`: on CPU, as an
+    accelerator would schedule it, its all-reduces apart).
     """
     rng = np.random.default_rng(3)
     x = rng.normal(size=(batch, 32)).astype("float32")
@@ -61,7 +63,8 @@ def real_step(dist, batch=16):
         step = jax.jit(model.train_step, donate_argnums=0,
                        out_shardings=(None,
                                       model._get_state_sharding_spec()))
-        text = step.lower(state, data).compile().as_text()
+        text = step.lower(state, data).compile(
+            compiler_options=deadline.compile_options()).as_text()
     return model, text
 
 
@@ -150,11 +153,17 @@ def test_all_reduce_traffic_follows_the_layouts_arithmetic(mesh):
     assert (all_reduce(dp, "batch") - 4) / (all_reduce(mp, "data") - 4) == 4
     # Model parallelism adds traffic over "model" instead: the activations
     # of the 64-unit layer, 8 rows per device, are gathered (8 * 64 * 4
-    # bytes) and their gradients all-reduced with the loss's per-row sums.
-    assert all_reduce(mp, "model") == 8 * 64 * 4 + 8 * 4
-    gathered = [b for k, a, b in zip(*(mp["collectives"][c] for c in (
-        "collective", "axes", "bytes"))) if k == "all-gather"]
-    assert gathered == [8 * 64 * 4]
+    # bytes), their gradients reduce-scattered back to each device's
+    # columns (an all-reduce the devices slice), and the loss's per-row
+    # sums all-reduced.
+    assert all_reduce(mp, "model") == 8 * 4
+
+    def over_model(kind):
+        return [b for k, a, b in zip(*(mp["collectives"][c] for c in (
+            "collective", "axes", "bytes"))) if k == kind and a == "model"]
+
+    assert over_model("all-gather") == [8 * 64 * 4]
+    assert over_model("reduce-scatter") == [8 * 64 * 4]
 
 
 def test_the_planners_errors_come_before_any_compile(mesh):

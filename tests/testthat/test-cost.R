@@ -47,7 +47,8 @@ test_that("layout_cost() prints in the house style", {
   expect_true(all(nchar(out) <= 80))
   expect_match(out[1], "<kerasmesh_layout_cost> model \"sequential")
   expect_true(any(grepl("does not fit", out)))
-  expect_true(any(grepl("all-reduce  data", out, fixed = TRUE)))
+  expect_true(any(grepl("all-reduce +data", out)))
+  expect_true(any(grepl("reduce-scatter +model", out)))
   expect_output(expect_invisible(print(cost)), "Collectives per step")
 })
 
