@@ -89,9 +89,10 @@
 #'   `list(token_ids = 128, padding_mask = 128)`.
 #' @param remat What each block recomputes in the backward pass (see
 #'   [set_remat()] for the choices and what a block is): `"none"`,
-#'   `"save_matmuls"` or `"full"`, applied to the model's blocks for this
-#'   step only; `NULL` for the model as it is (the choice [set_remat()]
-#'   applied to it, else `"none"`).
+#'   `"save_matmuls"` or `"full"`, or one of them per block (a search's
+#'   `found$remat`), applied to the model's blocks for this step only;
+#'   `NULL` for the model as it is (the choice [set_remat()] applied to it,
+#'   else `"none"`).
 #' @param accumulation_steps Micro-batches per optimizer update (Keras's
 #'   `gradient_accumulation_steps`): a whole number that divides
 #'   `batch_size`, which stays the global batch (see below); `NULL` for
@@ -304,7 +305,7 @@ new_layout_cost <- function(desc, topology = NULL) {
       xla_log = as.character(unlist(desc$xla_log)),
       time = new_cost_time(desc$time),
       topology = topology,
-      remat = desc$remat %||% "none",
+      remat = as.character(unlist(desc$remat %||% "none")),
       accumulation_steps = as.integer(desc$accumulation_steps %||% 1L),
       micro_batch_size = as.integer(desc$micro_batch_size %||%
                                       desc$batch_size),

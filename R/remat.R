@@ -42,7 +42,13 @@
 #'     with weights (its projections) and recomputes the rest:
 #'     normalizations, activations, attention scores and softmax (JAX's
 #'     `dots_with_no_batch_dims_saveable` policy);
-#'   * `"none"`: nothing; removes what an earlier `set_remat()` applied.
+#'   * `"none"`: nothing; removes what an earlier `set_remat()` applied;
+#'
+#'   or one of them per block, in block order, such as
+#'   `rep(c("full", "save_matmuls"), c(4, 28))` (what [search_layout()]
+#'   finds when "full" on every block recomputes more than memory needs:
+#'   the first blocks' activations are kept longest, so those are the ones
+#'   to recompute).
 #' @param layers `NULL` to find the blocks (see Blocks), or the names of the
 #'   layers to rematerialize as blocks.
 #' @return `model`, invisibly, changed in place.
@@ -86,28 +92,45 @@ set_remat <- function(model, remat = "full", layers = NULL) {
 # The rematerialization choices, as the shim's remat/choice.py has them.
 remat_choices <- c("none", "save_matmuls", "full")
 
-# `remat`: one of remat_choices (or NULL where `allow_null`).
+# `remat`: one of remat_choices, or one of them per block (or NULL where
+# `allow_null`). Returned as the shim takes it: one choice as a string,
+# one per block as a list.
 check_remat <- function(remat, allow_null = FALSE,
                         arg = rlang::caller_arg(remat),
                         call = rlang::caller_env()) {
   if (allow_null && is.null(remat)) {
     return(NULL)
   }
-  one <- is.character(remat) && length(remat) == 1 && !is.na(remat)
-  if (one && remat %in% remat_choices) {
-    return(remat)
+  strings <- is.character(remat) && length(remat) >= 1 && !anyNA(remat)
+  if (strings && all(remat %in% remat_choices)) {
+    return(if (length(remat) == 1) remat else as.list(remat))
   }
   way_out <- '"full" recomputes each block in the backward pass;
               "save_matmuls" keeps its matrix products.'
-  if (one) {
+  if (strings) {
+    bad <- setdiff(remat, remat_choices) # nolint: object_usage_linter. cli.
     kerasmesh_abort(
-      c("{.arg {arg}} must be one of {.or {.val {remat_choices}}}.",
-        x = "Received {.val {remat}}.", i = way_out),
+      c("{.arg {arg}} must be one of {.or {.val {remat_choices}}} (or one
+         of them per block).",
+        x = "Received {.val {bad}}.", i = way_out),
       kind = kinds$remat, call = call
     )
   }
   stop_input_type(remat, paste0(if (allow_null) "`NULL` or ",
-                                "one of {.or {.val {remat_choices}}}"),
+                                "one of {.or {.val {remat_choices}}} (or one ",
+                                "of them per block)"),
                   way_out = way_out, kind = kinds$remat, arg = arg,
                   call = call)
+}
+
+# A remat in words: '"full"', or its runs over the blocks
+# ('"full" x4, "save_matmuls" x28').
+remat_label <- function(remat) {
+  remat <- as.character(unlist(remat %||% "none"))
+  if (length(remat) == 1) {
+    return(encodeString(remat, quote = '"'))
+  }
+  runs <- rle(remat)
+  paste(sprintf('%s x%d', encodeString(runs$values, quote = '"'),
+                runs$lengths), collapse = ", ")
 }

@@ -21,7 +21,7 @@ search_reproduce_code <- function(x) {
     search_arg_code("optimizer", call$optimizer),
     search_arg_code("loss", call$loss),
     search_arg_code("input_shapes", call$input_shapes),
-    sprintf("remat = %s", encodeString(x$remat %||% "none", quote = '"')),
+    sprintf("remat = %s", remat_code(x$remat)),
     sprintf("accumulation_steps = %d", as.integer(x$accumulation_steps)),
     if (!is.null(topology)) "topology = topo"
   )
@@ -130,4 +130,16 @@ wrap_call <- function(head, args, width = 78) {
 # A whole number as R code: no thousands separators, no exponent.
 code_number <- function(x) {
   formatC(as.numeric(x), format = "f", digits = 0, big.mark = "")
+}
+
+# `remat` as R code: one choice, or its runs over the blocks with rep().
+remat_code <- function(remat) {
+  remat <- as.character(unlist(remat %||% "none"))
+  if (length(remat) == 1) {
+    return(encodeString(remat, quote = '"'))
+  }
+  runs <- rle(remat)
+  sprintf("rep(c(%s), c(%s))",
+          paste(encodeString(runs$values, quote = '"'), collapse = ", "),
+          paste(runs$lengths, collapse = ", "))
 }

@@ -85,7 +85,7 @@ format_search_config <- function(x) {
   steps <- x$accumulation_steps %||% 1L
   c(
     sprintf("Mesh: %s%s.", mesh, where),
-    sprintf("Levers: remat \"%s\", %s%s.", x$remat %||% "none",
+    sprintf("Levers: remat %s, %s%s.", remat_label(x$remat),
             cli::pluralize("{steps} micro-batch{?es}"),
             if (steps > 1) {
               sprintf(" of %s samples", format_whole(x$micro_batch_size))

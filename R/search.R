@@ -32,7 +32,12 @@
 #' micro-batches that fit (predicted from a compile at fewer: activations
 #' shrink with the micro-batch), a later choice tried only with fewer
 #' micro-batches than an earlier one needed; the objective decides among
-#' them. `accumulation_steps` keeps `batch_size` the global batch; each
+#' them. Where `"full"` fits at micro-batches that `"save_matmuls"` does
+#' not, a blend is tried too: `"full"` on the first blocks, as few as the
+#' memory between the two (taken as linear in those blocks) says,
+#' `"save_matmuls"` on the rest; it is not compiled at reduced depth (its
+#' figures lie between its choices'), and only its full-depth compile
+#' decides that it fits. `accumulation_steps` keeps `batch_size` the global batch; each
 #' micro-batch must split evenly over the data axis. Remat needs blocks
 #' (see [set_remat()]): on a model without any the search keeps
 #' `"none"`, and asking for another choice is an error of class
@@ -123,7 +128,11 @@
 #'   `"time"` on a topology and `"traffic"` on a mesh.
 #' @param remat The rematerialization choices to search among (see
 #'   [set_remat()]): `NULL` for all that the model's blocks allow, or some
-#'   of `"none"`, `"save_matmuls"` and `"full"`.
+#'   of `"none"`, `"save_matmuls"` and `"full"`. With both of the last
+#'   two, where `"full"` fits at fewer micro-batches than `"save_matmuls"`
+#'   does, the search also tries `"full"` on the fewest first blocks that
+#'   make those fit, `"save_matmuls"` on the rest: the result's `remat` is
+#'   then one choice per block.
 #' @param accumulation_steps The micro-batch counts to search among:
 #'   `NULL` for every divisor of `batch_size` whose micro-batch the data
 #'   axis splits, or whole numbers that divide `batch_size`.
@@ -247,6 +256,7 @@ new_layout_search <- function(desc, topology = NULL, call = list()) {
   desc$meshes <- search_meshes(desc$meshes)
   if (!is.null(desc$cost)) desc$cost <- new_layout_cost(desc$cost, topology)
   desc$mesh <- NULL
+  desc$remat <- as.character(unlist(desc$remat %||% "none"))
   desc$accumulation_steps <- as.integer(desc$accumulation_steps %||% 1L)
   desc$micro_batch_size <- as.integer(desc$micro_batch_size %||% NA)
   structure(

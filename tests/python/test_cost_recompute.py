@@ -58,6 +58,14 @@ def test_recompute_flops_are_the_blocks_forward_pass(costs):
         full["recompute_flops"]
 
 
+def test_a_blend_over_the_blocks_recomputes_between_its_choices(dp, costs):
+    blend = choice.blend(1, BLOCKS)
+    r = cost.layout_cost(blocks(), dp, 2048, "adam", "mse", remat=blend)
+    assert r["remat"] == list(blend)
+    assert costs["save_matmuls"]["recompute_flops"] < r["recompute_flops"] \
+        < costs["full"]["recompute_flops"]
+
+
 def test_a_cost_applies_remat_for_its_step_only(dp):
     model = blocks()
     choice.set_remat(model, "save_matmuls")

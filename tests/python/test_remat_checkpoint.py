@@ -64,6 +64,19 @@ def test_plain_model_of_repeated_blocks_rematerializes():
     assert steps["full"][3] < steps["none"][3]
 
 
+def test_a_remat_blended_over_the_blocks_trains_the_same_for_less():
+    pytest.importorskip("keras_hub")
+    from kerasmesh.remat.choice import blend
+
+    model = hub_backbone("llama")
+    x = hub_inputs()
+    none = train_step(model, x, "none")
+    blended = train_step(model, x, blend(1, 3))
+    assert_same_step(blended, none)
+    assert blended[3] < none[3]
+    assert not any("call" in vars(b) for b in model.transformer_layers)
+
+
 def test_losses_added_inside_a_block_reach_the_model():
     import jax
 

@@ -83,7 +83,8 @@ def test_remat_scope_undoes_itself_when_the_body_fails():
     choice.set_remat(model, "none")
 
 
-@pytest.mark.parametrize("bad", ["dots", "", "FULL", None, 1, ["full"]])
+@pytest.mark.parametrize("bad", ["dots", "", "FULL", None, 1, [],
+                                 ["full", "dots"], ("full", None)])
 def test_an_unknown_choice_is_a_remat_error(bad):
     with pytest.raises(KerasmeshError) as e:
         choice.set_remat(residual_blocks(), bad)
@@ -112,3 +113,39 @@ def test_set_remat_refuses_what_is_not_a_model():
     with pytest.raises(KerasmeshError) as e:
         choice.set_remat("model", "full")
     assert e.value.kind == "model"
+
+
+def test_one_choice_per_block_is_applied_block_by_block():
+    model = residual_blocks()
+    per_block = ["full", "none", "save_matmuls"]
+    out = choice.set_remat(model, per_block)
+    assert out == {"remat": per_block, "blocks": ["block_0", "block_2"]}
+    assert [remat_mark(model.get_layer(f"block_{i}")) for i in range(3)] == \
+        ["full", None, "save_matmuls"]
+    assert choice.model_remat(model) == tuple(per_block)
+    # Within a scope: another blend, then the model's own again.
+    with choice.remat_scope(model, choice.blend(2, 3)) as remat:
+        assert remat == ("full", "full", "save_matmuls")
+        assert [remat_mark(model.get_layer(f"block_{i}"))
+                for i in range(3)] == list(remat)
+    assert choice.model_remat(model) == tuple(per_block)
+    choice.set_remat(model, "none")
+    assert choice.model_remat(model) == "none"
+
+
+def test_one_choice_per_block_must_name_every_block():
+    model = residual_blocks()
+    with pytest.raises(KerasmeshError) as e:
+        choice.set_remat(model, ["full", "full"])
+    assert e.value.kind == "remat"
+    assert "one choice per block: the model has 3 blocks" in str(e.value)
+    assert choice.model_remat(model) == "none"
+
+
+def test_a_remat_in_words_and_by_how_much_it_recomputes():
+    assert choice.label("full") == "full"
+    assert choice.label(None) == "none"
+    assert choice.label(choice.blend(1, 4)) == "full x1, save_matmuls x3"
+    assert choice.blend(0, 2) == ("save_matmuls", "save_matmuls")
+    assert choice.rank("none") < choice.rank("save_matmuls") < \
+        choice.rank(choice.blend(1, 4)) < choice.rank("full")

@@ -18,6 +18,11 @@ def test_extrapolation_is_linear_in_every_figure():
     assert f["memory"] == 26.0 and f["flops"] == 13.0
     assert f["by_axes"] == {"a": 9.0, "b": 8.0} and f["traffic"] == 17.0
     assert f["times"] == {"model": 3.0} and f["reshardings"] == 2
+    # A blend a quarter of the way from f1 to f2.
+    g = figures.between(f1, f2, 0.25)
+    assert g["memory"] == 11.0 and g["flops"] == 5.5
+    assert g["by_axes"] == {"a": 1.5, "b": 0.5} and g["times"] == \
+        {"model": 1.125}
 
 
 def test_bandwidth_time_takes_each_collective_at_its_slowest_axis():

@@ -79,3 +79,29 @@ def test_no_lever_is_tried_once_the_cheapest_fits():
     found = levers.choose(evaluate, lambda f: f["memory"] <= 50, space, 8,
                           50.0)
     assert found == [("none", 1)] and calls == [("none", 1)]
+
+
+def test_full_remat_on_the_first_blocks_when_matmuls_alone_do_not_fit():
+    # 10 blocks; at 4 micro-batches "save_matmuls" needs 110, "full" 60.
+    space = levers.LeverSpace(("none", "save_matmuls", "full"), None, 64,
+                              blocks=10)
+    evaluate, calls = fake({"none": 1600, "save_matmuls": 400, "full": 200})
+
+    def blended(lv):
+        remat, k = lv
+        if isinstance(remat, str):
+            return evaluate(lv)
+        share = remat.count("full") / len(remat)
+        return evaluate(("save_matmuls", k)) | {
+            "memory": 10 + (400 - share * 200) / k, "remat": remat}
+
+    found = levers.choose(blended, lambda f: f["memory"] <= 95, space, 8,
+                          95.0)
+    # 5 a block between the two: 4 blocks take 110 to 90, 2% under 95.
+    assert found == [("save_matmuls", 8), ("full", 4),
+                     (("full",) * 4 + ("save_matmuls",) * 6, 4)]
+    assert levers.blend_levers(blended, lambda f: f["memory"] <= 95,
+                               space, 4, None) is None
+    no_blocks = levers.LeverSpace(space.remats, None, 64)
+    assert levers.blend_levers(blended, lambda f: f["memory"] <= 95,
+                               no_blocks, 4, 95.0) is None

@@ -62,4 +62,22 @@ test_that("set_remat() checks its arguments before Python starts", {
   expect_error(check_remat("FULL"), class = "kerasmesh_error_remat")
   expect_null(check_remat(NULL, allow_null = TRUE))
   expect_identical(check_remat("save_matmuls"), "save_matmuls")
+  # One per block: a list for the shim; a wrong one is named.
+  expect_identical(check_remat(c("full", "save_matmuls")),
+                   list("full", "save_matmuls"))
+  expect_error(check_remat(c("full", "dots")), class = "kerasmesh_error_remat",
+               regexp = "dots")
+  expect_error(check_remat(character()), class = "kerasmesh_error_remat")
+})
+
+test_that("a remat per block reads as runs, in words and as R code", {
+  per_block <- rep(c("full", "save_matmuls"), c(4, 28))
+  expect_identical(remat_label("full"), '"full"')
+  expect_identical(remat_label(NULL), '"none"')
+  expect_identical(remat_label(as.list(per_block)),
+                   '"full" x4, "save_matmuls" x28')
+  expect_identical(remat_code(per_block),
+                   'rep(c("full", "save_matmuls"), c(4, 28))')
+  expect_identical(eval(parse(text = remat_code(per_block))), per_block)
+  expect_identical(remat_code("none"), '"none"')
 })

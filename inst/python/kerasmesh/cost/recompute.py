@@ -71,7 +71,8 @@ class Levers:
 
     def report(self, flops: float) -> dict:
         """Plain values for the cost, given the compiled step's flops."""
-        return {"remat": self.remat or NONE,
+        remat = self.remat or NONE
+        return {"remat": remat if isinstance(remat, str) else list(remat),
                 "accumulation_steps": self.accumulation_steps,
                 "micro_batch_size": self.micro_batch_size,
                 "recompute_flops": float(self.recompute_share * flops)}

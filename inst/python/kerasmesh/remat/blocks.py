@@ -81,8 +81,11 @@ def _repeated_blocks(model: Any) -> list:
     return [x for x in top if counts[type(x)] >= 2]
 
 
-def find_blocks(model: Any, layers: list[str] | None = None) -> list:
+def find_blocks(model: Any, layers: list[str] | None = None,
+                marked: bool = True) -> list:
     """The blocks of `model` (see the module's docstring), in model order.
+    With `marked` False, the marked layers come last instead of second:
+    one choice per block needs all the blocks, also those left unmarked.
 
     Raises:
         KerasmeshError: kind `remat_blocks` when `layers` names a layer the
@@ -90,8 +93,11 @@ def find_blocks(model: Any, layers: list[str] | None = None) -> list:
     """
     if layers:
         return _named(model, [str(n) for n in layers])
-    for found in (marked_layers(model), _hub_blocks(model),
-                  _repeated_blocks(model)):
+    finders = [marked_layers, _hub_blocks, _repeated_blocks]
+    if not marked:
+        finders = finders[1:] + finders[:1]
+    for finder in finders:
+        found = finder(model)
         if found:
             return found
     top = [x.name for x in getattr(model, "layers", []) or []

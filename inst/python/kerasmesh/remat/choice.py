@@ -11,6 +11,10 @@ What each block recomputes in the backward pass (`remat`):
 * "full": everything; the block keeps only its inputs, and its forward
   pass runs again in the backward pass.
 
+A remat is one choice for every block, or one per block in block order
+(`PerBlock`, a tuple), such as "full" for the first blocks and
+"save_matmuls" for the rest (`blend()`); `label()` says either in words.
+
 `set_remat(model, remat)` applies a choice to the model's blocks for good
 (until the next `set_remat()`), as training needs; `remat_scope(model,
 remat)` applies one for the duration of a `with` (a cost's step), and
@@ -36,11 +40,15 @@ SAVE_MATMULS = "save_matmuls"
 FULL = "full"
 CHOICES = (NONE, SAVE_MATMULS, FULL)
 
+PerBlock = tuple  # one of CHOICES per block, in block order
+
 _ABSENT = object()
 
 
-def check_remat(remat: Any, allow_none: bool = False) -> str | None:
-    """`remat`, if it is one of `CHOICES` (or None, where allowed).
+def check_remat(remat: Any, allow_none: bool = False) -> str | PerBlock | None:
+    """`remat`, if it is one of `CHOICES`, or a list of them (one per
+    block: a `PerBlock`; a list of one is that choice), or None where
+    allowed.
 
     Raises:
         KerasmeshError: kind `remat` for anything else.
@@ -49,11 +57,65 @@ def check_remat(remat: Any, allow_none: bool = False) -> str | None:
         return None
     if isinstance(remat, str) and remat in CHOICES:
         return remat
+    if isinstance(remat, (list, tuple)) and remat and \
+            all(isinstance(r, str) and r in CHOICES for r in remat):
+        return remat[0] if len(remat) == 1 else tuple(remat)
     raise KerasmeshError(
         kinds.REMAT, "`remat` must be one of " + ", ".join(quoted(CHOICES)) +
-        ".", received=remat,
+        ", or one of them per block.", received=remat,
         i='"full" recomputes each block in the backward pass; '
           '"save_matmuls" keeps its matrix products.')
+
+
+def blend(full: int, blocks: int) -> str | PerBlock:
+    """"full" for the first `full` of `blocks` blocks, "save_matmuls" for
+    the rest. The first blocks' activations are the longest kept (the
+    backward pass reaches them last), so they are the ones to recompute."""
+    full = max(0, min(int(full), int(blocks)))
+    return check_remat([FULL] * full + [SAVE_MATMULS] * (blocks - full))
+
+
+def rank(remat: str | PerBlock) -> float:
+    """How much `remat` recomputes, by its place in `CHOICES` (averaged
+    over the blocks of a `PerBlock`): fewer first."""
+    if isinstance(remat, str):
+        return float(CHOICES.index(remat))
+    return sum(CHOICES.index(r) for r in remat) / len(remat)
+
+
+def label(remat: str | PerBlock | None) -> str:
+    """A remat in words: the choice, or its runs over the blocks
+    ("full x4, save_matmuls x28")."""
+    if remat is None or isinstance(remat, str):
+        return remat or NONE
+    runs: list[list] = []
+    for r in remat:
+        if runs and runs[-1][0] == r:
+            runs[-1][1] += 1
+        else:
+            runs.append([r, 1])
+    return ", ".join(f"{r} x{n}" for r, n in runs)
+
+
+def _per_block(model: Any, remat: str | PerBlock,
+               layers: list[str] | None = None) -> list[tuple[Any, str]]:
+    """(block, choice) for every block `remat` rematerializes.
+
+    Raises:
+        KerasmeshError: kind `remat_blocks` for a model without blocks;
+            kind `remat` for a per-block remat of another length.
+    """
+    if isinstance(remat, str):
+        blocks = find_blocks(model, layers) if remat != NONE else []
+        return [(b, remat) for b in blocks]
+    blocks = find_blocks(model, layers, marked=False)
+    if len(blocks) != len(remat):
+        raise KerasmeshError(
+            kinds.REMAT, f"`remat` must give one choice per block: the "
+            f"model has {len(blocks)} block{'s' * (len(blocks) != 1)}.",
+            received=list(remat),
+            i="Give one choice for all blocks, or one for each.")
+    return [(b, r) for b, r in zip(blocks, remat) if r != NONE]
 
 
 def policy(remat: str) -> Any:
@@ -65,10 +127,14 @@ def policy(remat: str) -> Any:
     return None
 
 
-def model_remat(model: Any) -> str:
-    """The choice kerasmesh applied to `model`'s blocks, or "none"."""
+def model_remat(model: Any) -> str | PerBlock:
+    """What kerasmesh applied to `model`'s blocks: one choice, one per
+    block, or "none"."""
     marks = {remat_mark(x) for x in marked_layers(model)}
-    return marks.pop() if len(marks) == 1 else NONE
+    if len(marks) <= 1:
+        return marks.pop() if marks else NONE
+    blocks = find_blocks(model, marked=False)
+    return check_remat([remat_mark(b) or NONE for b in blocks])
 
 
 def _install(layer: Any, remat: str) -> None:
@@ -93,13 +159,14 @@ def set_remat(model: Any, remat: Any = FULL,
     it first, and "none" leaves none.
 
     Returns:
-        {"remat": the choice, "blocks": the blocks' names}.
+        {"remat": the choice (a list: one per block), "blocks": the names
+        of the blocks rematerialized}.
 
     Raises:
         KerasmeshError: kind `model` for a value that is not a Keras model;
-            kind `remat` for an unknown choice; kind `remat_blocks` for a
-            model without blocks or a name in `layers` it lacks (checked
-            before anything changes).
+            kind `remat` for an unknown choice or one per block of another
+            length; kind `remat_blocks` for a model without blocks or a
+            name in `layers` it lacks (checked before anything changes).
     """
     require_backend(("jax",), "Rematerializing a model's blocks")
     import keras
@@ -108,14 +175,15 @@ def set_remat(model: Any, remat: Any = FULL,
         raise KerasmeshError(kinds.MODEL, "`model` must be a Keras model.",
                              received=model)
     remat = check_remat(remat)
-    blocks = find_blocks(model, layers) if remat != NONE or layers else []
+    if layers and remat == NONE:
+        find_blocks(model, layers)  # names checked all the same
+    chosen = _per_block(model, remat, layers)
     for layer in marked_layers(model):
         _uninstall(layer)
-    if remat != NONE:
-        for layer in blocks:
-            _install(layer, remat)
-    return {"remat": remat,
-            "blocks": [x.name for x in blocks] if remat != NONE else []}
+    for layer, choice in chosen:
+        _install(layer, choice)
+    return {"remat": list(remat) if isinstance(remat, tuple) else remat,
+            "blocks": [x.name for x, _ in chosen]}
 
 
 @contextlib.contextmanager
@@ -130,13 +198,13 @@ def remat_scope(model: Any, remat: str | None) -> Iterator[str]:
         yield model_remat(model)
         return
     remat = check_remat(remat)
-    blocks = find_blocks(model) if remat != NONE else []
+    chosen = _per_block(model, remat)
     saved = [(x, vars(x).get("call", _ABSENT)) for x in all_layers(model)]
     try:
         for layer in marked_layers(model):
             _uninstall(layer)
-        for layer in blocks:
-            _install(layer, remat)
+        for layer, choice in chosen:
+            _install(layer, choice)
         yield remat
     finally:
         for layer, call in saved:

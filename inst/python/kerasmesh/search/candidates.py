@@ -7,7 +7,11 @@ collectives, in about half the time):
 * at the model's own depth when no reduced builder is given or the model
   has at most two blocks;
 * otherwise at 1 and 2 blocks, and every figure extrapolated linearly to
-  the full depth (`figures.extrapolate()`).
+  the full depth (`figures.extrapolate()`);
+* a remat blended over the blocks (`choice.blend()`: "full" on the first
+  of them, "save_matmuls" on the rest) is not compiled: its figures lie
+  between those of its two choices (`figures.between()`), and only the
+  full-depth compile of `verify.py` says what it needs.
 
 A candidate is `(choice, levers)`: one option per class of the mesh's
 `SearchSpace`, and `(remat, accumulation_steps)` (`levers.py`). A
@@ -28,8 +32,9 @@ from ..core.errors import KerasmeshError
 from ..core import fits, kinds
 from ..cost import layout_cost as cost
 from ..topology.machine import Topology
-from .figures import (RESHARD_PENALTY, bandwidth_time, extrapolate,
-                      figures)
+from ..remat.choice import FULL, SAVE_MATMULS
+from .figures import (RESHARD_PENALTY, between, bandwidth_time,
+                      extrapolate, figures)
 from .levers import LeverSpace
 from .meshes import MeshOption
 from .space import SearchSpace, variable_classes
@@ -211,6 +216,8 @@ class Search:
         key = (choice, levers)
         if key in self.seen:
             return self.seen[key]
+        if not isinstance(levers[0], str):
+            return self._blended(choice, levers)
         ctx = self.ctx
         if ctx.out_of_time or ctx.left() <= 0:
             ctx.out_of_time = True
@@ -232,6 +239,19 @@ class Search:
         self.log.append({"choice": choice, "levers": levers, "figures": f,
                          "seconds": time.monotonic() - start})
         self._report(f)
+        return f
+
+    def _blended(self, choice: tuple, levers: tuple) -> dict | None:
+        """The figures of a blended remat, between its choices' at the
+        same micro-batches."""
+        remat, k = levers
+        saved = self.evaluate(choice, (SAVE_MATMULS, k))
+        full = self.evaluate(choice, (FULL, k))
+        if saved is None or full is None:
+            return None
+        f = between(saved, full, remat.count(FULL) / len(remat))
+        f["remat"] = remat
+        self.seen[(choice, levers)] = f
         return f
 
     def _keep_best(self, key: tuple, f: dict | None,

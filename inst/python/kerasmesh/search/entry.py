@@ -310,7 +310,7 @@ def _context(models: dict, full: int | None, step: dict, memory: Any,
     last = list(models.values())[-1]
     return Context(models, full, step, memory, objective, deadline[0],
                    lever_space(last, levers[0], levers[1],
-                               step["batch_size"]),
+                               step["batch_size"], full),
                    machine, bandwidth, flop_rate, progress,
                    slot_ratio(last, first.mesh, step["optimizer"],
                               step["batch_dim"]), end=deadline[1])

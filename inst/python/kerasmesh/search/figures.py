@@ -7,7 +7,8 @@ topology, the modeled seconds per global batch for each device order
 (`topology.time.step_time()`, the one time model: the compile's
 collectives with each order's nodes). `extrapolate()` takes figures at 1
 and 2 blocks to the full depth, every figure on a line:
-`f(L) = f(1) + (L - 1) * (f(2) - f(1))`.
+`f(L) = f(1) + (L - 1) * (f(2) - f(1))`; `between()` puts a remat blended
+over the blocks on the line between its two choices' figures.
 """
 
 from __future__ import annotations
@@ -69,8 +70,20 @@ def figures(r: dict, topology: Topology | None = None,
 
 def extrapolate(f1: dict, f2: dict, depth: int) -> dict:
     """Figures at `depth` blocks from those at 1 and 2 blocks."""
+    return _on_line(f1, f2, depth - 1)
+
+
+def between(a: dict, b: dict, share: float) -> dict:
+    """Figures `share` of the way from `a` to `b`: those of a remat that
+    is `b`'s on that share of the blocks and `a`'s on the others (both at
+    the same micro-batches)."""
+    return _on_line(a, b, share)
+
+
+def _on_line(f1: dict, f2: dict, t: float) -> dict:
+    """Every figure at `f1 + t * (f2 - f1)`; the others are `f2`'s."""
     def line(a: float, b: float) -> float:
-        return a + (depth - 1) * (b - a)
+        return a + t * (b - a)
 
     axes = set(f1["by_axes"]) | set(f2["by_axes"])
     by_axes = {a: line(f1["by_axes"].get(a, 0.0), f2["by_axes"].get(a, 0.0))

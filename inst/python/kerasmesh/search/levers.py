@@ -8,7 +8,9 @@ per micro-batch), so the search takes the fewest that fit
 (`choose()`): for each remat choice in order, the fewest micro-batches
 that fit, where a later (more recomputing) choice is tried only with
 fewer micro-batches than an earlier one needed; the modeled objective
-then decides among those that fit.
+then decides among those that fit. Where "full" fits at micro-batches
+that "save_matmuls" does not, a blend of the two over the blocks
+(`blend_levers()`) is one more.
 
 How many micro-batches to try is predicted from a compile at fewer: the
 activations and the batch (XLA's temporaries and inputs) shrink with the
@@ -19,6 +21,7 @@ compiles decide.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,13 +30,18 @@ from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..plan.accumulation import check_accumulation_steps
 from ..remat.blocks import find_blocks
-from ..remat.choice import CHOICES, NONE, check_remat
+from ..remat.choice import (CHOICES, FULL, NONE, SAVE_MATMULS, blend,
+                            check_remat)
+from ..remat.choice import rank as remat_rank
 
 Levers = tuple  # (remat, accumulation_steps)
 # Micro-batch counts compiled after a prediction, per remat choice.
 TRIES = 2
 # The share of the budget a prediction aims at (a compile decides).
 MARGIN = 1.0
+# A blend aims this far below the budget: memory is not quite linear in
+# the blocks recomputed (the full-depth compile decides).
+BLEND_SLACK = 0.02
 
 
 @dataclass(frozen=True)
@@ -45,11 +53,14 @@ class LeverSpace:
         steps: allowed accumulation steps, or None for every divisor of
             the batch.
         batch_size: the global batch.
+        blocks: the model's blocks at full depth (what a blend spans), or
+            None when it has none.
     """
 
     remats: tuple[str, ...]
     steps: tuple[int, ...] | None
     batch_size: int
+    blocks: int | None = None
 
     def ks(self, data: int) -> list[int]:
         """Accumulation steps whose micro-batch `data` devices split."""
@@ -65,16 +76,18 @@ class LeverSpace:
 
     @staticmethod
     def rank(levers: Levers) -> tuple:
-        """Fewer first: the remat's place in `CHOICES`, then the steps."""
-        return (CHOICES.index(levers[0]), levers[1])
+        """Fewer first: the remat's place in `CHOICES` (`choice.rank()`),
+        then the steps."""
+        return (remat_rank(levers[0]), levers[1])
 
 
 def lever_space(model: Any, remat: Any, accumulation_steps: Any,
-                batch_size: int) -> LeverSpace:
+                batch_size: int, depth: int | None = None) -> LeverSpace:
     """The levers of a search, checked.
 
     Args:
         model: the built model (its blocks decide whether remat helps).
+        depth: the full model's blocks, when `model` is a reduced one.
         remat: None (every choice the model's blocks allow: only "none"
             for a model without blocks), or one choice or a list.
         accumulation_steps: None (every divisor), a whole number or a list.
@@ -84,9 +97,10 @@ def lever_space(model: Any, remat: Any, accumulation_steps: Any,
             for a choice other than "none" on a model without blocks,
             `accumulation_steps` for steps that don't divide the batch.
     """
+    blocks = None
     if remat is None:
         try:
-            find_blocks(model)
+            blocks = len(find_blocks(model))
             remats = CHOICES
         except KerasmeshError as e:
             if e.kind != kinds.REMAT_BLOCKS:
@@ -96,7 +110,7 @@ def lever_space(model: Any, remat: Any, accumulation_steps: Any,
         asked = [remat] if isinstance(remat, str) else list(remat)
         asked = [check_remat(r) for r in asked]
         if any(r != NONE for r in asked):
-            find_blocks(model)
+            blocks = len(find_blocks(model))
         remats = tuple(r for r in CHOICES if r in asked)
     steps = None
     if accumulation_steps is not None:
@@ -111,7 +125,9 @@ def lever_space(model: Any, remat: Any, accumulation_steps: Any,
                 f"({batch_size}).",
                 x=f"{batch_size} samples don't make {bad[0]} equal "
                   "micro-batches.")
-    return LeverSpace(remats, steps, int(batch_size))
+    if blocks is not None and depth is not None:
+        blocks = int(depth)
+    return LeverSpace(remats, steps, int(batch_size), blocks)
 
 
 def predict_memory(f: dict, k: int) -> float:
@@ -160,4 +176,31 @@ def choose(evaluate: Callable[[Levers], dict | None],
                 f = g
             if tried >= TRIES:
                 break
+    for remat, k in list(found):
+        blended = blend_levers(evaluate, fits, space, k, budget) \
+            if remat == FULL else None
+        if blended is not None:
+            found.append(blended)
     return found
+
+
+def blend_levers(evaluate: Callable[[Levers], dict | None],
+                 fits: Callable[[dict | None], bool], space: LeverSpace,
+                 k: int, budget: float | None) -> Levers | None:
+    """"full" on the fewest first blocks that make "save_matmuls" fit at
+    `k` micro-batches (memory taken as linear in those blocks), when
+    "full" fits there and "save_matmuls" does not; None otherwise."""
+    if budget is None or not space.blocks or SAVE_MATMULS not in \
+            space.remats:
+        return None
+    saved, full = evaluate((SAVE_MATMULS, k)), evaluate((FULL, k))
+    if saved is None or full is None or fits(saved) or not fits(full):
+        return None
+    per_block = (saved["memory"] - full["memory"]) / space.blocks
+    if per_block <= 0:
+        return None
+    n = math.ceil((saved["memory"] - (1 - BLEND_SLACK) * budget) / per_block)
+    if not 0 < n < space.blocks:
+        return None
+    levers = (blend(n, space.blocks), k)
+    return levers if fits(evaluate(levers)) else None

@@ -17,6 +17,7 @@ from ..layout_map.rules import describe_layout_map
 from ..mesh.device_mesh import describe_mesh
 from ..core import kinds
 from ..cost.layout_cost import distribution_layout
+from ..remat.choice import SAVE_MATMULS, label
 from .figures import figures
 from .verify import Verifier, distribution_of, pick
 
@@ -32,7 +33,7 @@ def _choice_facts(searches: list, key: tuple, verify: Verifier) -> dict:
     i, c, lv = key
     s = searches[i]
     return {"rules": [[k, list(a)] for k, a in s.space.rules(c)],
-            "mesh": s.option.label, "remat": lv[0],
+            "mesh": s.option.label, "remat": label(lv[0]),
             "accumulation_steps": lv[1],
             "predicted": _plain(s.seen.get((c, lv))),
             "verified": _plain(verify.figures(key))}
@@ -84,7 +85,7 @@ def _candidates(searches: list) -> list[dict]:
     return [{"memory": f["memory"], "traffic": f["traffic"],
              "value": ctx.value(f), "seconds": e["seconds"],
              "rules": len(s.space.rules(e["choice"])),
-             "mesh": s.option.label, "remat": e["levers"][0],
+             "mesh": s.option.label, "remat": label(e["levers"][0]),
              "accumulation_steps": e["levers"][1],
              "reshardings": f["reshardings"]}
             for s in searches for e in s.log if (f := e["figures"])]
@@ -132,7 +133,9 @@ def result(searches: list, verify: Verifier, data_parallel: tuple | None,
         "mesh": describe_mesh(dist.device_mesh),
         "device_order": order if order in ("model", "data") else None,
         "batch_dim_name": ctx.step["batch_dim"],
-        "remat": levers[0], "accumulation_steps": levers[1],
+        "remat": levers[0] if isinstance(levers[0], str) else
+        list(levers[0]),
+        "accumulation_steps": levers[1],
         "micro_batch_size": ctx.step["batch_size"] // levers[1],
         "rules": [[k, list(a)] for k, a in
                   s.space.fixed_rules() + s.space.rules(choice)],
@@ -144,7 +147,8 @@ def result(searches: list, verify: Verifier, data_parallel: tuple | None,
         _plain(searches[0].seen.get((data_parallel, base))),
         "start": None if start is None else
         _plain(s.seen.get((start, levers))),
-        "classes": _classes(s, choice, levers),
+        "classes": _classes(s, choice, levers if isinstance(levers[0], str)
+                            else (SAVE_MATMULS, levers[1])),
         "candidates": _candidates(searches),
         "meshes": _meshes(searches),
         "compiles": sum(len(x.log) for x in searches) * len(ctx.models) +

@@ -20,6 +20,7 @@ from ..core import kinds
 from .builds import check_depths
 from .configs import every_candidate
 from .figures import best_order, figures
+from ..remat.choice import label
 from .meshes import ORDERS, rebind
 
 RUNNERS_UP = 2
@@ -176,7 +177,7 @@ def describe(searches: list, key: tuple) -> str:
                       for k, axes in s.space.rules(c)) or \
         "none (data parallel)"
     mesh = " x ".join(f"{a} = {n}" for a, n in s.space.sizes.items())
-    return (f"mesh {mesh}, remat \"{lv[0]}\", {lv[1]} micro-batch"
+    return (f"mesh {mesh}, remat \"{label(lv[0])}\", {lv[1]} micro-batch"
             f"{'es' if lv[1] != 1 else ''}, rules {rules}")
 
 
