@@ -152,3 +152,30 @@ def test_out_of_time_with_nothing_known_to_fit_names_the_timeout():
         search_verify.pick(s, WinnerOutOfTime(s, timeout=30))
     assert e.value.kind == "timeout"
     assert "in 30 s" in str(e.value) and "0.4" not in str(e.value)
+
+
+def test_matmuls_saved_over_budget_at_full_depth_are_blended_with_full():
+    from kerasmesh.remat.choice import blend
+
+    saved, full = ("save_matmuls", 1), ("full", 1)
+    s = [FakeSearch(budget=70.0, depth=10)]
+    s[0].ctx.levers = LeverSpace(("save_matmuls", "full"), None, 8,
+                                 blocks=10)
+    s[0].seen = {((0,), saved): figures(fake_cost(60.0, {"data": 1.0}))}
+    # 5 a block between the two: 5 blocks take 90 to 65, 2% under 70 ...
+    costs = {((0,), saved): fake_cost(90.0, {"data": 1.0}),
+             ((0,), full): fake_cost(40.0, {"data": 1.0}),
+             ((0,), (blend(5, 10), 1)): fake_cost(72.0, {"data": 1.0}),
+             ((0,), (blend(6, 10), 1)): fake_cost(66.0, {"data": 1.0})}
+    verify = FakeVerifier(s, costs)
+    winner, runners = search_verify.pick(s, verify)
+    # ... but XLA says 72: one more block, from the blend's own figure.
+    assert winner == (0, (0,), (blend(6, 10), 1)) and runners == []
+    assert [k for k in verify.costs] == [
+        (0, (0,), saved), (0, (0,), full), (0, (0,), (blend(5, 10), 1)),
+        (0, (0,), (blend(6, 10), 1))]
+    # Without "full" among the levers, nothing fits.
+    s[0].ctx.levers = LeverSpace(("save_matmuls",), None, 8, blocks=10)
+    with pytest.raises(KerasmeshError) as e:
+        search_verify.pick(s, FakeVerifier(s, costs))
+    assert e.value.kind == "search_no_fit"

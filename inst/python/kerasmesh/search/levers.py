@@ -196,11 +196,21 @@ def blend_levers(evaluate: Callable[[Levers], dict | None],
     saved, full = evaluate((SAVE_MATMULS, k)), evaluate((FULL, k))
     if saved is None or full is None or fits(saved) or not fits(full):
         return None
-    per_block = (saved["memory"] - full["memory"]) / space.blocks
-    if per_block <= 0:
-        return None
-    n = math.ceil((saved["memory"] - (1 - BLEND_SLACK) * budget) / per_block)
-    if not 0 < n < space.blocks:
+    n = blend_count(saved["memory"], full["memory"], budget, space.blocks)
+    if n is None:
         return None
     levers = (blend(n, space.blocks), k)
     return levers if fits(evaluate(levers)) else None
+
+
+def blend_count(saved: float, full: float, budget: float,
+                blocks: int) -> int | None:
+    """How many first blocks of `blocks` "full" takes for a blend to fit
+    `budget` (`BLEND_SLACK` below it), from the memory of "save_matmuls"
+    (`saved`) and of "full" on every block, taken as linear in the
+    blocks; None when no blend lies between."""
+    per_block = (saved - full) / blocks
+    if per_block <= 0:
+        return None
+    n = math.ceil((saved - (1 - BLEND_SLACK) * budget) / per_block)
+    return n if 0 < n < blocks else None

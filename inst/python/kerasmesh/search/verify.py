@@ -20,7 +20,8 @@ from ..core import kinds
 from .builds import check_depths
 from .configs import every_candidate
 from .figures import best_order, figures
-from ..remat.choice import label
+from ..remat.choice import FULL, SAVE_MATMULS, blend, label
+from .levers import blend_count
 from .meshes import ORDERS, rebind
 
 RUNNERS_UP = 2
@@ -87,7 +88,10 @@ class Verifier:
                                      self.deadline - time.monotonic())
             check_depths({**ctx.models, self.full: self.built})
         i, choice, levers = key
-        order = best_order(self.searches[i].seen[(choice, levers)])
+        seen = self.searches[i].seen
+        like = seen.get((choice, levers)) or next(
+            (f for (c, _), f in seen.items() if c == choice and f), {})
+        order = best_order(like)
         self.orders[key] = order
         step = ctx.step
         try:
@@ -115,7 +119,9 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
     `RUNNERS_UP` more verified ones, as time allows.
 
     A candidate the search costed at full depth and found over budget is
-    not compiled again; extrapolated ones are, up to `MAX_VERIFIED`.
+    not compiled again; extrapolated ones are, up to `MAX_VERIFIED`. When
+    the best "save_matmuls" candidate does not fit, its blend with "full"
+    is verified before going on (`blend_verified()`).
 
     Raises:
         KerasmeshError: kind `search_no_fit` when none of the candidates
@@ -132,6 +138,8 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
             break
         try:
             verify(key)
+            if not ctx.fits(verify.figures(key)) and not chosen:
+                key = blend_verified(verify, key) or key
         except KerasmeshError as e:
             # Out of time for a runner-up: the winner stands; for the
             # winner: the best by the search's own figures.
@@ -146,6 +154,36 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
         nothing_fits(searches, verify)
     chosen.sort(key=lambda k: ctx.score(verify.figures(k)))
     return chosen[0], chosen[1:]
+
+
+def blend_verified(verify: Verifier, key: tuple) -> tuple | None:
+    """For a "save_matmuls" candidate XLA found over budget: "full" on as
+    few first blocks as the full-depth figures of both choices say (one
+    more try with more if that is still over), when time allows; the
+    blend's key if it fits, else None."""
+    ctx = verify.ctx
+    i, c, (remat, k) = key
+    blocks = ctx.levers.blocks
+    if remat != SAVE_MATMULS or FULL not in ctx.levers.remats or \
+            ctx.budget is None or not blocks or not verify.has_time():
+        return None
+    saved = verify.figures(key)
+    full = verify.figures((i, c, (FULL, k)))
+    if saved is None or full is None or not ctx.fits(full):
+        return None
+    n = blend_count(saved["memory"], full["memory"], ctx.budget, blocks)
+    for _ in range(2):
+        if n is None or not verify.has_time():
+            return None
+        blended = (i, c, (blend(n, blocks), k))
+        f = verify.figures(blended)
+        if f is None:
+            return None
+        if ctx.fits(f):
+            return blended
+        n = blend_count(f["memory"], full["memory"], ctx.budget, blocks - n)
+        n = None if n is None else n + blended[2][0].count(FULL)
+    return None
 
 
 def _unverified(searches: list, verify: Verifier, key: tuple) -> tuple:
