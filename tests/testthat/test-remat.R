@@ -12,7 +12,8 @@ test_that("fit() under model_parallel() gives the same losses with remat", {
     })
   }
   plain <- train("none")
-  for (remat in c("full", "save_matmuls")) {
+  per_block <- c("full", "none", "save_matmuls")
+  for (remat in list("full", "save_matmuls", per_block)) {
     again <- train(remat)
     expect_length(again, 3)
     expect_equal(again, plain, tolerance = 1e-5)
@@ -80,4 +81,19 @@ test_that("a remat per block reads as runs, in words and as R code", {
                    'rep(c("full", "save_matmuls"), c(4, 28))')
   expect_identical(eval(parse(text = remat_code(per_block))), per_block)
   expect_identical(remat_code("none"), '"none"')
+})
+
+test_that("a cost takes one remat per block and prints its runs", {
+  skip_if_no_keras()
+  per_block <- rep(c("full", "save_matmuls"), c(1, 2))
+  cost <- layout_cost(residual_blocks_model, model_parallel(
+    residual_blocks_layout()), batch_size = 16, optimizer = "adam",
+    loss = "mse", remat = per_block)
+  expect_identical(cost$remat, per_block)
+  expect_gt(cost$recompute_flops, 0)
+  expect_true(any(grepl('remat per block "full" x1, "save_matmuls" x2',
+                        format(cost), fixed = TRUE)))
+  expect_error(layout_cost(residual_blocks_model, model_parallel(
+    residual_blocks_layout()), batch_size = 16, remat = c("full", "full")),
+    class = "kerasmesh_error_remat")
 })
