@@ -1,6 +1,7 @@
 """Deadlines stop Python code in the main thread and leave nothing behind."""
 
 import signal
+import sys
 import threading
 import time
 
@@ -125,3 +126,18 @@ def test_cpu_compiles_schedule_for_memory_and_keep_all_reduces_apart():
     quick = deadline.compile_options(quick=True)
     assert quick == {**cpu, **deadline.QUICK}
 
+
+
+def test_a_deadline_landing_in_a_del_is_sent_again_and_not_reported(capsys):
+    class Slow:
+        def __del__(self):
+            time.sleep(0.4)  # the deadline lands here: Python can't raise
+
+    hook, started = sys.unraisablehook, time.monotonic()
+    with pytest.raises(deadline.DeadlinePassed):
+        with deadline.Deadline(0.1).armed():
+            Slow()
+            time.sleep(20)
+    assert time.monotonic() - started < 5
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert sys.unraisablehook is hook

@@ -10,13 +10,17 @@ the deadline, and a handler raise `DeadlinePassed` there: a `time.sleep()`
 or any Python bytecode stops at once. What it can't stop is one C call
 that does not return to Python (one long NumPy or XLA call): the deadline
 is raised when it returns. R code is stopped by R's own `setTimeLimit()`
-(the R side sets it around the builder).
+(the R side sets it around the builder). Where Python can't raise (the
+signal lands in a garbage collector's callback or a `__del__`, which
+Python reports as "Exception ignored"), the report is kept off the
+console and the signal sent again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -66,31 +70,48 @@ class Deadline:
 
         Outside the main thread, or when SIGALRM has a handler Python did
         not set, nothing is armed (callers still check `passed()`). The
-        previous handler is back on exit, after the watcher has stopped
-        and any signal it sent has been handled.
+        previous handler (and `sys.unraisablehook`) is back on exit, after
+        the watcher has stopped and any signal it sent has been handled.
         """
         if threading.current_thread() is not threading.main_thread() or \
                 not hasattr(signal, "pthread_kill") or \
                 signal.getsignal(signal.SIGALRM) is None:
             yield self
             return
-        state = {"armed": True, "sent": False, "handled": False}
+        state = {"armed": True, "sent": False, "handled": False,
+                 "swallowed": False}
 
         def handler(signum, frame):
             state["handled"] = True
-            if state["armed"] and not self.fired:
-                self.fired = True
+            if state["armed"] and (not self.fired or state["swallowed"]):
+                self.fired, state["swallowed"] = True, False
                 raise DeadlinePassed()
+
+        unraisable = sys.unraisablehook
+
+        def swallowed(report: Any) -> None:
+            if isinstance(report.exc_value, DeadlinePassed):
+                state["swallowed"] = True
+            else:
+                unraisable(report)
 
         main = threading.get_ident()
         stop = threading.Event()
 
         def watch() -> None:
-            if not stop.wait(max(self.left(), 0)):
-                state["sent"] = True
+            wait = max(self.left(), 0)
+            while not stop.wait(wait):
+                state["sent"], state["handled"] = True, False
                 signal.pthread_kill(main, signal.SIGALRM)
+                _wait_until(lambda: state["handled"] or stop.is_set(), 1.0)
+                # A raise Python could not make reaches `swallowed` when
+                # the callback it landed in returns: then again.
+                if stop.wait(0.05) or not state["swallowed"]:
+                    return
+                wait = 0
 
         previous = signal.signal(signal.SIGALRM, handler)
+        sys.unraisablehook = swallowed
         watcher = threading.Thread(target=watch, daemon=True,
                                    name="kerasmesh-deadline")
         try:
@@ -108,6 +129,7 @@ class Deadline:
                 _wait_until(lambda: state["handled"] or not state["sent"],
                             1.0)
                 signal.signal(signal.SIGALRM, previous)
+                sys.unraisablehook = unraisable
 
 
 def _wait_until(done, seconds: float) -> None:
