@@ -194,7 +194,8 @@ if (part == "hand") {
     line("found_model", found$mesh$shape[["model"]])
   }
   line("found_verified", as.numeric(isTRUE(found$verified)))
-  cat("found remat:", found$remat, "\n")
+  cat("found remat:",
+      gsub("\"", "", kerasmesh:::remat_label(found$remat)), "\n")
   cat("found order:", format(found$device_order %||% NA), "\n")
 } else {
   stop("PART must be hand or search")
