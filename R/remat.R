@@ -131,6 +131,6 @@ remat_label <- function(remat) {
     return(encodeString(remat, quote = '"'))
   }
   runs <- rle(remat)
-  paste(sprintf('%s x%d', encodeString(runs$values, quote = '"'),
+  paste(sprintf("%s x%d", encodeString(runs$values, quote = '"'),
                 runs$lengths), collapse = ", ")
 }
