@@ -38,10 +38,10 @@
 #' `"save_matmuls"` on the rest; it is not compiled at reduced depth (its
 #' figures lie between its choices'), and only its full-depth compile
 #' decides that it fits. `accumulation_steps` keeps `batch_size` the
-#' global batch; each micro-batch must split evenly over the data axis. Remat needs blocks
-#' (see [set_remat()]): on a model without any the search keeps
-#' `"none"`, and asking for another choice is an error of class
-#' `kerasmesh_error_remat_blocks`. Weights and optimizer state sharded
+#' global batch; each micro-batch must split evenly over the data axis.
+#' Remat needs blocks (see [set_remat()]): on a model without any the
+#' search keeps `"none"`, and asking for another choice is an error of
+#' class `kerasmesh_error_remat_blocks`. Weights and optimizer state sharded
 #' over the data axis too (as FSDP or ZeRO-3 do) are layouts like others.
 #'
 #' @section How the search runs:
