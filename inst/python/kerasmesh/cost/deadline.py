@@ -95,25 +95,12 @@ class Deadline:
             else:
                 unraisable(report)
 
-        main = threading.get_ident()
         stop = threading.Event()
-
-        def watch() -> None:
-            wait = max(self.left(), 0)
-            while not stop.wait(wait):
-                state["sent"], state["handled"] = True, False
-                signal.pthread_kill(main, signal.SIGALRM)
-                _wait_until(lambda: state["handled"] or stop.is_set(), 1.0)
-                # A raise Python could not make reaches `swallowed` when
-                # the callback it landed in returns: then again.
-                if stop.wait(0.05) or not state["swallowed"]:
-                    return
-                wait = 0
-
         previous = signal.signal(signal.SIGALRM, handler)
         sys.unraisablehook = swallowed
-        watcher = threading.Thread(target=watch, daemon=True,
-                                   name="kerasmesh-deadline")
+        watcher = threading.Thread(
+            target=_watch, args=(self, state, stop, threading.get_ident()),
+            daemon=True, name="kerasmesh-deadline")
         try:
             watcher.start()
             yield self
@@ -130,6 +117,22 @@ class Deadline:
                             1.0)
                 signal.signal(signal.SIGALRM, previous)
                 sys.unraisablehook = unraisable
+
+
+def _watch(clock: Deadline, state: dict, stop: threading.Event,
+           main: int) -> None:
+    """Send SIGALRM to thread `main` at `clock`'s deadline, unless
+    `stop` is set first; again while the raise it makes is swallowed."""
+    wait = max(clock.left(), 0)
+    while not stop.wait(wait):
+        state["sent"], state["handled"] = True, False
+        signal.pthread_kill(main, signal.SIGALRM)
+        _wait_until(lambda: state["handled"] or stop.is_set(), 1.0)
+        # A raise Python could not make reaches the unraisable hook when
+        # the callback it landed in returns.
+        if stop.wait(0.05) or not state["swallowed"]:
+            return
+        wait = 0
 
 
 def _wait_until(done, seconds: float) -> None:

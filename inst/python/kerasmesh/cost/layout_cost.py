@@ -105,8 +105,8 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 optimizer: Any = None, loss: Any = None,
                 input_shapes: dict | None = None, timeout: Any = 300,
                 spent: Any = 0, quick: bool = False, remat: Any = None,
-                accumulation_steps: Any = None,
-                topology: Any = None, measure: bool | None = None) -> dict:
+                accumulation_steps: Any = None, topology: Any = None,
+                measure: bool | None = None) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -122,24 +122,21 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
             inputs with dimensions of unknown size.
         timeout: seconds for the whole call (building, tracing, compiling:
             `deadline.py`), less `spent`, seconds the caller spent before.
-        quick: compile with `deadline.QUICK` (the search's compiles: the
-            memory and the collectives are those of a default compile).
+        quick: compile with `deadline.QUICK` (the same memory and
+            collectives); measure: whether to measure what remat
+            recomputes (one more lowering; None: unless `quick`).
         remat, accumulation_steps: the step's levers (`recompute.Levers`):
-            remat None costs the model as it is, accumulation_steps
-            None the optimizer as it is.
+            None: the model's, and the optimizer's, as they are.
         topology: the machine to model the step's time on, or None.
-        measure: whether to measure the operations remat recomputes (one
-            more lowering); None: unless `quick`.
 
     Returns:
         Plain values: `memory` (kerasmesh's breakdown per device), `xla`
-        (XLA's own figures), `need` (what decides a fit: `fits.need()`),
-        `collectives` (columns by collective and axes), `ops` (each one),
-        `attribution` (collective bytes by variable and layer), `plan`
-        (the planner's summary, of the micro-step), `mesh`,
-        `compile_seconds`, `versions`, `flops`, the levers
-        (`recompute.Levers.report()`), what the compile said and, with a
-        topology, `time` (`_extras()`), and facts about the step.
+        (XLA's own), `need` (what decides a fit: `fits.need()`),
+        `collectives` (by collective and axes), `ops` (each), `attribution`
+        (bytes by variable and layer), `plan` (the planner's summary, of
+        the micro-step), `mesh`, `compile_seconds`, `versions`, `flops`, the
+        levers (`recompute.Levers.report()`), what the compile said and,
+        with a topology, `time` (`_extras()`), and facts about the step.
 
     Raises:
         KerasmeshError: the planner's error for a layout or batch size that
