@@ -154,10 +154,11 @@ format_cost_levers <- function(x) {
               k, x$micro_batch_size)
     },
     if (!identical(x$remat %||% "none", "none")) {
-      sprintf("       remat %s%s: recomputes %s per device",
-              if (length(x$remat) > 1) "per block " else "",
-              remat_label(x$remat),
-              format_flops(x$recompute_flops))
+      sprintf(if (length(x$remat) > 1) {
+        "       remat per block %s: recomputes %s per device"
+      } else {
+        "       remat %s per block: recomputes %s per device"
+      }, remat_label(x$remat), format_flops(x$recompute_flops))
     }
   )
 }

@@ -89,10 +89,9 @@
 #'   `list(token_ids = 128, padding_mask = 128)`.
 #' @param remat What each block recomputes in the backward pass (see
 #'   [set_remat()] for the choices and what a block is): `"none"`,
-#'   `"save_matmuls"` or `"full"`, or one of them per block (a search's
-#'   `found$remat`), applied to the model's blocks for this step only;
-#'   `NULL` for the model as it is (the choice [set_remat()] applied to it,
-#'   else `"none"`).
+#'   `"save_matmuls"` or `"full"`, or one per block (a search's `remat`),
+#'   applied to the model's blocks for this step only; `NULL` for the
+#'   model as it is (the choice [set_remat()] applied to it, else `"none"`).
 #' @param accumulation_steps Micro-batches per optimizer update (Keras's
 #'   `gradient_accumulation_steps`): a whole number that divides
 #'   `batch_size`, which stays the global batch (see below); `NULL` for
