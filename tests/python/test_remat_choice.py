@@ -129,6 +129,9 @@ def test_one_choice_per_block_is_applied_block_by_block():
         assert [remat_mark(model.get_layer(f"block_{i}"))
                 for i in range(3)] == list(remat)
     assert choice.model_remat(model) == tuple(per_block)
+    # Blocks left out of one choice are still told apart.
+    choice.set_remat(model, ["full", "none", "full"])
+    assert choice.model_remat(model) == ("full", "none", "full")
     choice.set_remat(model, "none")
     assert choice.model_remat(model) == "none"
 

@@ -130,11 +130,17 @@ def policy(remat: str) -> Any:
 def model_remat(model: Any) -> str | PerBlock:
     """What kerasmesh applied to `model`'s blocks: one choice, one per
     block, or "none"."""
-    marks = {remat_mark(x) for x in marked_layers(model)}
-    if len(marks) <= 1:
-        return marks.pop() if marks else NONE
-    blocks = find_blocks(model, marked=False)
-    return check_remat([remat_mark(b) or NONE for b in blocks])
+    marked = marked_layers(model)
+    if not marked:
+        return NONE
+    try:
+        blocks = find_blocks(model, marked=False)
+    except KerasmeshError:
+        blocks = marked
+    if not {id(x) for x in marked} <= {id(b) for b in blocks}:
+        blocks = marked  # layers named by the caller
+    choices = [remat_mark(b) or NONE for b in blocks]
+    return choices[0] if len(set(choices)) == 1 else tuple(choices)
 
 
 def _install(layer: Any, remat: str) -> None:
