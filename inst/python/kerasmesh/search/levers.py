@@ -87,10 +87,11 @@ def lever_space(model: Any, remat: Any, accumulation_steps: Any,
 
     Args:
         model: the built model (its blocks decide whether remat helps).
-        depth: the full model's blocks, when `model` is a reduced one.
         remat: None (every choice the model's blocks allow: only "none"
             for a model without blocks), or one choice or a list.
         accumulation_steps: None (every divisor), a whole number or a list.
+        batch_size: the global batch.
+        depth: the full model's blocks, when `model` is a reduced one.
 
     Raises:
         KerasmeshError: kind `remat` for an unknown choice, `remat_blocks`
