@@ -304,7 +304,7 @@ new_layout_cost <- function(desc, topology = NULL) {
       xla_log = as.character(unlist(desc$xla_log)),
       time = new_cost_time(desc$time),
       topology = topology,
-      remat = as.character(unlist(desc$remat %||% "none")),
+      remat = as_remat(desc$remat),
       accumulation_steps = as.integer(desc$accumulation_steps %||% 1L),
       micro_batch_size = as.integer(desc$micro_batch_size %||%
                                       desc$batch_size),

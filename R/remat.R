@@ -123,14 +123,25 @@ check_remat <- function(remat, allow_null = FALSE,
                   call = call)
 }
 
+# The shim's remat as R has it: one choice, or a character vector of one
+# per block ("none" when absent).
+as_remat <- function(remat) {
+  as.character(unlist(remat %||% "none"))
+}
+
+# A remat's runs over the blocks: `values` (quoted) and `lengths`.
+remat_runs <- function(remat) {
+  runs <- rle(as_remat(remat))
+  list(values = encodeString(runs$values, quote = '"'),
+       lengths = runs$lengths)
+}
+
 # A remat in words: '"full"', or its runs over the blocks
 # ('"full" x4, "save_matmuls" x28').
 remat_label <- function(remat) {
-  remat <- as.character(unlist(remat %||% "none"))
-  if (length(remat) == 1) {
-    return(encodeString(remat, quote = '"'))
+  runs <- remat_runs(remat)
+  if (length(as_remat(remat)) == 1) {
+    return(runs$values)
   }
-  runs <- rle(remat)
-  paste(sprintf("%s x%d", encodeString(runs$values, quote = '"'),
-                runs$lengths), collapse = ", ")
+  paste(sprintf("%s x%d", runs$values, runs$lengths), collapse = ", ")
 }

@@ -134,12 +134,10 @@ code_number <- function(x) {
 
 # `remat` as R code: one choice, or its runs over the blocks with rep().
 remat_code <- function(remat) {
-  remat <- as.character(unlist(remat %||% "none"))
-  if (length(remat) == 1) {
-    return(encodeString(remat, quote = '"'))
+  runs <- remat_runs(remat)
+  if (length(as_remat(remat)) == 1) {
+    return(runs$values)
   }
-  runs <- rle(remat)
-  sprintf("rep(c(%s), c(%s))",
-          paste(encodeString(runs$values, quote = '"'), collapse = ", "),
+  sprintf("rep(c(%s), c(%s))", paste(runs$values, collapse = ", "),
           paste(runs$lengths, collapse = ", "))
 }

@@ -256,7 +256,7 @@ new_layout_search <- function(desc, topology = NULL, call = list()) {
   desc$meshes <- search_meshes(desc$meshes)
   if (!is.null(desc$cost)) desc$cost <- new_layout_cost(desc$cost, topology)
   desc$mesh <- NULL
-  desc$remat <- as.character(unlist(desc$remat %||% "none"))
+  desc$remat <- as_remat(desc$remat)
   desc$accumulation_steps <- as.integer(desc$accumulation_steps %||% 1L)
   desc$micro_batch_size <- as.integer(desc$micro_batch_size %||% NA)
   structure(
