@@ -105,3 +105,51 @@ def test_full_remat_on_the_first_blocks_when_matmuls_alone_do_not_fit():
     no_blocks = levers.LeverSpace(space.remats, None, 64)
     assert levers.blend_levers(blended, lambda f: f["memory"] <= 95,
                                no_blocks, 4, 95.0) is None
+
+
+def test_blends_are_tried_between_the_counts_full_and_matmuls_fit_at():
+    from kerasmesh.remat.choice import blend
+
+    # "full" fits at 1 micro-batch, "save_matmuls" only at 8: a blend may
+    # fit at 1, 2 or 4 (fewer collectives than 8, less recomputed than
+    # "full"); the objective decides among them.
+    space = levers.LeverSpace(("none", "save_matmuls", "full"), None, 64,
+                              blocks=10)
+    evaluate, calls = fake({"none": 1600, "save_matmuls": 300, "full": 40})
+
+    def blended(lv):
+        remat, k = lv
+        if isinstance(remat, str):
+            return evaluate(lv)
+        share = remat.count("full") / len(remat)
+        return evaluate(("save_matmuls", k)) | {
+            "memory": 10 + (300 - share * 260) / k, "remat": remat}
+
+    found = levers.choose(blended, lambda f: f["memory"] <= 60, space, 8,
+                          60.0)
+    # At 1 only "full" on every block fits; at 2, 13 a block from 160 to
+    # 30 takes 8 blocks to 2% under 60; at 4, 6.5 a block from 85, 5.
+    assert found == [("save_matmuls", 8), ("full", 1),
+                     (blend(8, 10), 2), (blend(5, 10), 4)]
+    assert levers.blend_steps([("full", 4)], [1, 2, 4, 8]) == [4, 8]
+    assert levers.blend_steps([("save_matmuls", 2)], [1, 2, 4, 8]) == []
+
+
+def test_a_blend_gets_more_full_blocks_from_its_own_figures():
+    from kerasmesh.remat.choice import blend
+
+    assert levers.full_blocks("save_matmuls") == 0
+    assert levers.full_blocks(blend(3, 10)) == 3
+    assert levers.full_blocks("full") is None
+    assert levers.full_blocks(("none",) * 10) is None
+    assert levers.full_blocks(("save_matmuls",) + ("full",) * 9) is None
+    # 10 blocks: "save_matmuls" 110, "full" 60: 5 a block; aiming 2%
+    # under 95 takes 4 blocks; from a blend of 4 at 92 (not quite linear),
+    # aiming at 93.1 takes one more.
+    four = levers.more_full("save_matmuls", {"memory": 110.0},
+                            {"memory": 60.0}, 95.0, 10)
+    assert four == blend(4, 10)
+    assert levers.more_full(four, {"memory": 94.0}, {"memory": 60.0},
+                            95.0, 10) == blend(5, 10)
+    assert levers.more_full("full", {"memory": 94.0}, {"memory": 60.0},
+                            95.0, 10) is None

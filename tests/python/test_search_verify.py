@@ -179,3 +179,24 @@ def test_matmuls_saved_over_budget_at_full_depth_are_blended_with_full():
     with pytest.raises(KerasmeshError) as e:
         search_verify.pick(s, FakeVerifier(s, costs))
     assert e.value.kind == "search_no_fit"
+
+
+def test_a_blend_over_budget_at_full_depth_gets_more_full_blocks():
+    from kerasmesh.remat.choice import blend
+
+    four, full = (blend(4, 10), 4), ("full", 4)
+    s = [FakeSearch(budget=70.0, depth=10)]
+    s[0].ctx.levers = LeverSpace(("save_matmuls", "full"), None, 8,
+                                 blocks=10)
+    # The search's figures between its choices said 4 blocks fit ...
+    s[0].seen = {((0,), four): figures(fake_cost(65.0, {"data": 1.0}))}
+    # ... XLA says 74: from 74 over the 6 blocks left to 40, 5.7 a block;
+    # 2% under 70 takes one more.
+    costs = {((0,), four): fake_cost(74.0, {"data": 1.0}),
+             ((0,), full): fake_cost(40.0, {"data": 1.0}),
+             ((0,), (blend(5, 10), 4)): fake_cost(69.0, {"data": 1.0})}
+    verify = FakeVerifier(s, costs)
+    winner, runners = search_verify.pick(s, verify)
+    assert winner == (0, (0,), (blend(5, 10), 4)) and runners == []
+    assert list(verify.costs) == [(0, (0,), four), (0, (0,), full),
+                                  (0, (0,), (blend(5, 10), 4))]

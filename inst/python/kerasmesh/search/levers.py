@@ -8,9 +8,10 @@ per micro-batch), so the search takes the fewest that fit
 (`choose()`): for each remat choice in order, the fewest micro-batches
 that fit, where a later (more recomputing) choice is tried only with
 fewer micro-batches than an earlier one needed; the modeled objective
-then decides among those that fit. Where "full" fits at micro-batches
-that "save_matmuls" does not, a blend of the two over the blocks
-(`blend_levers()`) is one more.
+then decides among those that fit. At each micro-batch count from the
+fewest at which "full" fits to those "save_matmuls" needs, a blend of the
+two over the blocks (`blend_levers()`) is one more: fewer collectives
+than "save_matmuls", less recomputed than "full".
 
 How many micro-batches to try is predicted from a compile at fewer: the
 activations and the batch (XLA's temporaries and inputs) shrink with the
@@ -177,12 +178,25 @@ def choose(evaluate: Callable[[Levers], dict | None],
                 f = g
             if tried >= TRIES:
                 break
-    for remat, k in list(found):
-        blended = blend_levers(evaluate, fits, space, k, budget) \
-            if remat == FULL else None
+    for k in blend_steps(found, ks):
+        blended = blend_levers(evaluate, fits, space, k, budget)
         if blended is not None:
             found.append(blended)
     return found
+
+
+def blend_steps(found: list[Levers], ks: list[int]) -> list[int]:
+    """The micro-batch counts a blend is tried at: from the fewest at which
+    "full" fits up to (not including) those "save_matmuls" needs, since a
+    blend keeps fewer activations than "save_matmuls" at the same count
+    and recomputes less than "full"."""
+    fewest: dict = {}
+    for remat, k in found:
+        fewest.setdefault(remat, k)
+    if FULL not in fewest:
+        return []
+    upto = fewest.get(SAVE_MATMULS, math.inf)
+    return [k for k in ks if fewest[FULL] <= k < upto]
 
 
 def blend_levers(evaluate: Callable[[Levers], dict | None],
@@ -197,11 +211,36 @@ def blend_levers(evaluate: Callable[[Levers], dict | None],
     saved, full = evaluate((SAVE_MATMULS, k)), evaluate((FULL, k))
     if saved is None or full is None or fits(saved) or not fits(full):
         return None
-    n = blend_count(saved["memory"], full["memory"], budget, space.blocks)
+    remat = more_full(SAVE_MATMULS, saved, full, budget, space.blocks)
+    if remat is None:
+        return None
+    levers = (remat, k)
+    return levers if fits(evaluate(levers)) else None
+
+
+def full_blocks(remat: Any) -> int | None:
+    """How many first blocks `remat` makes "full" when it is
+    "save_matmuls" (none) or a blend of the two (`blend()`); None for any
+    other remat."""
+    if remat == SAVE_MATMULS:
+        return 0
+    if isinstance(remat, str) or set(remat) - {FULL, SAVE_MATMULS}:
+        return None
+    n = remat.count(FULL)
+    return n if tuple(remat) == tuple(blend(n, len(remat))) else None
+
+
+def more_full(remat: Any, f: dict, full: dict, budget: float,
+              blocks: int) -> Any:
+    """The blend with the fewest more "full" blocks than `remat`
+    ("save_matmuls" or a blend, whose figures are `f`) that fits `budget`,
+    given the figures `full` of "full" on every block at the same
+    micro-batches; None when there is none."""
+    n = full_blocks(remat)
     if n is None:
         return None
-    levers = (blend(n, space.blocks), k)
-    return levers if fits(evaluate(levers)) else None
+    more = blend_count(f["memory"], full["memory"], budget, blocks - n)
+    return None if more is None else blend(n + more, blocks)
 
 
 def blend_count(saved: float, full: float, budget: float,

@@ -20,8 +20,8 @@ from ..core import kinds
 from .builds import check_depths
 from .configs import every_candidate
 from .figures import best_order, figures
-from ..remat.choice import FULL, SAVE_MATMULS, blend, label
-from .levers import blend_count
+from ..remat.choice import FULL, label
+from .levers import full_blocks, more_full
 from .meshes import ORDERS, rebind
 
 RUNNERS_UP = 2
@@ -120,8 +120,9 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
 
     A candidate the search costed at full depth and found over budget is
     not compiled again; extrapolated ones are, up to `MAX_VERIFIED`. When
-    the best "save_matmuls" candidate does not fit, its blend with "full"
-    is verified before going on (`blend_verified()`).
+    the best candidate is a "save_matmuls" or blended one that does not
+    fit, a blend with more "full" blocks is verified before going on
+    (`blend_verified()`).
 
     Raises:
         KerasmeshError: kind `search_no_fit` when none of the candidates
@@ -157,32 +158,31 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
 
 
 def blend_verified(verify: Verifier, key: tuple) -> tuple | None:
-    """For a "save_matmuls" candidate XLA found over budget: "full" on as
-    few first blocks as the full-depth figures of both choices say (one
-    more try with more if that is still over), when time allows; the
-    blend's key if it fits, else None."""
+    """For a "save_matmuls" or blended candidate XLA found over budget:
+    "full" on as few more first blocks as the full-depth figures of it
+    and of "full" say (`levers.more_full()`; one more try if that is
+    still over), when time allows; the blend's key if it fits, else
+    None."""
     ctx = verify.ctx
     i, c, (remat, k) = key
     blocks = ctx.levers.blocks
-    if remat != SAVE_MATMULS or FULL not in ctx.levers.remats or \
+    if full_blocks(remat) is None or FULL not in ctx.levers.remats or \
             ctx.budget is None or not blocks or not verify.has_time():
         return None
-    saved = verify.figures(key)
+    f = verify.figures(key)
     full = verify.figures((i, c, (FULL, k)))
-    if saved is None or full is None or not ctx.fits(full):
+    if f is None or full is None or not ctx.fits(full):
         return None
-    n = blend_count(saved["memory"], full["memory"], ctx.budget, blocks)
     for _ in range(2):
-        if n is None or not verify.has_time():
+        remat = more_full(remat, f, full, ctx.budget, blocks)
+        if remat is None or not verify.has_time():
             return None
-        blended = (i, c, (blend(n, blocks), k))
+        blended = (i, c, (remat, k))
         f = verify.figures(blended)
         if f is None:
             return None
         if ctx.fits(f):
             return blended
-        n = blend_count(f["memory"], full["memory"], ctx.budget, blocks - n)
-        n = None if n is None else n + blended[2][0].count(FULL)
     return None
 
 
