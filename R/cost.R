@@ -315,8 +315,8 @@ new_layout_cost <- function(desc, topology = NULL) {
   )
 }
 
-# The cost's collectives by kind and axes, and every one of them, as data
-# frames.
+# The cost's collectives by collective and axes, and every one of them, as
+# data frames.
 cost_collectives <- function(columns) {
   data.frame(
     collective = as.character(unlist(columns$collective)),
