@@ -111,6 +111,59 @@ vocabulary_problems <- function(functions, table, renames) {
             setdiff(listed, found)))
 }
 
+# The note's defaults of `timeout`: c(function = seconds), from its
+# bullets "- 300 seconds for ... (`layout_cost()`, ...)".
+timeout_defaults <- function(lines = vocabulary_note()) {
+  start <- grep("^## Defaults of `timeout`", lines)
+  end <- grep("^## ", lines)
+  end <- min(end[end > start])
+  text <- paste(lines[start:(end - 1)], collapse = " ")
+  bullets <- strsplit(text, " - ", fixed = TRUE)[[1]][-1]
+  out <- numeric()
+  for (b in bullets) {
+    fns <- ticked(b)
+    fns <- fns[fns != "timeout"]
+    seconds <- as.numeric(sub("^([0-9]+) seconds.*", "\\1", b))
+    out[fns] <- seconds
+  }
+  out
+}
+
+# Where the defaults of `timeout` among `functions` are not the note's:
+# a function the note does not name, or another figure.
+timeout_problems <- function(functions, defaults) {
+  problems <- character()
+  for (fn in names(functions)) {
+    default <- formals(functions[[fn]])$timeout
+    if (is.null(default)) {
+      next
+    }
+    if (!fn %in% names(defaults)) {
+      problems <- c(problems, sprintf("%s(): not in the note", fn))
+    } else if (!identical(as.numeric(eval(default)), defaults[[fn]])) {
+      problems <- c(problems, sprintf("%s(): timeout = %s, the note says %s",
+                                      fn, deparse(default), defaults[[fn]]))
+    }
+  }
+  problems
+}
+
+test_that("every default of timeout is the note's, for the reason it gives", {
+  defaults <- timeout_defaults()
+  expect_identical(defaults[c("layout_cost", "search_layout",
+                              "save_checkpoint")], c(layout_cost = 300,
+                                                     search_layout = 600,
+                                                     save_checkpoint = 3600))
+  expect_identical(timeout_problems(user_functions(), defaults), character())
+  functions <- list(fast = function(timeout = 300) NULL,
+                    slow = function(timeout = 60) NULL,
+                    other = function(timeout = 10) NULL)
+  expect_identical(
+    timeout_problems(functions, c(fast = 300, slow = 600)),
+    c("slow(): timeout = 60, the note says 600", "other(): not in the note")
+  )
+})
+
 test_that("the note's tables are read", {
   table <- argument_table()
   expect_gt(length(table), 10)
