@@ -74,9 +74,9 @@ compare_layouts <- function(model, distributions, batch_size,
   check_plan_model(model, arg = "model", call = call)
   memory <- check_bytes(memory)
   batch_size <- check_whole(batch_size)
-  levers <- cost_levers_args(remat, accumulation_steps, batch_size, call)
-  machine <- topology_arg(topology, call = call)
-  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  levers <- check_cost_levers(remat, accumulation_steps, batch_size, call)
+  machine <- check_topology(topology, call = call)
+  step <- check_step_settings(optimizer, loss, input_shapes, timeout, call)
   costs <- cost_layouts(model, distributions, batch_size, step, started,
                         call, machine, levers = levers)
   costs <- lapply(costs, function(c) {

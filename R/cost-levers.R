@@ -5,7 +5,7 @@
 # The step's levers of layout_cost() and compare_layouts(): `remat` (NULL
 # for the model as it is) and `accumulation_steps` (NULL for the optimizer
 # as it is), which must divide `batch_size`.
-cost_levers_args <- function(remat, accumulation_steps, batch_size, call) {
+check_cost_levers <- function(remat, accumulation_steps, batch_size, call) {
   list(
     remat = check_remat(remat, allow_null = TRUE, call = call),
     accumulation_steps = check_accumulation_steps(accumulation_steps,

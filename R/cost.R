@@ -174,9 +174,9 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
   distribution <- check_distribution(distribution, allow_null = FALSE,
                                      call = call)
   batch_size <- check_whole(batch_size, call = call)
-  machine <- topology_arg(topology, call = call)
-  levers <- cost_levers_args(remat, accumulation_steps, batch_size, call)
-  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  machine <- check_topology(topology, call = call)
+  levers <- check_cost_levers(remat, accumulation_steps, batch_size, call)
+  step <- check_step_settings(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   cost_of <- function(model) {
     shim_call(
@@ -195,7 +195,7 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
 
 # The step's arguments of layout_cost(), compare_layouts(), search_layout(),
 # checked; then Python starts (on the first call), inside the caller's time.
-cost_step_args <- function(optimizer, loss, input_shapes, timeout, call) {
+check_step_settings <- function(optimizer, loss, input_shapes, timeout, call) {
   step <- list(
     optimizer = check_optimizer(optimizer, call = call),
     loss = check_loss(loss, call = call),
@@ -315,8 +315,8 @@ new_layout_cost <- function(desc, topology = NULL) {
   )
 }
 
-# The cost's collectives by kind and axes, and every one of them, as data
-# frames.
+# The cost's collectives by collective and axes, and every one of them, as
+# data frames.
 cost_collectives <- function(columns) {
   data.frame(
     collective = as.character(unlist(columns$collective)),

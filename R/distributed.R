@@ -124,7 +124,7 @@ distributed_initialize <- function(coordinator_address = NULL,
                                    verbose = kerasmesh_verbose()) {
   check_address(coordinator_address, "a single string {.val host:port}")
   check_address(bind_address, "a single string, a host or {.val host:port}")
-  kind <- "distributed_argument"
+  kind <- kinds$distributed_argument
   check_flag(verbose, kind = kind)
   num_processes <- shim_number(check_number(
     num_processes, "a single number", allow_null = TRUE, kind = kind

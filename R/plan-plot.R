@@ -83,6 +83,30 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   invisible(x)
 }
 
+# What a plan's picture shows, and with `memory` whether the plan and the
+# fully replicated model fit a device: by the plan's `need`, as every cost,
+# comparison and search judges fit, whatever the bars show.
+plan_plot_subtitle <- function(summary, mesh, what, memory) {
+  contents <- if (what == "weights") {
+    "Weights"
+  } else if (is.null(summary$optimizer)) {
+    "Weights and gradients (no optimizer counted)"
+  } else {
+    sprintf("Weights, gradients and %s slots", summary$optimizer)
+  }
+  subtitle <- sprintf("%s on a %s", contents, mesh_summary(mesh))
+  if (is.null(memory)) {
+    return(subtitle)
+  }
+  need <- c(device = summary$need, replicated = summary$replicated_total)
+  fits <- ifelse(fits_memory(need, memory), "fits", "does not fit")
+  c(subtitle, sprintf(
+    "Device memory %s: the plan's %s %s; fully replicated, %s %s.",
+    attr(memory, "label"), bytes_text(need[["device"]]), fits[["device"]],
+    bytes_text(need[["replicated"]]), fits[["replicated"]]
+  ))
+}
+
 # One row per group: bytes per device under the plan and replicated.
 plan_memory_parts <- function(x, by, what, n = Inf) {
   s <- attr(x, "summary")
@@ -90,14 +114,14 @@ plan_memory_parts <- function(x, by, what, n = Inf) {
   total <- what == "total"
   slots <- if (total && !is.null(s$optimizer)) s$slots %||% 0 else 0
   train <- if (total) as.numeric(x$trainable) else rep(0, nrow(x))
-  kinds <- list(
+  bytes <- list(
     device = cbind(x$device_bytes, x$device_bytes * train,
                    x$device_bytes * train * slots),
     replicated = cbind(x$bytes, x$bytes * train, x$bytes * train * slots)
   )
   other <- if (total && !is.null(s$optimizer)) {
-    c(device = s$device_optimizer - sum(kinds$device[, 3]),
-      replicated = s$replicated_optimizer - sum(kinds$replicated[, 3]))
+    c(device = s$device_optimizer - sum(bytes$device[, 3]),
+      replicated = s$replicated_optimizer - sum(bytes$replicated[, 3]))
   } else {
     c(device = 0, replicated = 0)
   }
@@ -105,7 +129,7 @@ plan_memory_parts <- function(x, by, what, n = Inf) {
   if (by == "part") {
     parts <- data.frame(
       group = c("weights", "gradients", paste(optimizer, "slots")),
-      device = colSums(kinds$device), replicated = colSums(kinds$replicated),
+      device = colSums(bytes$device), replicated = colSums(bytes$replicated),
       stringsAsFactors = FALSE
     )
     parts$device[3] <- parts$device[3] + other[["device"]]
@@ -115,13 +139,13 @@ plan_memory_parts <- function(x, by, what, n = Inf) {
   group <- memory_group(x, s$model, by, n)
   parts <- data.frame(
     group = levels(group),
-    device = as.numeric(tapply(rowSums(kinds$device), group, sum)),
-    replicated = as.numeric(tapply(rowSums(kinds$replicated), group, sum)),
+    device = as.numeric(tapply(rowSums(bytes$device), group, sum)),
+    replicated = as.numeric(tapply(rowSums(bytes$replicated), group, sum)),
     stringsAsFactors = FALSE
   )
   # Optimizer variables that are not slots (the iteration counter) get a
   # segment only when it would be visible.
-  if (other[["replicated"]] > 1e-3 * sum(kinds$replicated)) {
+  if (other[["replicated"]] > 1e-3 * sum(bytes$replicated)) {
     parts <- rbind(parts, data.frame(
       group = paste(optimizer, "(other variables)"),
       device = other[["device"]], replicated = other[["replicated"]],
@@ -175,24 +199,7 @@ draw_memory_bars <- function(parts, summary, mesh, what, memory, main) {
   } else {
     c(device = summary$device_total, replicated = summary$replicated_total)
   }
-  contents <- if (what == "weights") {
-    "Weights"
-  } else if (is.null(summary$optimizer)) {
-    "Weights and gradients (no optimizer counted)"
-  } else {
-    sprintf("Weights, gradients and %s slots", summary$optimizer)
-  }
-  subtitle <- sprintf("%s on a %s", contents, mesh_summary(mesh))
-  if (!is.null(memory)) {
-    # What decides is the plan's total (its `need`), whatever is drawn.
-    need <- c(device = summary$need, replicated = summary$replicated_total)
-    fits <- ifelse(fits_memory(need, memory), "fits", "does not fit")
-    subtitle <- c(subtitle, sprintf(
-      "Limit %s per device: the plan's %s %s; fully replicated, %s %s.",
-      attr(memory, "label"), bytes_text(need[["device"]]), fits[["device"]],
-      bytes_text(need[["replicated"]]), fits[["replicated"]]
-    ))
-  }
+  subtitle <- plan_plot_subtitle(summary, mesh, what, memory)
   plot_page(main, subtitle)
   fills <- group_fills(nrow(parts))
   bar_names <- c("this plan\n(per device)", "fully\nreplicated")

@@ -3,7 +3,7 @@
 
 # A mesh (the shape fixed) or a topology (the search chooses the mesh):
 # list(mesh = the Keras mesh or NULL, topology = the topology or NULL).
-search_mesh_arg <- function(mesh, call = rlang::caller_env()) {
+check_search_mesh <- function(mesh, call = rlang::caller_env()) {
   if (inherits(mesh, "kerasmesh_device_topology")) {
     return(list(mesh = NULL, topology = mesh))
   }
@@ -31,7 +31,7 @@ check_search_objective <- function(objective, topology,
 # The levers a search may use: `remat` NULL (every choice the model's
 # blocks allow) or some of remat_choices; `accumulation_steps` NULL (every
 # divisor of the batch) or whole numbers that divide `batch_size`.
-search_levers_args <- function(remat, accumulation_steps, batch_size, call) {
+check_search_levers <- function(remat, accumulation_steps, batch_size, call) {
   if (!is.null(remat)) {
     if (!is.character(remat) || !length(remat) || anyNA(remat)) {
       stop_input_type(remat, "`NULL` or some of {.or {.val {remat_choices}}}",

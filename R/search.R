@@ -209,20 +209,20 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   started <- elapsed_seconds()
   model_name <- search_model_name(substitute(model))
   check_plan_model(model, arg = "model", call = call)
-  where <- search_mesh_arg(mesh, call = call)
+  where <- check_search_mesh(mesh, call = call)
   batch_size <- check_whole(batch_size)
   objective <- check_search_objective(objective, where$topology, call = call)
   memory <- check_search_memory(memory, call = call)
   blocks <- check_blocks(blocks, model, call = call)
   start <- check_start(start, call = call)
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
-  levers <- search_levers_args(remat, accumulation_steps, batch_size, call)
+  levers <- check_search_levers(remat, accumulation_steps, batch_size, call)
   bandwidth <- check_bandwidth(bandwidth, call = call)
   flop_rate <- check_number(flop_rate, "a positive number of FLOPs per second",
                             min = 0, exclusive_min = TRUE, allow_null = TRUE)
   if (!is.null(batch_dim_name)) check_string(batch_dim_name)
   check_flag(verbose)
-  step <- cost_step_args(optimizer, loss, input_shapes, timeout, call)
+  step <- check_step_settings(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   bar <- search_progress(verbose, started)
   desc <- with_plan_model(model, function(m) {
@@ -235,7 +235,7 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
       batch_dim_name = batch_dim_name, timeout = timeout,
       spent = elapsed_seconds() - started, progress = bar,
       remat = levers$remat, accumulation_steps = levers$accumulation_steps,
-      topology = topology_arg(where$topology, call = call), call = call
+      topology = check_topology(where$topology, call = call), call = call
     )
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)

@@ -221,7 +221,7 @@ topology_figures <- function(f, call = rlang::caller_env()) {
   f$memory <- positive(f$memory, "memory", check_bytes)
   f$peak_flops <- topology_peak_flops(f$peak_flops, call)
   f$intra_node_bandwidth <- positive(f$intra_node_bandwidth,
-                                     "intra_node_bandwidth", parse_rate)
+                                     "intra_node_bandwidth", check_rate)
   if (f$nodes > 1 || !is.null(f$inter_node_bandwidth)) {
     if (is.null(f$inter_node_bandwidth)) {
       kerasmesh_abort(
@@ -231,11 +231,11 @@ topology_figures <- function(f, call = rlang::caller_env()) {
       )
     }
     f$inter_node_bandwidth <- positive(f$inter_node_bandwidth,
-                                       "inter_node_bandwidth", parse_rate)
+                                       "inter_node_bandwidth", check_rate)
   }
   if (!is.null(f$memory_bandwidth)) {
     f$memory_bandwidth <- positive(f$memory_bandwidth, "memory_bandwidth",
-                                   parse_rate)
+                                   check_rate)
   }
   for (arg in c("intra_node_latency", "inter_node_latency")) {
     f[[arg]] <- check_number(f[[arg]], "a number of seconds, 0 or more",
@@ -277,7 +277,7 @@ topology_peak_flops <- function(x, call) {
 
 # Bytes per second: a number, or "450GB/s", "400Gb/s" (a lowercase b
 # counts bits), "1.5 TiB/s".
-parse_rate <- function(x, arg = rlang::caller_arg(x),
+check_rate <- function(x, arg = rlang::caller_arg(x),
                        call = rlang::caller_env()) {
   if (!is.character(x) || length(x) != 1 || is.na(x)) {
     return(x)
@@ -322,7 +322,7 @@ new_device_topology <- function(f, preset = NULL, given = character()) {
 
 # `topology =` of layout_cost() and its siblings: NULL, or a topology's
 # figures as plain values for the shim.
-topology_arg <- function(x, call = rlang::caller_env()) {
+check_topology <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
   }

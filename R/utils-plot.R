@@ -263,7 +263,7 @@ plot_height <- function() {
   grid::convertHeight(grid::unit(1, "npc"), "inches", TRUE)
 }
 
-# Light fills that darken in order, for blocks and mesh columns; they differ
+# Light fills that darken in order, for shards and mesh columns; they differ
 # in lightness, so neighbours stay apart in greyscale and black text stays
 # readable on all of them.
 seq_fills <- function(n) {

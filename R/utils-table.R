@@ -174,13 +174,13 @@ pad_left <- function(x, width) {
 # Columns of widths `col_width` in bands, greedily, each within `width`
 # with `gap` characters between columns; a band has at least one column.
 split_columns <- function(col_width, width, gap = 1) {
-  blocks <- list()
+  bands <- list()
   current <- integer()
   used <- 0
   for (i in seq_along(col_width)) {
     need <- col_width[i] + gap * (length(current) > 0)
     if (length(current) > 0 && used + need > width) {
-      blocks <- c(blocks, list(current))
+      bands <- c(bands, list(current))
       current <- integer()
       need <- col_width[i]
       used <- 0
@@ -188,7 +188,7 @@ split_columns <- function(col_width, width, gap = 1) {
     current <- c(current, i)
     used <- used + need
   }
-  c(blocks, list(current))
+  c(bands, list(current))
 }
 
 box_chars <- function() {

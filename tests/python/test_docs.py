@@ -1,5 +1,6 @@
 """Docs that cannot drift: every path CONTRIBUTING.md and ARCHITECTURE.md
-name exists, and ARCHITECTURE.md names every R file.
+name exists, ARCHITECTURE.md names every R file, and NEWS.md says what a
+user gets rather than how the package got there.
 
 The checks take the repository root they read, so the last tests run them
 on small made-up trees and see each rule fail."""
@@ -18,6 +19,11 @@ BASES = ("", os.path.join("inst", "python"),
          os.path.join("inst", "python", "kerasmesh"),
          os.path.join("tests", "testthat"), os.path.join("tests", "python"))
 _CODE = re.compile(r"`([^`\s]+)`")
+# Words that narrate the package's own history: a first release has no
+# "before" for its users.
+_HISTORY = re.compile(r"\b(no longer|used to|as before|than before|"
+                      r"times (faster|slower)|formerly|previously|"
+                      r"any ?more|now)\b", re.IGNORECASE)
 
 
 def doc_paths(text):
@@ -72,6 +78,15 @@ def unlisted_r_files(root, doc="ARCHITECTURE.md"):
     return [f for f in files if f not in named and f"R/{f}" not in named]
 
 
+def history_words(root, doc="NEWS.md"):
+    """(phrase, the words around it) for each phrase of `doc` that tells
+    its history (lines joined, so a phrase split over two lines counts)."""
+    with open(os.path.join(root, doc), encoding="utf-8") as f:
+        text = " ".join(f.read().split())
+    return [(m.group(0), text[max(m.start() - 30, 0):m.end() + 30])
+            for m in _HISTORY.finditer(text)]
+
+
 def test_every_path_the_docs_name_exists():
     with open(os.path.join(ROOT, "CONTRIBUTING.md"), encoding="utf-8") as f:
         assert "R/utils-checks.R" in doc_paths(f.read())
@@ -80,6 +95,19 @@ def test_every_path_the_docs_name_exists():
 
 def test_architecture_md_names_every_r_file():
     assert unlisted_r_files(ROOT) == []
+
+
+def test_news_says_what_users_get_not_the_packages_history():
+    assert history_words(ROOT) == []
+
+
+def test_a_news_item_that_tells_history_is_reported(tmp_path):
+    write_tree(str(tmp_path), {"NEWS.md": (
+        "* `f()` is three times faster than before, and `g()` no\n"
+        "  longer warns. `h()` gives the answer, as it is meant to.\n")})
+    found = history_words(str(tmp_path))
+    assert [phrase for phrase, _ in found] == \
+        ["times faster", "than before", "no longer"]
 
 
 def test_a_path_that_does_not_exist_is_reported(tmp_path):

@@ -163,12 +163,32 @@ def layer_problems(imports, table):
     return problems
 
 
+def upward_rows(table):
+    """Where the table itself breaks the layering: a row that lists a
+    package whose row comes later (or its own), since each package may
+    import only the layers below it, the rows above its own."""
+    problems = []
+    above = []
+    for package, allowed in table.items():
+        for other in sorted(allowed - set(above)):
+            where = "its own" if other == package else "a later row"
+            problems.append(f"{package}/ lists {other}/, {where}")
+        above.append(package)
+    return problems
+
+
 def test_each_package_imports_only_what_architecture_md_lists():
     table = layer_table()
     assert {"core", "mesh", "plan", "cost", "api"} <= set(table)
     assert table["core"] == set()
     imports = package_imports(top_level_edges(modules()))
     assert layer_problems(imports, table) == []
+
+
+def test_the_layer_table_lists_only_the_layers_below_each_package():
+    table = layer_table()
+    assert list(table)[0] == "core" and list(table)[-1] == "api"
+    assert upward_rows(table) == []
 
 
 def test_the_layer_check_finds_an_import_the_table_does_not_list(tmp_path):
@@ -195,6 +215,13 @@ def test_the_layer_check_finds_an_import_the_table_does_not_list(tmp_path):
         == ["extra/ is not in the table",
             "gone/ is in the table but not in the shim",
             "plan/ imports cost/, which its row does not list"]
+
+
+def test_a_row_that_lists_a_later_layer_is_reported():
+    table = {"core": set(), "plan": {"core", "cost"}, "cost": {"core", "plan"},
+             "api": {"api", "core", "plan", "cost"}}
+    assert upward_rows(table) == ["plan/ lists cost/, a later row",
+                                  "api/ lists api/, its own"]
 
 
 def test_imports_inside_functions_are_only_of_what_starts_keras_or_jax():

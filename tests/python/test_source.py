@@ -1,18 +1,23 @@
 """The shim's source as a whole, every subpackage included: each module has
-its test file, no file is over 400 lines and no function longer than a
-screen.
+its test file, no file is over 400 lines, no function longer than a
+screen, and nothing defined that only tests use.
 
 Each check takes the folders it reads, so that the tests below can run it on
 small trees made for them too, nested or flat, and see each rule fail."""
 
 import ast
 import os
+import re
 import shutil
 
 import pytest
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SHIM = os.path.join(ROOT, "inst", "python", "kerasmesh")
+R_DIR = os.path.join(ROOT, "R")
+# The registry of condition kinds declares every kind, also those only R
+# raises (test_core_kinds.py checks that each is raised somewhere).
+REGISTRY = os.path.join("core", "kinds.py")
 TESTS = os.path.dirname(__file__)
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -86,6 +91,52 @@ def long_functions(root, limit):
     return sorted(x for x in function_lengths(root) if x[0] > limit)
 
 
+def module_definitions(root):
+    """(name, "path:line") of each function, class and constant a module
+    below `root` defines at its top level, `__all__` and dunders left
+    out."""
+    out = []
+    for path in python_files(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) \
+                    else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+            else:
+                continue
+            out += [(n, f"{path}:{node.lineno}") for n in names
+                    if not n.startswith("__")]
+    return out
+
+
+def unused_definitions(root, r_dir, exempt=()):
+    """"path:line name" for each definition below `root` that nothing uses:
+    its name appears once in the shim (where it is defined) and nowhere in
+    the R files of `r_dir`. What only tests call is not the shim's: a test
+    defines or injects it itself. Modules in `exempt` are left out."""
+    texts = []
+    for path in python_files(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            texts.append(f.read())
+    for name in sorted(os.listdir(r_dir)):
+        if name.endswith(".R"):
+            with open(os.path.join(r_dir, name), encoding="utf-8") as f:
+                texts.append(f.read())
+    text = "\n".join(texts)
+    out = []
+    for name, where in module_definitions(root):
+        if where.split(":")[0] in exempt:
+            continue
+        if len(re.findall(rf"\b{re.escape(name)}\b", text)) < 2:
+            out.append(f"{where} {name}")
+    return out
+
+
 def test_every_module_has_its_test_file():
     assert not missing_test_files(SHIM, TESTS)
 
@@ -101,6 +152,12 @@ def test_no_function_is_longer_than_a_screen():
     assert len(lengths) > 100
     long = long_functions(SHIM, MAX_FUNCTION_LINES)
     assert not long, f"split these: {long}"
+
+
+def test_the_shim_defines_nothing_only_tests_use():
+    assert len(module_definitions(SHIM)) > 300
+    unused = unused_definitions(SHIM, R_DIR, exempt=(REGISTRY,))
+    assert not unused, f"used by nothing but tests: {unused}"
 
 
 # --- the checks themselves ---------------------------------------------------
@@ -182,6 +239,20 @@ def test_a_function_over_60_lines_is_reported(tmp_path):
     assert sorted(n for n, _ in function_lengths(str(tmp_path))) == [60, 61]
     assert long_functions(str(tmp_path), MAX_FUNCTION_LINES) == [
         (61, f"{os.path.join('plan', 'rules.py')}:2 long")]
+
+
+def test_a_definition_only_tests_use_is_reported(tmp_path):
+    shim, r_dir = tmp_path / "kerasmesh", tmp_path / "R"
+    write(str(shim / "core" / "hooks.py"),
+          "_PENDING = []\nLIMIT = 3\n\n\n"
+          "def kill_point(name):\n    return name\n\n\n"
+          "def used(x):\n    return x < LIMIT\n\n\n"
+          "def called_by_r(x):\n    return used(x)\n")
+    write(str(shim / "core" / "kinds.py"), "UNUSED_KIND = 'k'\n")
+    write(str(r_dir / "a.R"), 'f <- function() shim_call("core.called_by_r")\n')
+    hooks = os.path.join("core", "hooks.py")
+    assert unused_definitions(str(shim), str(r_dir), exempt=(REGISTRY,)) \
+        == [f"{hooks}:1 _PENDING", f"{hooks}:5 kill_point"]
 
 
 def test_development_setup_installs_the_package_pinned_list():

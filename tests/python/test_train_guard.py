@@ -108,22 +108,6 @@ def test_a_model_built_before_the_distribution_is_misplaced(mesh):
         model.predict(np.zeros((8, 4), "float32"), verbose=0)
 
 
-def test_batch_of_call_binds_positional_and_named_arguments():
-    model = small_sequential()
-    x = np.zeros((13, 4))
-    assert guard.batch_of_call("fit", (x, None, 6), {}, model=model) == \
-        (6, 13)
-    assert guard.batch_of_call("fit", (), {"x": x, "batch_size": 6},
-                               model=model) == (6, 13)
-    assert guard.batch_of_call("predict", (x, 5), {}, model=model) == (5, 13)
-    assert guard.batch_of_call("evaluate", (x,), {}, model=model) == (32, 13)
-    assert guard.batch_of_call("train_on_batch", (x,), {}, model=model) == \
-        (13, None)
-    # A call Keras itself would refuse is left to Keras.
-    assert guard.batch_of_call("fit", (x,), {"nonsense": 1},
-                               model=model) == (None, None)
-
-
 def test_check_before_training_catches_the_batch_size(mesh):
     lm = layout_map(mesh, nothing=(None, "model"))
     dist = keras.distribution.ModelParallel(layout_map=lm)

@@ -14,12 +14,12 @@ test_that("accumulation_steps must be a whole number that divides the batch", {
 })
 
 test_that("the levers are checked before Python starts", {
-  expect_identical(cost_levers_args(NULL, 1, 16, NULL),
+  expect_identical(check_cost_levers(NULL, 1, 16, NULL),
                    list(remat = NULL, accumulation_steps = 1L))
-  expect_identical(cost_levers_args("full", 8, 16, NULL),
+  expect_identical(check_cost_levers("full", 8, 16, NULL),
                    list(remat = "full", accumulation_steps = 8L))
-  expect_error(cost_levers_args("dots", 1, 16, NULL),
+  expect_error(check_cost_levers("dots", 1, 16, NULL),
                class = "kerasmesh_error_remat")
-  expect_error(cost_levers_args(NULL, 5, 16, NULL),
+  expect_error(check_cost_levers(NULL, 5, 16, NULL),
                class = "kerasmesh_error_accumulation_steps")
 })

@@ -33,13 +33,18 @@ test_that("a condition of several kinds has them all, most specific first", {
   expect_error(kerasmesh:::error_classes(character()), "must be error kind")
 })
 
-# Every string in the installed namespace's function bodies and argument
-# defaults, with the name of the argument it is passed as ("" if none).
-namespace_strings <- function() {
+# Every string in the bodies and argument defaults of `fns` (a list of
+# functions), with the name it is passed as or assigned to ("" if none):
+# `f(kind = "x")` and `kind <- "x"` both give arg "kind".
+function_strings <- function(fns) {
   found <- list()
   walk <- function(x, arg = "") {
     if (is.character(x) && length(x) == 1 && !is.na(x)) {
       found[[length(found) + 1]] <<- c(arg = arg, value = x)
+    } else if (is.call(x) && is.name(x[[1]]) &&
+                 as.character(x[[1]]) %in% c("<-", "=", "<<-") &&
+                 is.name(x[[2]])) {
+      walk(x[[3]], as.character(x[[2]]))
     } else if (is.call(x)) {
       parts <- as.list(x)
       names <- names(parts)
@@ -51,26 +56,50 @@ namespace_strings <- function() {
       }
     }
   }
-  ns <- asNamespace("kerasmesh")
-  for (name in ls(ns, all.names = TRUE)) {
-    obj <- get(name, envir = ns)
-    if (is.function(obj)) {
-      walk(body(obj))
-      for (a in names(formals(obj))) walk(formals(obj)[[a]], a)
-    }
+  for (fn in fns) {
+    walk(body(fn))
+    for (a in names(formals(fn))) walk(formals(fn)[[a]], a)
   }
+  found <- c(list(c(arg = "", value = "")), found)
   do.call(rbind, found)
+}
+
+# Every string of the installed namespace's functions.
+namespace_strings <- function() {
+  ns <- asNamespace("kerasmesh")
+  objs <- mget(ls(ns, all.names = TRUE), envir = ns)
+  function_strings(Filter(is.function, objs))
+}
+
+# The kinds `strings` (function_strings()) spell as strings: passed as
+# `kind =`, assigned to `kind`, or written as a condition's class.
+spelled_kinds <- function(strings) {
+  c(unname(strings[strings[, "arg"] == "kind", "value"]),
+    grep("^kerasmesh_(error|warning)_[a-z_]+$", strings[, "value"],
+         value = TRUE))
 }
 
 test_that("R code takes kinds from the registry, never as strings", {
   strings <- namespace_strings()
-  spelled_arg <- strings[strings[, "arg"] == "kind", "value"]
-  expect_identical(unname(spelled_arg), character())
-  classes <- grep("^kerasmesh_(error|warning)_[a-z_]+$", strings[, "value"],
-                  value = TRUE)
-  expect_identical(unname(classes), character())
+  expect_identical(spelled_kinds(strings), character())
   # The walk sees strings where they are, as in condition_classes().
   expect_true("kerasmesh_" %in% strings[, "value"])
+})
+
+test_that("a kind spelt as a string is found, passed or assigned", {
+  fns <- list(
+    function(x) kerasmesh_abort("No.", kind = "model"),
+    function(x) {
+      kind <- "distributed_argument"
+      check_flag(x, kind = kind)
+    },
+    function(x, kind = "argument") stop_input_type(x, kind = kind),
+    function(x) inherits(x, "kerasmesh_error_timeout"),
+    function(x) kerasmesh_abort("Fine.", kind = kinds$model, what = "kind")
+  )
+  expect_identical(spelled_kinds(function_strings(fns)), c(
+    "model", "distributed_argument", "argument", "kerasmesh_error_timeout"
+  ))
 })
 
 test_that("R's registry is the shim's", {

@@ -1,8 +1,8 @@
 test_that("search_layout() takes a mesh or a topology, nothing else", {
   topo <- device_topology("h100-sxm-80gb")
-  expect_identical(search_mesh_arg(topo)$topology, topo)
-  expect_null(search_mesh_arg(topo)$mesh)
-  expect_error(search_mesh_arg("8 GPUs"),
+  expect_identical(check_search_mesh(topo)$topology, topo)
+  expect_null(check_search_mesh(topo)$mesh)
+  expect_error(check_search_mesh("8 GPUs"),
                class = "kerasmesh_error_device_mesh")
 })
 
@@ -17,19 +17,19 @@ test_that("the objective is time on a topology, traffic on a mesh", {
 
 test_that("the levers searched are checked, naming the value and rule", {
   call <- rlang::current_env()
-  expect_equal(search_levers_args(NULL, NULL, 16, call),
+  expect_equal(check_search_levers(NULL, NULL, 16, call),
                list(remat = NULL, accumulation_steps = NULL))
-  expect_equal(search_levers_args(c("none", "full"), c(1, 4), 16, call),
+  expect_equal(check_search_levers(c("none", "full"), c(1, 4), 16, call),
                list(remat = list("none", "full"),
                     accumulation_steps = list(1L, 4L)))
-  expect_error(search_levers_args("most", NULL, 16, call),
+  expect_error(check_search_levers("most", NULL, 16, call),
                class = "kerasmesh_error_remat")
-  expect_error(search_levers_args(NA_character_, NULL, 16, call),
+  expect_error(check_search_levers(NA_character_, NULL, 16, call),
                class = "kerasmesh_error_remat")
-  err <- expect_error(search_levers_args(NULL, 3, 16, call),
+  err <- expect_error(check_search_levers(NULL, 3, 16, call),
                       class = "kerasmesh_error_accumulation_steps")
   expect_match(conditionMessage(err), "(3)", fixed = TRUE)
-  expect_error(search_levers_args(NULL, "two", 16, call),
+  expect_error(check_search_levers(NULL, "two", 16, call),
                class = "kerasmesh_error_accumulation_steps")
 })
 

@@ -41,6 +41,18 @@ missing_tests <- function(files, tests) {
   topics[!file.exists(file.path(tests, paste0("test-", topics, ".R")))]
 }
 
+# Argument checkers are one family, check_*(), which check an argument (or
+# a step's settings) and return it ready to use; as_*() makes a kerasmesh
+# object of another form of it. The functions named as checkers outside
+# the family: *_arg(), *_args(), parse_*() (renamed_arg(), which takes an
+# argument's value from its deprecated name, checks nothing).
+off_family_checkers <- function(files) {
+  defined <- names(function_lengths(files))
+  named <- sub("^\\S+ ", "", defined)
+  defined[grepl("(_args?$|^parse_)", named) &
+            !grepl("^check_", named) & named != "renamed_arg"]
+}
+
 test_that("only the bridge uses reticulate, and no R file names keras.src", {
   files <- source_files()
   # Code, not documentation; `py_` as a word start (not numpy_array()).
@@ -64,6 +76,12 @@ test_that("no R file is over 350 lines and no function over 60", {
   expect_identical(long_files(source_files(), 350), character())
   expect_gt(length(function_lengths(source_files())), 100)
   expect_identical(long_functions(source_files(), 60), character())
+})
+
+test_that("argument checkers are one family, check_*()", {
+  expect_true("utils-checks.R check_whole" %in%
+                names(function_lengths(source_files())))
+  expect_identical(off_family_checkers(source_files()), character())
 })
 
 test_that("no Python file of the shim, in any subpackage, is over 400 lines", {
@@ -102,6 +120,21 @@ test_that("an R file over 350 lines or a function over 60 is reported", {
   expect_identical(long_files(files, 350), "b.R")
   expect_identical(unname(function_lengths(files)), c(61L, 60L))
   expect_identical(long_functions(files, 60), "a.R long")
+})
+
+test_that("a checker named outside the check_*() family is reported", {
+  dir <- withr::local_tempdir()
+  write_lines(c("topology_arg <- function(x) x",
+                "parse_rate <- function(x) x",
+                "cost_levers_args <- function(x) x",
+                "check_rate <- function(x) x",
+                "as_device_mesh <- function(x) x",
+                "check_shim_args <- function(x) x",
+                "arg_text <- function(x) x"), file.path(dir, "a.R"))
+  files <- files_under(dir, "[.][Rr]$")
+  expect_identical(off_family_checkers(files), c(
+    "a.R topology_arg", "a.R parse_rate", "a.R cost_levers_args"
+  ))
 })
 
 test_that("an R file without its test file is reported", {

@@ -102,19 +102,19 @@ test_that("bad figures are topology errors naming the value and the rule", {
 })
 
 test_that("a topology reaches the shim as plain values", {
-  values <- kerasmesh:::topology_arg(device_topology("a100-sxm-80gb"))
+  values <- kerasmesh:::check_topology(device_topology("a100-sxm-80gb"))
   expect_identical(values$nodes, 1L)
   expect_identical(values$peak_flops,
                    list(bfloat16 = 312e12, float16 = 312e12,
                         float32 = 156e12))
   expect_identical(values$name, "a100-sxm-80gb")
-  custom <- kerasmesh:::topology_arg(device_topology(
+  custom <- kerasmesh:::check_topology(device_topology(
     devices_per_node = 2, memory = 1e9, peak_flops = 1e12,
     intra_node_bandwidth = 1e9
   ))
   expect_null(custom$inter_node_bandwidth)
   expect_null(custom$memory_bandwidth)
   expect_identical(custom$peak_flops, 1e12)
-  expect_null(kerasmesh:::topology_arg(NULL))
-  expect_snapshot(error = TRUE, kerasmesh:::topology_arg("h100-sxm-80gb"))
+  expect_null(kerasmesh:::check_topology(NULL))
+  expect_snapshot(error = TRUE, kerasmesh:::check_topology("h100-sxm-80gb"))
 })

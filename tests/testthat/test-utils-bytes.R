@@ -52,3 +52,32 @@ test_that("format_bytes() still works, with a deprecation warning", {
   expect_identical(out, c("512 B", "2.05 kB"))
   expect_snapshot(format_bytes(1e9))
 })
+
+test_that("print-outs, pictures, comparisons and searches judge fit by need", {
+  # XLA's figure (`need`) above the memory, the parts' sum below it: each
+  # place that says whether a layout fits goes by `need`.
+  cost <- fixture_cost()
+  cost$need <- 2 * cost$memory[["total"]]
+  memory <- check_bytes(1.5 * cost$memory[["total"]])
+  expect_match(format(cost, memory = as.numeric(memory)), "does not fit",
+               fixed = TRUE, all = FALSE)
+  cmp <- new_layout_comparison(list(mp = cost), memory)
+  expect_false(cmp$fits)
+  expect_match(cost_subtitle(cmp, memory), "no layout fits", fixed = TRUE,
+               all = FALSE)
+  found <- fixture_search()
+  found$cost <- cost
+  expect_identical(search_found(found)$memory, cost$need)
+  # A plan's `need` against its total per device the same way.
+  plan <- fixture_plan()
+  summary <- attr(plan, "summary")
+  summary$need <- 2 * summary$device_total
+  memory <- check_bytes(1.5 * summary$device_total)
+  expect_match(plan_plot_subtitle(summary, attr(plan, "mesh"), "total",
+                                  memory),
+               "the plan's .* does not fit;", all = FALSE)
+  summary$need <- summary$device_total / 2
+  expect_match(plan_plot_subtitle(summary, attr(plan, "mesh"), "total",
+                                  memory),
+               "the plan's .* fits;", all = FALSE)
+})

@@ -57,14 +57,15 @@ rename_table <- function(lines = vocabulary_note()) {
              row.names = NULL, stringsAsFactors = FALSE)
 }
 
-# The functions users call: the exports, and the methods of kerasmesh's
-# classes for the generics that print, draw and summarise them.
+# The functions users call: the exports, and every S3 method the
+# namespace registers (format(), plot(), sharding_picture(), ... of
+# kerasmesh's classes).
 user_functions <- function() {
   ns <- asNamespace("kerasmesh")
-  methods <- grep("^(format|print|plot|summary)[.]kerasmesh_", ls(ns),
-                  value = TRUE)
+  registered <- ns[[".__NAMESPACE__."]][["S3methods"]]
+  methods <- paste(registered[, 1], registered[, 2], sep = ".")
   names <- sort(unique(c(getNamespaceExports(ns), methods)))
-  fns <- mget(names, envir = ns)
+  fns <- mget(names, envir = ns, ifnotfound = list(NULL))
   fns[vapply(fns, is.function, TRUE)]
 }
 
@@ -110,6 +111,59 @@ vocabulary_problems <- function(functions, table, renames) {
             setdiff(listed, found)))
 }
 
+# The note's defaults of `timeout`: c(function = seconds), from its
+# bullets "- 300 seconds for ... (`layout_cost()`, ...)".
+timeout_defaults <- function(lines = vocabulary_note()) {
+  start <- grep("^## Defaults of `timeout`", lines)
+  end <- grep("^## ", lines)
+  end <- min(end[end > start])
+  text <- paste(lines[start:(end - 1)], collapse = " ")
+  bullets <- strsplit(text, " - ", fixed = TRUE)[[1]][-1]
+  out <- numeric()
+  for (b in bullets) {
+    fns <- ticked(b)
+    fns <- fns[fns != "timeout"]
+    seconds <- as.numeric(sub("^([0-9]+) seconds.*", "\\1", b))
+    out[fns] <- seconds
+  }
+  out
+}
+
+# Where the defaults of `timeout` among `functions` are not the note's:
+# a function the note does not name, or another figure.
+timeout_problems <- function(functions, defaults) {
+  problems <- character()
+  for (fn in names(functions)) {
+    default <- formals(functions[[fn]])$timeout
+    if (is.null(default)) {
+      next
+    }
+    if (!fn %in% names(defaults)) {
+      problems <- c(problems, sprintf("%s(): not in the note", fn))
+    } else if (!identical(as.numeric(eval(default)), defaults[[fn]])) {
+      problems <- c(problems, sprintf("%s(): timeout = %s, the note says %s",
+                                      fn, deparse(default), defaults[[fn]]))
+    }
+  }
+  problems
+}
+
+test_that("every default of timeout is the note's, for the reason it gives", {
+  defaults <- timeout_defaults()
+  expect_identical(defaults[c("layout_cost", "search_layout",
+                              "save_checkpoint")], c(layout_cost = 300,
+                                                     search_layout = 600,
+                                                     save_checkpoint = 3600))
+  expect_identical(timeout_problems(user_functions(), defaults), character())
+  functions <- list(fast = function(timeout = 300) NULL,
+                    slow = function(timeout = 60) NULL,
+                    other = function(timeout = 10) NULL)
+  expect_identical(
+    timeout_problems(functions, c(fast = 300, slow = 600)),
+    c("slow(): timeout = 60, the note says 600", "other(): not in the note")
+  )
+})
+
 test_that("the note's tables are read", {
   table <- argument_table()
   expect_gt(length(table), 10)
@@ -123,7 +177,9 @@ test_that("the note's tables are read", {
 test_that("every user-facing function names each concept one way", {
   functions <- user_functions()
   expect_true(all(c("layout_plan", "compare_layouts",
-                    "plot.kerasmesh_layout_plan") %in% names(functions)))
+                    "plot.kerasmesh_layout_plan",
+                    "sharding_picture.kerasmesh_device_mesh",
+                    "as.data.frame.kerasmesh_launch") %in% names(functions)))
   expect_identical(
     vocabulary_problems(functions, argument_table(), rename_table()),
     character()
@@ -150,6 +206,59 @@ test_that("a concept with two names is reported", {
     "cost_it(): deprecated `device_memory` without `memory`",
     "cost_it device_memory: deprecated but not in the renames table",
     "gone lines: in the renames table but not deprecated"
+  ))
+})
+
+# The renames (rename_table()) that `functions` do not refuse when given
+# under both names: each function is called with `first` as its first
+# argument, 1 for its other arguments without a default, and the old and
+# the new name, and must stop with a kerasmesh_error_deprecated before it
+# looks at anything else.
+unrefused_renames <- function(functions, renames, first) {
+  problems <- character()
+  for (i in seq_len(nrow(renames))) {
+    r <- renames[i, ]
+    f <- formals(functions[[r$fn]])
+    required <- names(f)[vapply(f, identical, TRUE, rlang::missing_arg())]
+    others <- setdiff(required[-1], c("...", r$new, r$old))
+    args <- c(list(first), stats::setNames(as.list(rep(1, length(others))),
+                                           others),
+              stats::setNames(list(1, 1), c(r$new, r$old)))
+    err <- tryCatch(suppressWarnings(do.call(functions[[r$fn]], args)),
+                    error = identity)
+    if (!inherits(err, "kerasmesh_error_deprecated")) {
+      problems <- c(problems,
+                    sprintf("%s(): `%s` with `%s`", r$fn, r$old, r$new))
+    }
+  }
+  problems
+}
+
+test_that("every renamed argument given under both names is a classed error", {
+  renames <- rename_table()
+  expect_gt(nrow(renames), 8)
+  build <- function() stop("not built")
+  expect_identical(unrefused_renames(user_functions(), renames, build),
+                   character())
+})
+
+test_that("a rename that takes both names is reported", {
+  functions <- list(
+    refuses = function(x, n = 5, lines = deprecated()) {
+      renamed_arg("n", "lines")
+    },
+    takes_old = function(x, n = 5, lines = deprecated()) {
+      if (!missing(lines)) lines else n
+    },
+    fails_first = function(x, memory = NULL, limit = deprecated()) {
+      stop("x is checked before the names")
+    }
+  )
+  renames <- data.frame(fn = names(functions),
+                        old = c("lines", "lines", "limit"),
+                        new = c("n", "n", "memory"))
+  expect_identical(unrefused_renames(functions, renames, NULL), c(
+    "takes_old(): `lines` with `n`", "fails_first(): `limit` with `memory`"
   ))
 })
 

@@ -130,16 +130,6 @@ def check_count(x: Any, name: str, allow_none: bool = True) -> int | None:
     return int(x)
 
 
-def sync_processes(key: str) -> None:
-    """A barrier across the processes of a distributed run (none alone)."""
-    import jax
-
-    if jax.process_count() > 1:
-        from jax.experimental import multihost_utils
-
-        multihost_utils.sync_global_devices(key)
-
-
 # Entries of a checkpoint directory -----------------------------------------
 
 def step_dirs(directory: str) -> list[dict]:

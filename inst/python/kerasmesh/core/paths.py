@@ -140,10 +140,3 @@ def paths_regex(paths: Sequence[str], all_numbers: bool = True) -> str:
     patterns = compact_paths(paths)
     parts = [pattern_regex(p, all_numbers) for p in patterns]
     return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
-
-
-def pattern_listing(paths: Sequence[str], max_patterns: int = 3) -> dict:
-    """{"patterns": up to `max_patterns` patterns, "more": how many not}."""
-    patterns = compact_paths(paths)
-    return {"patterns": patterns[:max_patterns],
-            "more": max(0, len(patterns) - max_patterns)}

@@ -33,7 +33,6 @@ from .batches import Feed, call_feeds
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
                    "test_on_batch", "predict_on_batch")
-TRAINING_METHODS = ("fit", "evaluate", "predict")
 
 
 class KerasmeshLayoutWarning(KerasmeshWarning):
@@ -209,21 +208,6 @@ def check_placement(model: Any, dist: Any = None) -> None:
 
 # --------------------------------------------------------------------------
 # The batch and the layout
-
-
-def batch_of_call(name: str, args: tuple, kwargs: dict,
-                  function: Callable | None = None, model: Any = None
-                  ) -> tuple[int | None, int | None]:
-    """The batch size and sample count of the data a call feeds first
-    (`batches.call_feeds()`'s first feed; samples None for `*_on_batch`).
-
-    Returns (None, None) when the call does not bind (Keras then raises its
-    own error) or `x` has no shape (a dataset or generator).
-    """
-    feeds = call_feeds(name, args, kwargs, function, model)
-    if not feeds:
-        return None, None
-    return feeds[0].batch_size, feeds[0].samples
 
 
 def batch_axis(dist: Any) -> tuple[str, dict[str, int]]:
