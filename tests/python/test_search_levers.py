@@ -135,7 +135,7 @@ def test_blends_are_tried_between_the_counts_full_and_matmuls_fit_at():
     assert levers.blend_steps([("save_matmuls", 2)], [1, 2, 4, 8]) == []
 
 
-def test_a_blend_gets_more_full_blocks_from_its_own_figures():
+def test_a_blend_is_refitted_from_its_own_figures():
     from kerasmesh.remat.choice import blend
 
     assert levers.full_blocks("save_matmuls") == 0
@@ -144,12 +144,21 @@ def test_a_blend_gets_more_full_blocks_from_its_own_figures():
     assert levers.full_blocks(("none",) * 10) is None
     assert levers.full_blocks(("save_matmuls",) + ("full",) * 9) is None
     # 10 blocks: "save_matmuls" 110, "full" 60: 5 a block; aiming 2%
-    # under 95 takes 4 blocks; from a blend of 4 at 92 (not quite linear),
-    # aiming at 93.1 takes one more.
-    four = levers.more_full("save_matmuls", {"memory": 110.0},
-                            {"memory": 60.0}, 95.0, 10)
+    # under 95 (93.1) takes 4 blocks; from a blend of 4 at 94 (memory is
+    # not quite linear), one more.
+    four = levers.refit("save_matmuls", {"memory": 110.0},
+                        {"memory": 60.0}, 95.0, 10)
     assert four == blend(4, 10)
-    assert levers.more_full(four, {"memory": 94.0}, {"memory": 60.0},
-                            95.0, 10) == blend(5, 10)
-    assert levers.more_full("full", {"memory": 94.0}, {"memory": 60.0},
-                            95.0, 10) is None
+    assert levers.refit(four, {"memory": 94.0}, {"memory": 60.0},
+                        95.0, 10) == blend(5, 10)
+    # A blend of 4 at 80 leaves room: 3.33 a block, 13.1 under the aim,
+    # 3 blocks fewer.
+    assert levers.refit(four, {"memory": 80.0}, {"memory": 60.0},
+                        95.0, 10) == blend(1, 10)
+    # At the aim, or with no blend between: nothing.
+    assert levers.refit(four, {"memory": 93.0}, {"memory": 60.0},
+                        95.0, 10) is None
+    assert levers.refit("save_matmuls", {"memory": 90.0},
+                        {"memory": 60.0}, 95.0, 10) is None
+    assert levers.refit("full", {"memory": 94.0}, {"memory": 60.0},
+                        95.0, 10) is None

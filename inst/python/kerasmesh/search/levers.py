@@ -211,7 +211,7 @@ def blend_levers(evaluate: Callable[[Levers], dict | None],
     saved, full = evaluate((SAVE_MATMULS, k)), evaluate((FULL, k))
     if saved is None or full is None or fits(saved) or not fits(full):
         return None
-    remat = more_full(SAVE_MATMULS, saved, full, budget, space.blocks)
+    remat = refit(SAVE_MATMULS, saved, full, budget, space.blocks)
     if remat is None:
         return None
     levers = (remat, k)
@@ -230,27 +230,22 @@ def full_blocks(remat: Any) -> int | None:
     return n if tuple(remat) == tuple(blend(n, len(remat))) else None
 
 
-def more_full(remat: Any, f: dict, full: dict, budget: float,
-              blocks: int) -> Any:
-    """The blend with the fewest more "full" blocks than `remat`
-    ("save_matmuls" or a blend, whose figures are `f`) that fits `budget`,
-    given the figures `full` of "full" on every block at the same
-    micro-batches; None when there is none."""
+def refit(remat: Any, f: dict, full: dict, budget: float,
+          blocks: int) -> Any:
+    """The blend of "full" and "save_matmuls" that the line through
+    `remat`'s figures `f` and `full` (those of "full" on every block, at
+    the same micro-batches) puts just under `budget` (`BLEND_SLACK`
+    below it): more "full" blocks when `remat` ("save_matmuls" or a
+    blend) is over, fewer when it has room; None when that is `remat`
+    itself or no blend lies between."""
     n = full_blocks(remat)
-    if n is None:
+    if n is None or n >= blocks:
         return None
-    more = blend_count(f["memory"], full["memory"], budget, blocks - n)
-    return None if more is None else blend(n + more, blocks)
-
-
-def blend_count(saved: float, full: float, budget: float,
-                blocks: int) -> int | None:
-    """How many first blocks of `blocks` "full" takes for a blend to fit
-    `budget` (`BLEND_SLACK` below it), from the memory of "save_matmuls"
-    (`saved`) and of "full" on every block, taken as linear in the
-    blocks; None when no blend lies between."""
-    per_block = (saved - full) / blocks
+    per_block = (f["memory"] - full["memory"]) / (blocks - n)
     if per_block <= 0:
         return None
-    n = math.ceil((saved - (1 - BLEND_SLACK) * budget) / per_block)
-    return n if 0 < n < blocks else None
+    target = n + math.ceil((f["memory"] - (1 - BLEND_SLACK) * budget) /
+                           per_block)
+    if not 0 < target < blocks or target == n:
+        return None
+    return blend(target, blocks)

@@ -21,7 +21,7 @@ from .builds import check_depths
 from .configs import every_candidate
 from .figures import best_order, figures
 from ..remat.choice import FULL, label
-from .levers import full_blocks, more_full
+from .levers import full_blocks, refit
 from .meshes import ORDERS, rebind
 
 RUNNERS_UP = 2
@@ -120,9 +120,9 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
 
     A candidate the search costed at full depth and found over budget is
     not compiled again; extrapolated ones are, up to `MAX_VERIFIED`. When
-    the best candidate is a "save_matmuls" or blended one that does not
-    fit, a blend with more "full" blocks is verified before going on
-    (`blend_verified()`).
+    the best candidate is a "save_matmuls" or blended one, the blend that
+    just fits by XLA's figures is verified before going on
+    (`refit_verified()`).
 
     Raises:
         KerasmeshError: kind `search_no_fit` when none of the candidates
@@ -139,8 +139,8 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
             break
         try:
             verify(key)
-            if not ctx.fits(verify.figures(key)) and not chosen:
-                key = blend_verified(verify, key) or key
+            if not chosen:
+                key = refit_verified(verify, key)
         except KerasmeshError as e:
             # Out of time for a runner-up: the winner stands; for the
             # winner: the best by the search's own figures.
@@ -157,33 +157,37 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
     return chosen[0], chosen[1:]
 
 
-def blend_verified(verify: Verifier, key: tuple) -> tuple | None:
-    """For a "save_matmuls" or blended candidate XLA found over budget:
-    "full" on as few more first blocks as the full-depth figures of it
-    and of "full" say (`levers.more_full()`; one more try if that is
-    still over), when time allows; the blend's key if it fits, else
-    None."""
+def refit_verified(verify: Verifier, key: tuple) -> tuple:
+    """The winner `key` refitted at full depth when it is a "save_matmuls"
+    or blended candidate: "full" on more first blocks when XLA finds it
+    over budget, on fewer when XLA leaves room for them, as the
+    full-depth figures of it and of "full" say (`levers.refit()`), twice
+    at most, while time allows. Returns the fitting key with the fewest
+    "full" blocks, or `key`."""
     ctx = verify.ctx
     i, c, (remat, k) = key
-    blocks = ctx.levers.blocks
-    if full_blocks(remat) is None or FULL not in ctx.levers.remats or \
-            ctx.budget is None or not blocks or not verify.has_time():
-        return None
+    blocks, n = ctx.levers.blocks, full_blocks(remat)
+    if n is None or FULL not in ctx.levers.remats or ctx.budget is None \
+            or not blocks or not verify.has_time():
+        return key
     f = verify.figures(key)
+    if f is None or n == 0 and ctx.fits(f):
+        return key
     full = verify.figures((i, c, (FULL, k)))
-    if f is None or full is None or not ctx.fits(full):
-        return None
+    if full is None or not ctx.fits(full):
+        return key
+    best = key if ctx.fits(f) else None
     for _ in range(2):
-        remat = more_full(remat, f, full, ctx.budget, blocks)
-        if remat is None or not verify.has_time():
-            return None
-        blended = (i, c, (remat, k))
-        f = verify.figures(blended)
+        remat = refit(remat, f, full, ctx.budget, blocks)
+        if remat is None or not verify.has_time() or best is not None \
+                and full_blocks(remat) >= full_blocks(best[2][0]):
+            break
+        f = verify.figures((i, c, (remat, k)))
         if f is None:
-            return None
+            break
         if ctx.fits(f):
-            return blended
-    return None
+            best = (i, c, (remat, k))
+    return key if best is None else best
 
 
 def _unverified(searches: list, verify: Verifier, key: tuple) -> tuple:
