@@ -51,6 +51,7 @@ def test_a_fifo_named_as_a_step_file_blocks_nothing(tmp_path, no_hang, name):
     os.mkfifo(os.path.join(path, name))
     steps = cf.scan(d)
     assert [s["complete"] for s in steps] == [True, False]
+    assert "not a regular file" in steps[1]["problem"]
     assert cf.pick_step(d)[0]["step"] == 4
     assert seal.read_json(os.path.join(path, name)) is None
 

@@ -32,3 +32,19 @@ def test_readme_rules_match_whole_paths():
     """Keras fullmatches keys: "dense.*kernel" misses "sequential/dense/..."."""
     keys = re.findall(r'"([^"]*\.\*[^"]*)"\s*=', read("README.md"))
     assert keys and all(k.startswith(".*") for k in keys)
+
+
+def test_ci_runs_the_readme_demo_from_a_newcomers_shell():
+    """`.ci/run` runs `make demo-fresh` (it fails when the demo fails),
+    which runs `make demo` with kerasmesh's variables unset and a
+    keras.json saying "tensorflow", given through KERAS_HOME."""
+    assert re.search(r"^make demo-fresh$", read(".ci", "run"), re.M)
+    target = re.search(r"^demo-fresh:\n\t(.*)$", read("Makefile"), re.M)
+    assert target and target.group(1) == "bash tools/demo-fresh.sh"
+    script = read("tools", "demo-fresh.sh")
+    assert "set -euo pipefail" in script
+    for name in ("KERAS_BACKEND", "RETICULATE_PYTHON", "XLA_FLAGS"):
+        assert f"-u {name}" in script, name
+    assert '"backend": "tensorflow"' in script
+    assert 'KERAS_HOME="$keras_home"' in script
+    assert "make --no-print-directory demo" in script

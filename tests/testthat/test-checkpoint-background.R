@@ -230,6 +230,30 @@ test_that("restore_checkpoint(weights_only = TRUE) leaves the optimizer", {
   expect_equal(as.vector(r_array(fresh$optimizer$iterations$numpy())), 0)
 })
 
+test_that("a quantized model's checkpoint restores into one quantized later", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  saved <- build_mlp()
+  saved$quantize("int8")
+  train_mlp(saved, mlp_data(), epochs = 1L)
+  save_checkpoint(saved, dir)
+  # Compiled, its optimizer built for the float kernels, then quantized:
+  # its slots are not the saved model's.
+  target <- build_mlp()
+  target$optimizer$build(target$trainable_variables)
+  target$quantize("int8")
+  e <- tryCatch(restore_checkpoint(target, dir), error = identity)
+  expect_true(any(c("kerasmesh_error_checkpoint_variables",
+                    "kerasmesh_error_checkpoint_shape") %in% class(e)))
+  expect_match(conditionMessage(e), "Only the optimizer's state differs",
+               fixed = TRUE)
+  expect_match(conditionMessage(e), "weights_only = TRUE", fixed = TRUE)
+  expect_identical(restore_checkpoint(target, dir, weights_only = TRUE)$step,
+                   4L)
+  expect_identical(max_abs_diff(variable_values(saved),
+                                variable_values(target)), 0)
+})
+
 test_that("checkpoint_callback() still works, with a deprecation warning", {
   expect_warning(
     expect_error(checkpoint_callback("dir", every = 0),

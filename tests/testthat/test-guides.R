@@ -118,6 +118,8 @@ test_that("quantizing a sharded model outside its distribution warns", {
   # What it warns about: the int8 kernels are on one device now.
   real <- variable_sharding(model)
   expect_identical(real$copies[real$path == "sequential/dense/kernel"], 1L)
+  expect_warning(with_distribution(dist, build_mlp())$quantize("int8"),
+                 class = "kerasmesh_warning_quantize_placement")
   # A model on one device quantizes without a word.
   expect_no_warning(build_mlp()$quantize("int8"))
 })

@@ -83,6 +83,31 @@ test_that("a big unmatched variable warns, named, with a rule that splits it", {
                class = "kerasmesh_error_argument")
 })
 
+test_that("replicated LoRA factors don't warn; other replicated weights do", {
+  skip_if_no_keras()
+  lora <- function() {
+    model <- build_mlp()
+    model$get_layer("dense")$enable_lora(rank = 8L)
+    model
+  }
+  lm <- layout_map(book_mesh(), "sequential/dense/kernel" = c(NA, "model"),
+                   "sequential/dense_1/kernel" = c(NA, "model"),
+                   ".*bias" = NA)
+  # Only the factors (32 x 8 and 8 x 64) are left replicated, each far
+  # above a share of 0.1 % of a device's weights.
+  plan <- layout_plan(lora, lm, replicated_share = 0.001)
+  unmatched <- plan$path[is.na(plan$rule)]
+  expect_setequal(unmatched, c("sequential/dense/lora_kernel_a",
+                               "sequential/dense/lora_kernel_b"))
+  expect_no_warning(check_layout(plan))
+  # A weight that merely sits beside them still warns, once.
+  lm[["sequential/dense_1/kernel"]] <- NULL
+  w <- expect_warning(check_layout(lora, lm, replicated_share = 0.001),
+                      class = "kerasmesh_warning_replicated")
+  expect_match(conditionMessage(w), "sequential/dense_1/kernel", fixed = TRUE)
+  expect_no_match(conditionMessage(w), "lora")
+})
+
 test_that("a transformer's plan prints grouped, within 80 columns", {
   skip_if_no_keras_hub()
   plan <- layout_plan(hub_builder("gemma", kv_heads = 1L, num_layers = 18L),

@@ -202,6 +202,8 @@ test_that("search_layout() refuses settings it would ignore or misread", {
                     list(batch_dim_name = 1))) {
     expect_error(do.call(search, args), class = "kerasmesh_error_argument")
   }
+  expect_error(search(batch_dim_name = "batch"),
+               class = "kerasmesh_error_batch_dim_name")
   expect_snapshot(error = TRUE, {
     search_layout(function() NULL, mesh, 16, objective = "speed")
     search(flop_rate = NA)

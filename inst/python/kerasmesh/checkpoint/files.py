@@ -214,6 +214,16 @@ def orbax_problem(path: str) -> str | None:
     return None
 
 
+def file_list_problem(path: str) -> str:
+    """Why a step kerasmesh began has no usable file list: none, one that
+    is not a regular file (a FIFO, never opened), or one that can't be
+    read as a list."""
+    listed = os.path.join(path, FILE_LIST)
+    if os.path.lexists(listed) and not is_regular(listed):
+        return f"its file list ({FILE_LIST}) is not a regular file"
+    return f"its file list ({FILE_LIST}) is missing or malformed"
+
+
 def describe_step(step: dict, deep: bool = True) -> dict:
     """A step with `writer` ("kerasmesh", "orbax" for another tool such as
     Keras's `OrbaxCheckpoint`, "unknown"), `owned` (kerasmesh committed
@@ -230,8 +240,7 @@ def describe_step(step: dict, deep: bool = True) -> dict:
         problem = marker_problem(path, marker, deep)
     elif kerasmesh_metadata(meta) is not None or \
             os.path.lexists(os.path.join(path, FILE_LIST)):
-        writer = "kerasmesh"
-        problem = f"its file list ({FILE_LIST}) is missing or malformed"
+        writer, problem = "kerasmesh", file_list_problem(path)
     elif commit_time(meta) is not None:
         writer, problem = "orbax", orbax_problem(path)
     else:
