@@ -135,7 +135,7 @@ def test_blends_are_tried_between_the_counts_full_and_matmuls_fit_at():
     assert levers.blend_steps([("save_matmuls", 2)], [1, 2, 4, 8]) == []
 
 
-def test_a_blend_is_refitted_from_its_own_figures():
+def test_a_blend_is_refitted_from_the_memory_known():
     from kerasmesh.remat.choice import blend
 
     assert levers.full_blocks("save_matmuls") == 0
@@ -144,21 +144,17 @@ def test_a_blend_is_refitted_from_its_own_figures():
     assert levers.full_blocks(("none",) * 10) is None
     assert levers.full_blocks(("save_matmuls",) + ("full",) * 9) is None
     # 10 blocks: "save_matmuls" 110, "full" 60: 5 a block; aiming 2%
-    # under 95 (93.1) takes 4 blocks; from a blend of 4 at 94 (memory is
-    # not quite linear), one more.
-    four = levers.refit("save_matmuls", {"memory": 110.0},
-                        {"memory": 60.0}, 95.0, 10)
-    assert four == blend(4, 10)
-    assert levers.refit(four, {"memory": 94.0}, {"memory": 60.0},
-                        95.0, 10) == blend(5, 10)
-    # A blend of 4 at 80 leaves room: 3.33 a block, 13.1 under the aim,
-    # 3 blocks fewer.
-    assert levers.refit(four, {"memory": 80.0}, {"memory": 60.0},
-                        95.0, 10) == blend(1, 10)
-    # At the aim, or with no blend between: nothing.
-    assert levers.refit(four, {"memory": 93.0}, {"memory": 60.0},
-                        95.0, 10) is None
-    assert levers.refit("save_matmuls", {"memory": 90.0},
-                        {"memory": 60.0}, 95.0, 10) is None
-    assert levers.refit("full", {"memory": 94.0}, {"memory": 60.0},
-                        95.0, 10) is None
+    # under 95 (93.1) takes 4 blocks.
+    assert levers.refit({0: 110.0, 10: 60.0}, 95.0, 10) == 4
+    # 4 gave 94 (memory is not linear in the blocks): on the line from 4
+    # to 10, one more.
+    assert levers.refit({0: 110.0, 4: 94.0, 10: 60.0}, 95.0, 10) == 5
+    # 4 gave 80: between 0 and 4 (7.5 a block), 3 reach 87.5.
+    assert levers.refit({0: 110.0, 4: 80.0, 10: 60.0}, 95.0, 10) == 3
+    # With nothing known over the aim, along the two fewest under it: 4
+    # at 80, 10 at 60 (3.33 a block) leave room for 3 fewer.
+    assert levers.refit({4: 80.0, 10: 60.0}, 95.0, 10) == 1
+    # A count already known, or no count between: nothing.
+    assert levers.refit({0: 110.0, 4: 93.0, 10: 60.0}, 95.0, 10) is None
+    assert levers.refit({0: 90.0, 10: 60.0}, 95.0, 10) is None
+    assert levers.refit({0: 200.0, 10: 120.0}, 95.0, 10) is None

@@ -210,15 +210,14 @@ def test_a_blend_with_room_at_full_depth_gets_fewer_full_blocks():
     s[0].ctx.levers = LeverSpace(("save_matmuls", "full"), None, 8,
                                  blocks=10)
     s[0].seen = {((0,), six): figures(fake_cost(68.0, {"data": 1.0}))}
-    # XLA says 56: 4 a block over the 4 blocks left to 40, so 3 fewer
-    # aim at 68.6; XLA says that one is 71, over.
+    # XLA says 56: along the line from 6 to 10 (4 a block), 3 fewer aim
+    # at 68.6; XLA says 3 take 71, over; between 3 and 6 (5 a block), 4.
     costs = {((0,), six): fake_cost(56.0, {"data": 1.0}),
              ((0,), full): fake_cost(40.0, {"data": 1.0}),
              ((0,), (blend(3, 10), 4)): fake_cost(71.0, {"data": 1.0}),
              ((0,), (blend(4, 10), 4)): fake_cost(66.0, {"data": 1.0})}
     verify = FakeVerifier(s, costs)
     winner, runners = search_verify.pick(s, verify)
-    # From the 3 at 71 (4.4 a block over 7), one more: 4, which fits.
     assert winner == (0, (0,), (blend(4, 10), 4)) and runners == []
     assert list(verify.costs) == [
         (0, (0,), six), (0, (0,), full), (0, (0,), (blend(3, 10), 4)),

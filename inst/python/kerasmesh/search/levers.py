@@ -211,10 +211,11 @@ def blend_levers(evaluate: Callable[[Levers], dict | None],
     saved, full = evaluate((SAVE_MATMULS, k)), evaluate((FULL, k))
     if saved is None or full is None or fits(saved) or not fits(full):
         return None
-    remat = refit(SAVE_MATMULS, saved, full, budget, space.blocks)
-    if remat is None:
+    n = refit({0: saved["memory"], space.blocks: full["memory"]}, budget,
+              space.blocks)
+    if n is None:
         return None
-    levers = (remat, k)
+    levers = (blend(n, space.blocks), k)
     return levers if fits(evaluate(levers)) else None
 
 
@@ -230,22 +231,31 @@ def full_blocks(remat: Any) -> int | None:
     return n if tuple(remat) == tuple(blend(n, len(remat))) else None
 
 
-def refit(remat: Any, f: dict, full: dict, budget: float,
-          blocks: int) -> Any:
-    """The blend of "full" and "save_matmuls" that the line through
-    `remat`'s figures `f` and `full` (those of "full" on every block, at
-    the same micro-batches) puts just under `budget` (`BLEND_SLACK`
-    below it): more "full" blocks when `remat` ("save_matmuls" or a
-    blend) is over, fewer when it has room; None when that is `remat`
-    itself or no blend lies between."""
-    n = full_blocks(remat)
-    if n is None or n >= blocks:
+def refit(points: dict[int, float], budget: float,
+          blocks: int) -> int | None:
+    """How many first blocks of `blocks` to make "full" (the others
+    "save_matmuls") for memory just under `budget` (`BLEND_SLACK` below
+    it), from the memory known at some counts (`points`, {count:
+    memory}; at `blocks`, "full" on every block): on the line between the
+    nearest counts over and under that aim, or along the two fewest under
+    it when none is over (memory falls fastest on the first blocks, and
+    "full" on every block keeps a floor). None when no count lies
+    between 0 and `blocks`, or the count is one already known."""
+    aim = (1 - BLEND_SLACK) * budget
+    under = sorted(n for n, m in points.items() if m <= aim)
+    if not under:
         return None
-    per_block = (f["memory"] - full["memory"]) / (blocks - n)
-    if per_block <= 0:
+    b = under[0]
+    over = [n for n, m in points.items() if m > aim and n < b]
+    if over:
+        a = max(over)
+        slope = (points[a] - points[b]) / (b - a)
+        n = a + math.ceil((points[a] - aim) / slope) if slope > 0 else b
+    elif len(under) > 1:
+        c = under[1]
+        slope = (points[b] - points[c]) / (c - b)
+        n = b - math.floor((aim - points[b]) / slope) if slope > 0 else b
+    else:
         return None
-    target = n + math.ceil((f["memory"] - (1 - BLEND_SLACK) * budget) /
-                           per_block)
-    if not 0 < target < blocks or target == n:
-        return None
-    return blend(target, blocks)
+    n = max(min(n, b), 1 if b > 0 else 0)
+    return None if n in points or n >= blocks else n

@@ -20,7 +20,7 @@ from ..core import kinds
 from .builds import check_depths
 from .configs import every_candidate
 from .figures import best_order, figures
-from ..remat.choice import FULL, label
+from ..remat.choice import FULL, blend, label
 from .levers import full_blocks, refit
 from .meshes import ORDERS, rebind
 
@@ -160,9 +160,10 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
 def refit_verified(verify: Verifier, key: tuple) -> tuple:
     """The winner `key` refitted at full depth when it is a "save_matmuls"
     or blended candidate: "full" on more first blocks when XLA finds it
-    over budget, on fewer when XLA leaves room for them, as the
-    full-depth figures of it and of "full" say (`levers.refit()`), twice
-    at most, while time allows. Returns the fitting key with the fewest
+    over budget, on fewer when XLA leaves room for them, as XLA's
+    figures for the counts compiled so far say (`levers.refit()`; "full"
+    on every block as `_full_remat()` has it), twice at most, while time
+    allows. Returns the fitting key with the fewest
     "full" blocks, or `key`."""
     ctx = verify.ctx
     i, c, (remat, k) = key
@@ -173,21 +174,34 @@ def refit_verified(verify: Verifier, key: tuple) -> tuple:
     f = verify.figures(key)
     if f is None or n == 0 and ctx.fits(f):
         return key
-    full = verify.figures((i, c, (FULL, k)))
+    full = _full_remat(verify, (i, c, (FULL, k)))
     if full is None or not ctx.fits(full):
         return key
-    best = key if ctx.fits(f) else None
+    points = {n: f["memory"], blocks: full["memory"]}
+    best = n if ctx.fits(f) else None
     for _ in range(2):
-        remat = refit(remat, f, full, ctx.budget, blocks)
-        if remat is None or not verify.has_time() or best is not None \
-                and full_blocks(remat) >= full_blocks(best[2][0]):
+        m = refit(points, ctx.budget, blocks)
+        if m is None or not verify.has_time() or \
+                best is not None and m >= best:
             break
-        f = verify.figures((i, c, (remat, k)))
+        f = verify.figures((i, c, (blend(m, blocks), k)))
         if f is None:
             break
+        points[m] = f["memory"]
         if ctx.fits(f):
-            best = (i, c, (remat, k))
-    return key if best is None else best
+            best = m
+    return key if best is None or best == n else \
+        (i, c, (blend(best, blocks), k))
+
+
+def _full_remat(verify: Verifier, key: tuple) -> dict | None:
+    """The figures of "full" on every block (`key`): XLA's at full depth
+    when compiled, else the search's own when it costed them (they only
+    aim a refit, whose blend is compiled), else compiled now."""
+    i, c, levers = key
+    if key in verify.costs:
+        return verify.figures(key)
+    return verify.searches[i].seen.get((c, levers)) or verify.figures(key)
 
 
 def _unverified(searches: list, verify: Verifier, key: tuple) -> tuple:
