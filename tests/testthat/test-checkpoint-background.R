@@ -71,6 +71,34 @@ test_that("a failed background save is a classed error at checkpoint_wait()", {
   expect_identical(checkpoint_info(dir)$steps$step, 1L)
 })
 
+test_that("a directory moved during a background save fails it, classed", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  moved <- paste0(dir, "-moved")
+  withr::defer(unlink(moved, recursive = TRUE))
+  model <- build_mlp()
+  save_checkpoint(model, dir, step = 1)
+  reticulate::py_run_string(paste(
+    "import sys, threading",
+    "store = sys.modules['kerasmesh.checkpoint.store']",
+    "_real, _gate = store.finish_write, threading.Event()",
+    "def _held(response):",
+    "    _gate.wait(60)",
+    "    _real(response)",
+    "store.finish_write = _held",
+    sep = "\n"
+  ))
+  withr::defer(reticulate::py_run_string("store.finish_write = _real"))
+  save_checkpoint(model, dir, step = 2, background = TRUE)
+  file.rename(dir, moved)
+  reticulate::py_run_string("_gate.set()")
+  e <- expect_error(checkpoint_wait(),
+                    class = "kerasmesh_error_checkpoint_directory")
+  expect_match(conditionMessage(e), "removed, moved or replaced", fixed = TRUE)
+  expect_false(file.exists(file.path(dir, "2")))
+  expect_identical(checkpoint_info(moved)$steps$step, 1L)
+})
+
 test_that("the callback saves in the background and fit() waits at its end", {
   skip_if_no_keras()
   dir <- withr::local_tempdir("checkpoint")
