@@ -194,3 +194,39 @@ def test_a_directory_gone_during_a_background_save_is_a_classed_error(
         assert cr.info(moved)["steps"]["step"] == [1]
         assert same(values(model), saved_values(moved))
 
+
+def test_a_second_save_waits_for_the_pending_one(tmp_path, distribution,
+                                                 monkeypatch):
+    distribution((2, 4))
+    first, second = str(tmp_path / "a"), str(tmp_path / "b")
+    model = build()
+    gate = gated_write(monkeypatch, after=False)
+    ck.save(model, first, step=1, background=True)
+    # Another directory's save, too: one save at a time, not one a lock.
+    with pytest.raises(KerasmeshError) as info:
+        ck.save(model, second, step=2, background=True, timeout=0.5)
+    assert info.value.kind == "timeout"
+    assert "the background save of step 1" in str(info.value)
+    assert cb.pending() == [{"directory": first, "step": 1}]
+    assert not os.path.exists(second)
+    gate.set()
+    ck.save(model, second, step=2, background=True)
+    assert cb.pending() == [{"directory": second, "step": 2}]
+    ck.wait()
+    assert cr.info(first)["steps"]["step"] == [1]
+    assert cr.info(second)["steps"]["step"] == [2]
+
+
+def test_a_callbacks_failed_save_stops_fit_at_the_next_save(
+        tmp_path, distribution, monkeypatch):
+    distribution((2, 4))
+    failing_write(monkeypatch, OSError(errno.ENOSPC, "No space left"))
+    model = build()
+    x, y = data()  # 4 steps of 16
+    with pytest.raises(KerasmeshError) as info:
+        model.fit(x, y, epochs=1, batch_size=16, verbose=0,
+                  callbacks=[callback(str(tmp_path), every=1, unit="step")])
+    assert info.value.kind == "checkpoint_write"
+    assert "Step 1 must be written" in str(info.value)
+    assert int(model.optimizer.iterations.numpy()) == 2  # not 4
+    assert cb.pending() == []
