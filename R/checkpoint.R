@@ -64,7 +64,10 @@
 #' directory and [checkpoint_wait()] wait for the pending one, and raise
 #' its error (a `kerasmesh_error_checkpoint_*` error, such as
 #' `kerasmesh_error_checkpoint_write` for a disk that filled up) if it
-#' failed. R waits for a pending save when it exits.
+#' failed. R waits for a pending save when it exits. A directory removed
+#' or moved while its save runs fails that save
+#' (`kerasmesh_error_checkpoint_directory`) rather than sealing the step
+#' in a directory made anew.
 #'
 #' @section Multi-process saves:
 #' Every process writes its shards and hashes its files; process 0 seals
@@ -146,8 +149,9 @@
 #' * `kerasmesh_error_argument`: a `step` that is not a whole number from
 #'   0 to 2,147,483,647 (the message names the value).
 #' * `kerasmesh_error_checkpoint_directory`: `dir` holds no checkpoint, is
-#'   a file, lies under a file or can't be created (the message names the
-#'   path).
+#'   a file, lies under a file or can't be created, or was removed or
+#'   moved while a background save wrote into it (the message names the
+#'   path; nothing of the step is sealed).
 #' * `kerasmesh_error_checkpoint_incomplete`, `..._checkpoint_step`: no
 #'   complete step, or the `step` asked for is missing, incomplete or
 #'   damaged (the message names the step and the file).

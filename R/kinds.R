@@ -29,7 +29,8 @@
 #' \item{`kerasmesh_error_batch_size`}{The batch size can't be split over the
 #'   batch axis.}
 #' \item{`kerasmesh_error_checkpoint_directory`}{The checkpoint directory is
-#'   missing, not a checkpoint, a file, or can't be created.}
+#'   missing (or was removed or moved during a save), not a checkpoint, a file,
+#'   or can't be created.}
 #' \item{`kerasmesh_error_checkpoint_dtype`}{A variable's dtype differs from the
 #'   saved one.}
 #' \item{`kerasmesh_error_checkpoint_exists`}{The checkpoint step already

@@ -133,3 +133,100 @@ def test_a_process_exiting_with_a_pending_save_finishes_it(tmp_path):
     assert code == 0
     [step] = cr.info(str(tmp_path))["steps"]["step"]
     assert step == 7
+
+
+def gated_write(monkeypatch, after):
+    """Hold the background part of the next save until the returned event
+    is set: before Orbax's write is waited for, or `after` it."""
+    import threading
+
+    gate, real = threading.Event(), ck.finish_write
+
+    def held(response):
+        if after:
+            real(response)
+        assert gate.wait(60)
+        if not after:
+            real(response)
+
+    monkeypatch.setattr(ck, "finish_write", held)
+    return gate
+
+
+def remove_tree(path):
+    """Delete `path` while Orbax may still write into it."""
+    import shutil
+    import time
+
+    for _ in range(100):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} could not be removed")
+
+
+@pytest.mark.parametrize("after", [False, True])
+@pytest.mark.parametrize("how", ["removed", "moved"])
+def test_a_directory_gone_during_a_background_save_is_a_classed_error(
+        tmp_path, distribution, monkeypatch, how, after):
+    distribution((2, 4))
+    d, moved = str(tmp_path / "ckpt"), str(tmp_path / "elsewhere")
+    model = build(seed=1)
+    ck.save(model, d, step=1)
+    gate = gated_write(monkeypatch, after)
+    ck.save(build(seed=2), d, step=2, background=True)
+    if how == "moved":
+        os.rename(d, moved)
+    else:
+        remove_tree(d)
+    gate.set()
+    with pytest.raises(KerasmeshError) as info:
+        ck.wait()
+    assert info.value.kind == "checkpoint_directory"
+    assert f"{d} was removed, moved or replaced while step 2" in \
+        str(info.value)
+    assert cb.pending() == []
+    # Nothing of step 2 is sealed where the directory was (Orbax may
+    # have made it again), and the steps saved before went with it.
+    assert not os.path.exists(os.path.join(d, "2"))
+    if how == "moved":
+        assert cr.info(moved)["steps"]["step"] == [1]
+        assert same(values(model), saved_values(moved))
+
+
+def test_a_second_save_waits_for_the_pending_one(tmp_path, distribution,
+                                                 monkeypatch):
+    distribution((2, 4))
+    first, second = str(tmp_path / "a"), str(tmp_path / "b")
+    model = build()
+    gate = gated_write(monkeypatch, after=False)
+    ck.save(model, first, step=1, background=True)
+    # Another directory's save, too: one save at a time, not one a lock.
+    with pytest.raises(KerasmeshError) as info:
+        ck.save(model, second, step=2, background=True, timeout=0.5)
+    assert info.value.kind == "timeout"
+    assert "the background save of step 1" in str(info.value)
+    assert cb.pending() == [{"directory": first, "step": 1}]
+    assert not os.path.exists(second)
+    gate.set()
+    ck.save(model, second, step=2, background=True)
+    assert cb.pending() == [{"directory": second, "step": 2}]
+    ck.wait()
+    assert cr.info(first)["steps"]["step"] == [1]
+    assert cr.info(second)["steps"]["step"] == [2]
+
+
+def test_a_callbacks_failed_save_stops_fit_at_the_next_save(
+        tmp_path, distribution, monkeypatch):
+    distribution((2, 4))
+    failing_write(monkeypatch, OSError(errno.ENOSPC, "No space left"))
+    model = build()
+    x, y = data()  # 4 steps of 16
+    with pytest.raises(KerasmeshError) as info:
+        model.fit(x, y, epochs=1, batch_size=16, verbose=0,
+                  callbacks=[callback(str(tmp_path), every=1, unit="step")])
+    assert info.value.kind == "checkpoint_write"
+    assert "Step 1 must be written" in str(info.value)
+    assert int(model.optimizer.iterations.numpy()) == 2  # not 4
+    assert cb.pending() == []

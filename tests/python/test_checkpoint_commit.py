@@ -19,6 +19,7 @@ from kerasmesh.checkpoint import store as ck
 from kerasmesh.checkpoint import commit as cc
 from kerasmesh.checkpoint import files as cf
 from kerasmesh.checkpoint import lock as cl
+from kerasmesh.checkpoint import seal
 from kerasmesh.core.errors import KerasmeshError
 from test_checkpoint_files import committed_step, linked_step, orbax_step
 
@@ -54,7 +55,7 @@ def test_prune_never_deletes_the_step_just_saved_or_a_damaged_newest(
     for step in (1, 3, 9):
         committed_step(d, step)
     with open(os.path.join(d, "9", "array"), "w") as f:
-        f.write("9999")  # same size, other bytes: damaged
+        f.write("99")  # cut short: damaged, by its size
     # Saving step 3 with keep = 1: 9 is damaged, so 3 is the newest good
     # one; 1 goes, 9 (newer, kerasmesh's, damaged) stays for inspection.
     assert cc.prune(d, 1, saved=3) == [1]
@@ -63,6 +64,26 @@ def test_prune_never_deletes_the_step_just_saved_or_a_damaged_newest(
     # 12 is the newest good one now: 9 goes, 3 (just saved) stays.
     assert cc.prune(d, 1, saved=3) == [9]
     assert names(d) == ["12", "3"]
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_save_checksums_its_own_files_only(step_3, monkeypatch,
+                                             background):
+    """Pruning and a save's checks judge the older steps by their marker
+    and file sizes: nothing of them is read again."""
+    d, _ = step_3
+    ck.save(build(seed=2), d, step=4)
+    read, real = [], seal.file_digest
+
+    def digest(path, *args, **kwargs):
+        read.append(os.path.relpath(path, d).split(os.sep)[0])
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(seal, "file_digest", digest)
+    ck.save(build(seed=3), d, step=5, keep=1, background=background)
+    ck.wait()
+    assert read and set(read) == {".kerasmesh-staging-5"}
+    assert names(d) == [".kerasmesh.lock", "5"]
 
 
 def test_nothing_is_deleted_through_a_symbolic_link(tmp_path):
@@ -227,8 +248,9 @@ def tiny_disk(tmp_path):
         subprocess.run(["umount", str(path)], check=True)
 
 
+@pytest.mark.parametrize("background", [False, True])
 def test_a_full_disk_is_a_classed_error_and_leaves_no_temporary_dir(
-        tiny_disk, distribution):
+        tiny_disk, distribution, background):
     distribution((2, 4))
     model = build(seed=1)
     ck.save(model, tiny_disk, step=1)
@@ -236,7 +258,10 @@ def test_a_full_disk_is_a_classed_error_and_leaves_no_temporary_dir(
     with open(os.path.join(tiny_disk, "filler"), "wb") as f:
         f.write(b"\0" * (free.f_bavail * free.f_frsize - 8192))
     with pytest.raises(KerasmeshError) as info:
-        ck.save(build(seed=2), tiny_disk, step=2)
+        # In the background, the disk fills during the write: the error
+        # comes where the save is waited for.
+        ck.save(build(seed=2), tiny_disk, step=2, background=background)
+        ck.wait()
     assert info.value.kind == "checkpoint_write"
     assert "No space left on device" in str(info.value)
     assert names(tiny_disk) == [".kerasmesh.lock", "1", "filler"]

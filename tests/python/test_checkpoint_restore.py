@@ -96,3 +96,46 @@ def test_keras_still_saves_after_a_restore_of_weights_alone(tmp_path):
     x, y = data()
     model.fit(x, y, epochs=1, batch_size=16, verbose=0)
     assert keras.ops.all(keras.ops.isfinite(model.weights[0].value))
+
+
+def largest_file(path):
+    found = [os.path.join(r, n) for r, _, names in os.walk(path)
+             for n in names]
+    return max(found, key=os.path.getsize)
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "flipped"])
+def test_a_restore_checks_each_file_it_reads(tmp_path, distribution,
+                                             damage):
+    from checkpoint_models import values
+    from kerasmesh.core.errors import KerasmeshWarning
+
+    distribution((2, 4))
+    d = str(tmp_path)
+    old = build(seed=1)
+    ck.save(old, d, step=1)
+    ck.save(build(seed=2), d, step=2)
+    shard = largest_file(os.path.join(d, "2", "pytree"))
+    name = os.path.relpath(shard, os.path.join(d, "2"))
+    if damage == "missing":
+        os.remove(shard)
+    elif damage == "truncated":
+        os.truncate(shard, os.path.getsize(shard) // 2)
+    else:  # one byte in the middle, the size kept
+        with open(shard, "r+b") as f:
+            f.seek(os.path.getsize(shard) // 2)
+            byte = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte[0] ^ 0x01]))
+    fresh = build(seed=3)
+    with pytest.warns(KerasmeshWarning) as caught:
+        assert cr.restore(fresh, d)["step"] == 1
+    [w] = [w.message for w in caught if hasattr(w.message, "kind")]
+    assert w.kind == "checkpoint_fallback"
+    assert f"Step 2 is not usable: file {name}" in w.bullets[0][1]
+    before, after = values(old), values(fresh)
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    with pytest.raises(KerasmeshError) as info:
+        cr.restore(build(seed=3), d, step=2)
+    assert info.value.kind == "checkpoint_incomplete"
+    assert name in str(info.value)

@@ -71,6 +71,34 @@ test_that("a failed background save is a classed error at checkpoint_wait()", {
   expect_identical(checkpoint_info(dir)$steps$step, 1L)
 })
 
+test_that("a directory moved during a background save fails it, classed", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  moved <- paste0(dir, "-moved")
+  withr::defer(unlink(moved, recursive = TRUE))
+  model <- build_mlp()
+  save_checkpoint(model, dir, step = 1)
+  reticulate::py_run_string(paste(
+    "import sys, threading",
+    "store = sys.modules['kerasmesh.checkpoint.store']",
+    "_real, _gate = store.finish_write, threading.Event()",
+    "def _held(response):",
+    "    _gate.wait(60)",
+    "    _real(response)",
+    "store.finish_write = _held",
+    sep = "\n"
+  ))
+  withr::defer(reticulate::py_run_string("store.finish_write = _real"))
+  save_checkpoint(model, dir, step = 2, background = TRUE)
+  file.rename(dir, moved)
+  reticulate::py_run_string("_gate.set()")
+  e <- expect_error(checkpoint_wait(),
+                    class = "kerasmesh_error_checkpoint_directory")
+  expect_match(conditionMessage(e), "removed, moved or replaced", fixed = TRUE)
+  expect_false(file.exists(file.path(dir, "2")))
+  expect_identical(checkpoint_info(moved)$steps$step, 1L)
+})
+
 test_that("the callback saves in the background and fit() waits at its end", {
   skip_if_no_keras()
   dir <- withr::local_tempdir("checkpoint")
@@ -96,19 +124,26 @@ test_that("a background save killed at any point leaves a complete step", {
   old <- build_mlp()
   save_checkpoint(old, dir, step = 3)
   old <- variable_values(old)
-  # Another model's weights over step 3, in the background, killed
-  # (SIGKILL) at `point` while R goes on.
-  killed_save <- function() {
-    keras <- reticulate::import("keras")
-    kill_save_at(point, fixtures)
+  # Another model's weights, here and in the process that saves them.
+  other_model <- function(keras) {
     keras$utils$set_random_seed(99L)
     model <- keras$Sequential(list(
       keras$Input(shape = list(32L)), keras$layers$Dense(64L, name = "dense"),
       keras$layers$Dense(16L, name = "dense_1")
     ), name = "sequential")
     model$compile(optimizer = "adam", loss = "mse")
-    save_checkpoint(model, dir, step = 3, overwrite = TRUE, keep = 1,
-                    background = TRUE)
+    model
+  }
+  environment(other_model) <- globalenv()
+  new <- variable_values(other_model(keras()))
+  expect_gt(max_abs_diff(old, new), 0)
+  # Those weights over step 3, in the background, killed (SIGKILL) at
+  # `point` while R goes on.
+  killed_save <- function() {
+    keras <- reticulate::import("keras")
+    kill_save_at(point, fixtures)
+    save_checkpoint(other_model(keras), dir, step = 3, overwrite = TRUE,
+                    keep = 1, background = TRUE)
     # Training goes on in Python (R code alone would pause the save: R
     # holds Python's lock while it runs), and is killed before it ends.
     reticulate::py_run_string("import time; time.sleep(60)")
@@ -119,7 +154,7 @@ test_that("a background save killed at any point leaves a complete step", {
   for (point in names(survivors)) {
     environment(killed_save) <- list2env(
       list(dir = dir, point = point, fixtures = fixture_path(),
-           kill_save_at = kill_save_at),
+           kill_save_at = kill_save_at, other_model = other_model),
       parent = globalenv()
     )
     killed <- tryCatch(in_fresh_r(killed_save, timeout = 120),
@@ -130,8 +165,9 @@ test_that("a background save killed at any point leaves a complete step", {
     expect_true(info$steps$complete, info = point)
     restored <- build_mlp()
     restore_checkpoint(restored, dir)
-    same_as_old <- max_abs_diff(old, variable_values(restored)) == 0
-    expect_identical(same_as_old, survivors[[point]] == "old", info = point)
+    survivor <- if (survivors[[point]] == "old") old else new
+    expect_identical(max_abs_diff(survivor, variable_values(restored)), 0,
+                     info = point)
   }
   save_checkpoint(build_mlp(), dir, step = 4)
   expect_identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)),

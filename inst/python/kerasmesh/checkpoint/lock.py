@@ -41,13 +41,26 @@ class HeldLock:
     """The lock a save holds (nothing outside process 0): `release()`
     closes its file, which releases it; releasing twice is harmless."""
 
-    def __init__(self, fd: int | None = None):
-        self.fd = fd
+    def __init__(self, fd: int | None = None, path: str | None = None):
+        self.fd, self.path = fd, path
 
     def release(self) -> None:
         fd, self.fd = self.fd, None
         if fd is not None:
             os.close(fd)
+
+    def lost(self) -> bool:
+        """Whether the file at the lock's path is no longer the one held:
+        the directory was removed, moved or replaced since the lock was
+        taken (a background save's directory can vanish under it). False
+        where nothing is held (outside process 0, once released)."""
+        if self.fd is None or self.path is None:
+            return False
+        try:
+            return not os.path.samestat(os.fstat(self.fd),
+                                        os.stat(self.path))
+        except OSError:
+            return True
 
 
 def hold(directory: str, deadline: float) -> HeldLock:
@@ -78,7 +91,7 @@ def acquire(directory: str, deadline: float) -> HeldLock:
     path = os.path.join(directory, LOCK_FILE)
     fd = open_lock(path)
     if fcntl is None:
-        return HeldLock(fd)
+        return HeldLock(fd, path)
     wait, started = _FIRST_WAIT, time.monotonic()
     while True:
         try:
@@ -97,7 +110,7 @@ def acquire(directory: str, deadline: float) -> HeldLock:
             os.close(fd)
             raise write_error(directory, -1, e.strerror or str(e)) from e
     write_holder(fd)
-    return HeldLock(fd)
+    return HeldLock(fd, path)
 
 
 def open_lock(path: str) -> int:

@@ -24,7 +24,8 @@ A save, in order (each function a test may cut short):
 2. in the background (`background.py`): `finish_write()`, Orbax's write
    (uncompressed, see `write_options()`)
    and commit of the staging folder; `hash_files()`, each process its own
-   files; the processes agree (`agree.py`); process 0 seals the step
+   files; process 0 checks that the directory is still the one it
+   locked; the processes agree (`agree.py`); process 0 seals the step
    (`write_marker()`), swaps it in (`commit.retire()`,
    `commit.put_in_place()`) and prunes (`commit.prune()`); the lock is
    released.
@@ -165,8 +166,7 @@ def begin_agreed(directory: str, step: int, tree: dict, meta: dict) -> Any:
     except Exception as e:  # noqa: BLE001 - raised again below
         failure = e
     if commit.agreed(failure is not None):
-        if process_index() == 0:
-            commit.recover(directory, only=step)
+        clean_up(directory, step)
         if failure is not None:
             raise classed(failure, directory, step) from failure
         raise KerasmeshError(
@@ -206,7 +206,9 @@ def finish_save(held: lock.HeldLock, response: Any, plan: dict,
                 result: dict) -> dict:
     """A save's background part: the write, the seal, the swap, pruning;
     then the lock is released. On failure, process 0 removes what was
-    written; the steps saved before are unchanged."""
+    written; the steps saved before are unchanged. A directory removed
+    or moved meanwhile (its lock file is no longer the one held) fails
+    the save, rather than sealing what was written into one recreated."""
     directory, step = plan["directory"], plan["step"]
     staging = commit.staging_path(directory, step)
     try:
@@ -216,21 +218,25 @@ def finish_save(held: lock.HeldLock, response: Any, plan: dict,
             record = hash_files(staging, process_index(), _process_count())
         except Exception as e:  # noqa: BLE001 - agreed on, then raised
             failure = e
+        failure = displaced(held, directory, step) or failure
         agree.decide(plan["key"], failure, record,
-                     lambda records: commit_step(plan, records))
+                     lambda records: commit_step(plan, records, held))
     except BaseException as e:
-        if process_index() == 0:
-            commit.recover(directory, only=step)
+        clean_up(directory, step)
         raise classed(e, directory, step) from e
     finally:
         held.release()
     return dict(result, pending=False)
 
 
-def commit_step(plan: dict, records: list[dict]) -> None:
+def commit_step(plan: dict, records: list[dict],
+                held: lock.HeldLock | None = None) -> None:
     """Process 0: seal the step with every process's record, swap it in,
-    prune."""
+    prune; first, check that the directory is still the one locked."""
     directory, step = plan["directory"], plan["step"]
+    lost = displaced(held, directory, step) if held is not None else None
+    if lost is not None:
+        raise lost
     files: dict = {}
     for record in records:
         files.update(record)
@@ -239,6 +245,33 @@ def commit_step(plan: dict, records: list[dict]) -> None:
     commit.prune(directory, plan["keep"], step)
     if plan["start"] is not None:
         commit.remove_beyond(directory, plan["start"], step)
+
+
+def displaced(held: lock.HeldLock, directory: str,
+              step: int) -> KerasmeshError | None:
+    """`checkpoint_directory` when the directory was removed, moved or
+    replaced while `step` was written (process 0, which holds the lock,
+    can tell); None otherwise."""
+    if not held.lost():
+        return None
+    return KerasmeshError(
+        kinds.CHECKPOINT_DIRECTORY, "`dir` must stay in place while a step "
+        "is saved.",
+        x=f"{directory} was removed, moved or replaced while step {step} "
+          "was written (its lock file is not the one the save holds).",
+        i=f"Step {step} is not saved: save it again.")
+
+
+def clean_up(directory: str, step: int) -> None:
+    """Process 0 removes what a failed save of `step` left; a directory
+    that vanished has nothing left to remove (the save's own error is
+    what is raised)."""
+    if process_index() != 0:
+        return
+    try:
+        commit.recover(directory, only=step)
+    except OSError:
+        pass
 
 
 def classed(e: BaseException, directory: str, step: int) -> BaseException:

@@ -125,8 +125,8 @@ BATCH_SIZE = _kind(
     error="The batch size can't be split over the batch axis.")
 CHECKPOINT_DIRECTORY = _kind(
     "checkpoint_directory",
-    error="The checkpoint directory is missing, not a checkpoint, a "
-          "file, or can't be created.")
+    error="The checkpoint directory is missing (or was removed or moved "
+          "during a save), not a checkpoint, a file, or can't be created.")
 CHECKPOINT_DTYPE = _kind(
     "checkpoint_dtype",
     error="A variable's dtype differs from the saved one.")
