@@ -62,6 +62,19 @@ def fake(memory_of):
     return evaluate, calls
 
 
+def with_blends(evaluate, saved, saving):
+    """`evaluate` that also costs blends: "save_matmuls"'s activations
+    (`saved`) less `saving` times the share of blocks on "full"."""
+    def blended(lv):
+        remat, k = lv
+        if isinstance(remat, str):
+            return evaluate(lv)
+        share = remat.count("full") / len(remat)
+        return evaluate(("save_matmuls", k)) | {
+            "memory": 10 + (saved - share * saving) / k, "remat": remat}
+    return blended
+
+
 def test_the_fewest_levers_that_fit_are_chosen():
     space = levers.LeverSpace(("none", "save_matmuls", "full"), None, 64)
     evaluate, calls = fake({"none": 400, "save_matmuls": 100, "full": 30})
@@ -87,13 +100,7 @@ def test_full_remat_on_the_first_blocks_when_matmuls_alone_do_not_fit():
                               blocks=10)
     evaluate, calls = fake({"none": 1600, "save_matmuls": 400, "full": 200})
 
-    def blended(lv):
-        remat, k = lv
-        if isinstance(remat, str):
-            return evaluate(lv)
-        share = remat.count("full") / len(remat)
-        return evaluate(("save_matmuls", k)) | {
-            "memory": 10 + (400 - share * 200) / k, "remat": remat}
+    blended = with_blends(evaluate, 400, 200)
 
     found = levers.choose(blended, lambda f: f["memory"] <= 95, space, 8,
                           95.0)
@@ -117,13 +124,7 @@ def test_blends_are_tried_between_the_counts_full_and_matmuls_fit_at():
                               blocks=10)
     evaluate, calls = fake({"none": 1600, "save_matmuls": 300, "full": 40})
 
-    def blended(lv):
-        remat, k = lv
-        if isinstance(remat, str):
-            return evaluate(lv)
-        share = remat.count("full") / len(remat)
-        return evaluate(("save_matmuls", k)) | {
-            "memory": 10 + (300 - share * 260) / k, "remat": remat}
+    blended = with_blends(evaluate, 300, 260)
 
     found = levers.choose(blended, lambda f: f["memory"] <= 60, space, 8,
                           60.0)
