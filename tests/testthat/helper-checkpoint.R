@@ -24,3 +24,13 @@ kill_save_at <- function(point, fixtures) {
   ))
   invisible()
 }
+
+# The Python threads alive now, but for the main thread and thread pools'
+# workers (which outlive their tasks): one string, names sorted.
+live_threads <- function() {
+  reticulate::py_eval(paste(
+    "', '.join(sorted(t.name for t in __import__('threading').enumerate()",
+    "if t is not __import__('threading').main_thread()",
+    "and not t.name.startswith(('asyncio_', 'ThreadPoolExecutor'))))"
+  ))
+}

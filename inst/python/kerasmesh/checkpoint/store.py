@@ -177,8 +177,8 @@ def begin_agreed(directory: str, step: int, tree: dict, meta: dict) -> Any:
 
 
 def begin_write(staging: str, tree: dict, meta: dict) -> Any:
-    """Orbax copies the arrays off the devices and starts writing them
-    into `staging`, uncompressed (`write_options()`); its response tells
+    """Orbax creates `staging`'s folders, copies the arrays off the devices
+    and starts writing them there (`write_options()`); its response tells
     when the write is committed."""
     ocp = orbax()
     with write_options(ocp):
@@ -187,14 +187,23 @@ def begin_write(staging: str, tree: dict, meta: dict) -> Any:
 
 
 def write_options(ocp: Any) -> Any:
-    """Orbax's context for kerasmesh's writes: arrays stored without
-    compression. A training state's floats are nearly random bytes: zstd
-    (Orbax's default) saves under a tenth of the space (8 % on a trained
-    MLP's weights and Adam slots) for twice the CPU time of the write,
-    time a background save takes from training and the next save may wait
-    for. Orbax and Keras read either."""
-    saving = ocp.options.ArrayOptions.Saving(use_compression=False)
-    return ocp.Context(array_options=ocp.options.ArrayOptions(saving=saving))
+    """Orbax's context for kerasmesh's writes.
+
+    Arrays are stored without compression. A training state's floats are
+    nearly random bytes: zstd (Orbax's default) saves under a tenth of the
+    space (8 % on a trained MLP's weights and Adam slots) for twice the CPU
+    time of the write, time a background save takes from training and the
+    next save may wait for. Orbax and Keras read either.
+
+    The step's folders are created before `begin_write()` returns, not in
+    Orbax's background: when their creation fails there (the directory
+    moved away meanwhile), the save fails but Orbax's writer threads wait
+    for a signal that never comes, for minutes after the save's error was
+    raised, then fail and log into whatever the session does by then."""
+    context = ocp.Context()
+    context.array.saving.use_compression = False
+    context.asynchronous.create_directories_asynchronously = False
+    return context
 
 
 def finish_write(response: Any) -> None:
