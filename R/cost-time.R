@@ -38,6 +38,15 @@
 #'   step has no bfloat16; `"native"`: a GPU or TPU compiled it;
 #'   `"float32"`: the CPU's widened figures (where the retyped step could
 #'   not be compiled), said in the print-out.
+#' * `attention`: on a GPU, Keras's `ops.dot_product_attention` runs
+#'   bfloat16 and float16 attention fused (cuDNN's flash attention), never
+#'   keeping the scores of every query against every key; XLA's CPU
+#'   backend keeps them whole, in float32. On CPU, kerasmesh costs such
+#'   attention computed in blocks of 512 queries, each recomputed in the
+#'   backward pass: the same result, one block's scores in memory, as on
+#'   a GPU: `"fused"`. `"written"`: attention costed as the model computes
+#'   it (in float32, shorter than two blocks, with a bias or soft cap, on
+#'   a GPU or TPU, or written out as its own operations).
 #' * `reshardings`: a data frame, one row per tensor XLA could only
 #'   reshard by replicating it in full on every device and partitioning
 #'   it again (XLA's "involuntary full rematerialization" warnings):
@@ -94,6 +103,9 @@ format_compile_notes <- function(x) {
     if (identical(x$bfloat16, "float32")) {
       c("bfloat16 costed at 4 bytes, as XLA's CPU backend computes it:",
         "  activations and collectives are larger than a GPU's")
+    },
+    if (identical(x$attention, "fused")) {
+      "attention costed as GPUs' fused attention runs it: no scores kept"
     },
     if (n > 0) {
       sprintf("XLA replicates %s in full to reshard %s (see $reshardings)",

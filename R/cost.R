@@ -300,6 +300,7 @@ new_layout_cost <- function(desc, topology = NULL) {
       warnings = as.character(unlist(desc$warnings)),
       compute_dtype = desc$compute_dtype %||% NA_character_,
       bfloat16 = desc$bfloat16 %||% NA_character_,
+      attention = desc$attention %||% NA_character_,
       reshardings = new_cost_reshardings(desc$reshardings),
       xla_log = as.character(unlist(desc$xla_log)),
       time = new_cost_time(desc$time),
@@ -318,13 +319,11 @@ new_layout_cost <- function(desc, topology = NULL) {
 # The cost's collectives by collective and axes, and every one of them, as
 # data frames.
 cost_collectives <- function(columns) {
-  data.frame(
-    collective = as.character(unlist(columns$collective)),
-    axes = as.character(unlist(columns$axes)),
-    count = as.integer(unlist(columns$count)),
-    bytes = as.numeric(unlist(columns$bytes)),
-    stringsAsFactors = FALSE
-  )
+  data.frame(collective = as.character(unlist(columns$collective)),
+             axes = as.character(unlist(columns$axes)),
+             count = as.integer(unlist(columns$count)),
+             bytes = as.numeric(unlist(columns$bytes)),
+             stringsAsFactors = FALSE)
 }
 
 cost_ops <- function(ops) {

@@ -153,6 +153,36 @@ test_that("a mixed_bfloat16 step is costed at 2 bytes, as on a GPU", {
   expect_match(format(bf16), "bfloat16 costed at 2 bytes", all = FALSE)
 })
 
+test_that("bfloat16 attention is costed as GPUs fuse it, float32 as written", {
+  skip_if_no_keras_hub()
+  hub <- reticulate::import("keras_hub")
+  build <- function(dtype) {
+    function() {
+      hub$models$Llama3Backbone(
+        vocabulary_size = 256L, num_layers = 1L, num_query_heads = 8L,
+        num_key_value_heads = 2L, hidden_dim = 32L, intermediate_dim = 64L,
+        dtype = dtype
+      )
+    }
+  }
+  # 1024 tokens: two blocks of 512 queries.
+  cost <- function(dtype) {
+    layout_cost(build(dtype), data_parallel(), batch_size = 8,
+                optimizer = "adam",
+                input_shapes = list(token_ids = 1024, padding_mask = 1024))
+  }
+  bf16 <- cost("mixed_bfloat16")
+  f32 <- cost("float32")
+  expect_identical(bf16$attention, "fused")
+  expect_identical(f32$attention, "written")
+  expect_match(format(bf16), "attention costed as GPUs' fused attention",
+               all = FALSE)
+  expect_false(any(grepl("fused attention", format(f32))))
+  # float32 keeps 8 heads x 1024 x 1024 float32 scores per sequence
+  # (32 MiB); blocked bfloat16 keeps one block's at a time.
+  expect_lt(bf16$xla[["temp"]], f32$xla[["temp"]] - 2^25)
+})
+
 test_that("a layout XLA reshards by replicating is reported, not printed", {
   skip_if_no_keras_hub()
   lm <- layout_map(hub_mesh(), ".*query.*kernel" = c(NA, NA, "model"))

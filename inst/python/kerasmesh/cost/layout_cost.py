@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import attribution, hlo, precision, xla_log
+from .attention import AS_WRITTEN, fused_scope
 from ..plan import planner as plan
 from ..core.backend import require_backend
 from ..plan.batches import check_batch_size
@@ -153,14 +154,14 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                        batch_dim)
     levers.measure = not quick if measure is None else bool(measure)
     machine = _machine(topology, layout_map.device_mesh)
-    model, planned, step, lowered, start = _trace_within(
+    model, planned, step, lowered, start, fused = _trace_within(
         clock, timeout, model, layout_map, distribution, batch_dim, levers,
         optimizer, loss, input_shapes)
-    dtype = _compute_dtype(model, machine)
     compiled, how, log = _compile(lowered, clock, timeout, quick)
     return _report(CompiledStep(
         compiled, planned, step, dist_type, batch_dim, layout_map.device_mesh,
-        time.perf_counter() - start, levers, how, log, dtype, machine))
+        time.perf_counter() - start, levers, how, log,
+        _compute_dtype(model, machine), machine, fused))
 
 
 def _machine(topology: Any, keras_mesh: Any) -> tuple | None:
@@ -246,7 +247,8 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
     error = plan.first_error(planned["problems"])
     if error is not None:
         raise error
-    with remat_scope(model, levers.remat) as levers.remat:
+    with remat_scope(model, levers.remat) as levers.remat, \
+            fused_scope(default_platform()) as fused:
         clock.phase = "tracing the step"
         step = step_specs(model, placement, distribution, optimizer, loss,
                           levers.micro_batch_size, input_shapes)
@@ -261,7 +263,14 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
             raise
         except Exception as e:  # noqa: BLE001 - shown as a classed error
             raise _compile_error(e) from e
-    return model, planned, step, lowered, start
+    return model, planned, step, lowered, start, fused.how
+
+
+def default_platform() -> str:
+    """The platform JAX compiles for ("cpu", "gpu", "tpu")."""
+    import jax
+
+    return jax.default_backend()
 
 
 @dataclass
@@ -282,6 +291,7 @@ class CompiledStep:
         log: what XLA wrote while compiling (`xla_log.parse()`).
         dtype: the model's compute dtype.
         machine: (Topology, node of each mesh position), or None.
+        attention: how Keras's attention was costed (`attention.py`).
     """
 
     compiled: Any
@@ -296,6 +306,7 @@ class CompiledStep:
     log: dict | None = None
     dtype: str = "float32"
     machine: tuple[Topology, list[int]] | None = None
+    attention: str = AS_WRITTEN
 
 
 def _report(step: CompiledStep) -> dict:
@@ -351,11 +362,12 @@ def _report(step: CompiledStep) -> dict:
 
 def _extras(step: CompiledStep, ops: list[dict], flops: float) -> dict:
     """What the compile said beyond its figures: `bfloat16` (how it was
-    compiled: `precision.py`), `reshardings` and `xla_log` (what XLA
+    compiled: `precision.py`), `attention` (`attention.py`), `reshardings` and `xla_log` (what XLA
     wrote: `xla_log.parse()`), `compute_dtype` and, with a topology,
     `time` (`topology.time.step_time()`)."""
     log = step.log or xla_log.parse("")
-    out = {"bfloat16": step.bfloat16[0], "reshardings": log["reshardings"],
+    out = {"bfloat16": step.bfloat16[0], "attention": step.attention,
+           "reshardings": log["reshardings"],
            "xla_log": log["log"], "compute_dtype": step.dtype}
     if step.machine is not None:
         machine, nodes = step.machine

@@ -1,0 +1,104 @@
+"""Attention costed as GPUs run it: the blocked attention computes what
+Keras's does, and a step traced for CPU figures keeps one block's scores.
+"""
+
+import jax
+import jax.numpy as jnp
+import keras
+import numpy as np
+import pytest
+
+from kerasmesh.cost import attention
+from kerasmesh.cost import layout_cost as cost
+from remat_models import hub_backbone
+
+LENGTH = 2 * attention.BLOCK
+
+
+def qkv(heads=4, kv_heads=2, size=8, batch=2, seed=0):
+    rng = np.random.default_rng(seed)
+    shape = (batch, LENGTH)
+    return (jnp.asarray(rng.normal(size=shape + (heads, size)), jnp.float32),
+            jnp.asarray(rng.normal(size=shape + (kv_heads, size)),
+                        jnp.float32),
+            jnp.asarray(rng.normal(size=shape + (kv_heads, size)),
+                        jnp.float32))
+
+
+def padded_causal(batch=2):
+    keep = np.random.default_rng(1).random((batch, 1, 1, LENGTH)) > 0.1
+    return jnp.asarray(np.tril(np.ones((LENGTH, LENGTH), bool)) & keep)
+
+
+@pytest.mark.parametrize("how", ["mask", "causal", "neither"])
+def test_blocked_attention_has_the_values_and_gradients_of_keras(how):
+    q, k, v = qkv()
+    kw = {"mask": {"mask": padded_causal(), "scale": 0.3},
+          "causal": {"is_causal": True}, "neither": {}}[how]
+
+    def loss(fn):
+        return lambda q, k, v: jnp.sum(jnp.sin(fn(q, k, v, **kw)))
+
+    want = jax.value_and_grad(
+        loss(keras.src.backend.jax.nn.dot_product_attention),
+        argnums=(0, 1, 2))(q, k, v)
+    got = jax.value_and_grad(loss(attention.blocked_attention),
+                             argnums=(0, 1, 2))(q, k, v)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, atol=1e-4)
+
+
+def test_only_half_precision_attention_longer_than_a_block_is_blocked():
+    q, k, _ = qkv()
+    half = q.astype(jnp.bfloat16)
+    assert attention._blockable(half, k, None, None)
+    assert not attention._blockable(q, k, None, None)  # float32
+    assert not attention._blockable(half, k, jnp.zeros(1), None)  # a bias
+    assert not attention._blockable(half, k, None, 50.0)  # a soft cap
+    assert not attention._blockable(half[:, :attention.BLOCK], k, None, None)
+    assert not attention._blockable(half[:, :LENGTH - 8], k, None, None)
+
+
+def test_the_scope_puts_keras_attention_back_however_it_ends():
+    from keras.src.backend.jax import nn as keras_nn
+
+    original = keras_nn.dot_product_attention
+    with pytest.raises(RuntimeError):
+        with attention.fused_scope("cpu"):
+            assert keras_nn.dot_product_attention is not original
+            raise RuntimeError("the trace failed")
+    assert keras_nn.dot_product_attention is original
+    with attention.fused_scope("gpu") as record:
+        assert keras_nn.dot_product_attention is original
+    assert record.how == attention.AS_WRITTEN
+
+
+def test_a_step_traced_on_cpu_keeps_one_blocks_scores(monkeypatch):
+    # A Llama backbone in mixed bfloat16 at 4 blocks' length: Keras's
+    # attention on CPU keeps every score; blocked, XLA's temporaries
+    # shrink and the cost says how attention was costed.
+    def build():
+        keras.config.set_dtype_policy("mixed_bfloat16")
+        try:
+            return hub_backbone("llama", num_layers=2)
+        finally:
+            keras.config.set_dtype_policy("float32")
+
+    dist = keras.distribution.DataParallel(
+        devices=keras.distribution.list_devices())
+    shapes = {"token_ids": [4 * attention.BLOCK],
+              "padding_mask": [4 * attention.BLOCK]}
+
+    def costed():
+        return cost.layout_cost(build, dist, 8, "adam", None, shapes,
+                                timeout=300, quick=True)
+
+    fused = costed()
+    monkeypatch.setattr(cost, "default_platform", lambda: "gpu")
+    written = costed()
+    assert fused["attention"] == attention.FUSED
+    assert written["attention"] == attention.AS_WRITTEN
+    # 8 heads x 2048 x 2048 float32 scores, per sequence: 128 MiB.
+    assert written["xla"]["temp"] - fused["xla"]["temp"] > 100 * 2**20
+    assert fused["memory"]["weights"] == written["memory"]["weights"]
