@@ -11,7 +11,8 @@ that call computes the same attention in blocks of `BLOCK` queries, each
 recomputed in the backward pass (`jax.checkpoint`): memory of one block's
 scores, as a fused kernel needs, and the same result. Attention written
 out as its own einsums and softmax (some keras-hub models do so on CPU)
-is costed as written.
+is costed as written. XLA's cost analysis counts a loop's body once:
+the other blocks' operations are counted by `loops.py`.
 
 `fused_scope()` replaces Keras's JAX `dot_product_attention` for the
 trace only, and puts the original back however the trace ends.

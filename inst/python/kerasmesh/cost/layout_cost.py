@@ -331,10 +331,11 @@ def _report(step: CompiledStep) -> dict:
         "outputs": max(0.0, xla["output"] - xla["alias"]),
     }
     memory["total"] = float(sum(memory.values()))
-    flops = xla_flops(compiled)
+    text = compiled.as_text()
+    flops = xla_flops(compiled, text)
     ops = precision.rename_dtypes(
-        hlo.parse_collectives(compiled.as_text(), list(sizes.values()),
-                              list(sizes)), step.bfloat16[1])
+        hlo.parse_collectives(text, list(sizes.values()), list(sizes)),
+        step.bfloat16[1])
     return _extras(step, ops, flops) | {
         "memory": memory,
         "xla": xla,

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..plan.accumulation import check_accumulation_steps, micro_batch_size
 from ..remat.choice import NONE, check_remat, remat_scope
+from .loops import uncounted_flops
 from .step import StepSpecs, lower_step
 
 
@@ -78,16 +79,22 @@ class Levers:
                 "recompute_flops": float(self.recompute_share * flops)}
 
 
-def xla_flops(stage: Any) -> float:
+def xla_flops(stage: Any, text: str | None = None) -> float:
     """XLA's count of floating-point operations of a lowered (unoptimized)
-    or compiled (per device) step."""
+    or compiled (per device) step, with the matrix products of every loop
+    trip XLA counts once (`loops.py`). `text`: the stage's HLO text, when
+    the caller has it."""
     try:
         analysis = stage.cost_analysis()
     except Exception:  # noqa: BLE001 - a backend without cost analysis
         return 0.0
     if isinstance(analysis, (list, tuple)):
         analysis = analysis[0] if analysis else {}
-    return float((analysis or {}).get("flops", 0.0))
+    counted = float((analysis or {}).get("flops", 0.0))
+    if text is None:
+        text = (stage.as_text(dialect="hlo") if hasattr(stage, "compile")
+                else stage.as_text())
+    return counted + uncounted_flops(text)
 
 
 def recompute_share(model: Any, distribution: Any, step: StepSpecs,
