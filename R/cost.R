@@ -126,7 +126,8 @@
 #'     `warnings` (the plan's warnings: see [check_layout()]);
 #'   * `remat` (the choice in effect), `accumulation_steps`,
 #'     `micro_batch_size` (samples per compiled step), `flops` (XLA's count
-#'     of floating-point operations per device per compiled step) and
+#'     of floating-point operations per device per compiled step, every
+#'     trip of a loop counted) and
 #'     `recompute_flops` (the part of them spent recomputing; 0 without
 #'     remat).
 #' @seealso [compare_layouts()] for several layouts side by side;

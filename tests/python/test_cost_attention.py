@@ -74,14 +74,16 @@ def test_the_scope_puts_keras_attention_back_however_it_ends():
     assert record.how == attention.AS_WRITTEN
 
 
-def test_a_step_traced_on_cpu_keeps_one_blocks_scores(monkeypatch):
-    # A Llama backbone in mixed bfloat16 at 4 blocks' length: Keras's
-    # attention on CPU keeps every score; blocked, XLA's temporaries
-    # shrink and the cost says how attention was costed.
+@pytest.mark.parametrize("family", ["llama", "gemma"])
+def test_a_step_traced_on_cpu_keeps_one_blocks_scores(monkeypatch, family):
+    # A backbone in mixed bfloat16 at 4 blocks' length: attention on CPU
+    # keeps every score (Keras's, or Gemma's own einsums, which it uses
+    # off GPUs); blocked, XLA's temporaries shrink and the cost says how
+    # attention was costed.
     def build():
         keras.config.set_dtype_policy("mixed_bfloat16")
         try:
-            return hub_backbone("llama", num_layers=2)
+            return hub_backbone(family, num_layers=2)
         finally:
             keras.config.set_dtype_policy("float32")
 
@@ -105,3 +107,24 @@ def test_a_step_traced_on_cpu_keeps_one_blocks_scores(monkeypatch):
     # Every block's products counted, and the scores' recompute in the
     # backward pass (as a fused kernel's) on top of Keras's own.
     assert written["flops"] < fused["flops"] < 1.2 * written["flops"]
+
+
+def test_layers_that_choose_by_the_device_choose_as_on_a_gpu_in_scope():
+    model = hub_backbone("gemma", num_layers=1)
+    capped = hub_backbone("gemma", num_layers=1)
+    layers = attention._chooses_by_device(model)
+    for layer in attention._chooses_by_device(capped):
+        layer.logit_soft_cap = 50.0
+
+    def fused(layers):
+        return [layer._use_fused_attention_op() for layer in layers]
+
+    assert layers and not any(fused(layers))
+    with attention.fused_scope("cpu", model):
+        assert all(fused(layers))
+    with attention.fused_scope("cpu", capped):
+        assert not any(fused(attention._chooses_by_device(capped)))
+    # Nothing of the scope is left on the instances.
+    assert not any("_use_fused_attention_op" in vars(layer)
+                   for layer in layers)
+    assert not any(fused(layers))

@@ -9,13 +9,17 @@ tokens, 4 GiB per sequence and copy), and a plan made on CPU would count
 them. So while a step is traced for its CPU figures (`fused_scope()`),
 that call computes the same attention in blocks of `BLOCK` queries, each
 recomputed in the backward pass (`jax.checkpoint`): memory of one block's
-scores, as a fused kernel needs, and the same result. Attention written
-out as its own einsums and softmax (some keras-hub models do so on CPU)
-is costed as written. XLA's cost analysis counts a loop's body once:
-the other blocks' operations are counted by `loops.py`.
+scores, as a fused kernel needs, and the same result. keras-hub's
+attention layers that choose the fused call by the device they run on
+(Gemma's: a method `_use_fused_attention_op()`) choose by a GPU's rule
+during the trace: fused unless they drop out or cap their logits.
+Attention written out as its own einsums and softmax is costed as
+written. XLA's cost analysis counts a loop's body once: the other
+blocks' operations are counted by `loops.py`.
 
-`fused_scope()` replaces Keras's JAX `dot_product_attention` for the
-trace only, and puts the original back however the trace ends.
+`fused_scope()` replaces Keras's JAX `dot_product_attention`, and that
+method of the model's own layers (an attribute of each instance), for
+the trace only, and puts them back however the trace ends.
 """
 
 from __future__ import annotations
@@ -91,12 +95,47 @@ def blocked_attention(query: Any, key: Any, value: Any, mask: Any = None,
     return jnp.moveaxis(out, 0, 1).reshape(batch, length, heads, size)
 
 
+def _chooses_by_device(model: Any) -> list[Any]:
+    """The model's layers that choose fused attention by the device they
+    run on (keras-hub's Gemma attention and its kind)."""
+    flatten = getattr(model, "_flatten_layers", None)
+    if flatten is None:
+        return []
+    return [layer for layer in flatten(include_self=True, recursive=True)
+            if callable(getattr(type(layer), "_use_fused_attention_op",
+                                None))]
+
+
+def _gpu_rule(layer: Any) -> Any:
+    """A GPU's choice for `layer` (keras-hub's rule on a GPU with fused
+    attention): fused, unless it drops out or caps its logits."""
+    def use_fused_attention_op() -> bool:
+        return not getattr(layer, "dropout", 0.0) and \
+            getattr(layer, "logit_soft_cap", None) is None
+    return use_fused_attention_op
+
+
 @contextlib.contextmanager
-def fused_scope(platform: str) -> Iterator[Fused]:
-    """While tracing a step for `platform`'s figures: on "cpu", Keras's
-    JAX `dot_product_attention` computes blockable attention in blocks
-    (`blocked_attention()`); elsewhere, and for other attention, Keras's
-    own. Yields the `Fused` record of the trace."""
+def _as_on_gpu(model: Any) -> Iterator[None]:
+    """The model's attention layers choose by a GPU's rule, as instance
+    attributes removed on the way out."""
+    layers = _chooses_by_device(model)
+    for layer in layers:
+        object.__setattr__(layer, "_use_fused_attention_op", _gpu_rule(layer))
+    try:
+        yield
+    finally:
+        for layer in layers:
+            layer.__dict__.pop("_use_fused_attention_op", None)
+
+
+@contextlib.contextmanager
+def fused_scope(platform: str, model: Any = None) -> Iterator[Fused]:
+    """While tracing `model`'s step for `platform`'s figures: on "cpu",
+    Keras's JAX `dot_product_attention` computes blockable attention in
+    blocks (`blocked_attention()`), and the model's layers that choose it
+    by the device choose as on a GPU; elsewhere, and for other attention,
+    Keras's own. Yields the `Fused` record of the trace."""
     record = Fused()
     if platform != "cpu":
         yield record
@@ -120,6 +159,7 @@ def fused_scope(platform: str) -> Iterator[Fused]:
 
     keras_nn.dot_product_attention = dot_product_attention
     try:
-        yield record
+        with _as_on_gpu(model):
+            yield record
     finally:
         keras_nn.dot_product_attention = original

@@ -248,7 +248,7 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
     if error is not None:
         raise error
     with remat_scope(model, levers.remat) as levers.remat, \
-            fused_scope(default_platform()) as fused:
+            fused_scope(default_platform(), model) as fused:
         clock.phase = "tracing the step"
         step = step_specs(model, placement, distribution, optimizer, loss,
                           levers.micro_batch_size, input_shapes)
