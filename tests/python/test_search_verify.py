@@ -234,3 +234,23 @@ def test_matmuls_saved_that_fit_are_not_refitted():
     winner, _ = search_verify.pick(s, verify)
     assert winner == (0, (0,), saved)
     assert list(verify.costs) == [(0, (0,), saved)]
+
+
+def test_a_miss_at_full_depth_puts_its_levers_alike_last():
+    # The best candidate's full compile misses the budget by 35%; the
+    # next one, on the same mesh and levers, would miss it too by that
+    # measure and waits; one at other levers is compiled first, and fits.
+    s = [FakeSearch(budget=70.0, depth=8)]
+    other = ("none", 2)
+    s[0].costs = {((0,), BASE): fake_cost(60.0, {"data": 1.0}),
+                  ((2,), BASE): fake_cost(62.0, {"data": 2.0}),
+                  ((1,), other): fake_cost(60.0, {"model": 5.0})}
+    s[0].seen = {k: figures(r) for k, r in s[0].costs.items()}
+    full = {((0,), BASE): fake_cost(81.0, {"data": 1.0}),
+            ((2,), BASE): fake_cost(83.0, {"data": 2.0}),
+            ((1,), other): fake_cost(65.0, {"model": 5.0})}
+    verify = FakeVerifier(s, full)
+    winner, runners = search_verify.pick(s, verify)
+    assert winner == (0, (1,), other) and runners == []
+    # Then, as a runner-up, the one that waited (it misses).
+    assert verify.compiled == [(0,), (1,), (2,)]

@@ -119,7 +119,9 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
     `RUNNERS_UP` more verified ones, as time allows.
 
     A candidate the search costed at full depth and found over budget is
-    not compiled again; extrapolated ones are, up to `MAX_VERIFIED`. When
+    not compiled again; extrapolated ones are, up to `MAX_VERIFIED`,
+    those likely to miss the budget as one of their mesh and levers did
+    last (`_in_turn()`). When
     the best candidate is a "save_matmuls" or blended one, the blend that
     just fits by XLA's figures is verified before going on
     (`refit_verified()`).
@@ -130,7 +132,8 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
     """
     ctx = verify.ctx
     chosen: list[tuple] = []
-    for key in _ranked(searches):
+    missed: dict[tuple, float] = {}
+    for key in _in_turn(searches, missed, ctx.budget):
         i, c, lv = key
         if len(chosen) > RUNNERS_UP or len(verify.costs) >= MAX_VERIFIED or \
                 (chosen and not verify.has_time()):
@@ -139,6 +142,7 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
             break
         try:
             verify(key)
+            _note_miss(missed, searches, verify, key)
             if not chosen:
                 key = refit_verified(verify, key)
         except KerasmeshError as e:
@@ -155,6 +159,43 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
         nothing_fits(searches, verify)
     chosen.sort(key=lambda k: ctx.score(verify.figures(k)))
     return chosen[0], chosen[1:]
+
+
+def _note_miss(missed: dict, searches: list, verify: Verifier,
+               key: tuple) -> None:
+    """When XLA finds `key` over budget at full depth: how far the
+    search's figure for its mesh and levers fell short (XLA's memory /
+    the search's)."""
+    i, c, lv = key
+    f, own = verify.figures(key), searches[i].seen.get((c, lv))
+    if f is not None and own and own["memory"] > 0 and \
+            not verify.ctx.fits(f):
+        missed[(i, lv)] = max(missed.get((i, lv), 0.0),
+                              f["memory"] / own["memory"])
+
+
+def _in_turn(searches: list, missed: dict, budget: float | None):
+    """The candidates by the search's figures (`_ranked()`), but for those
+    that would miss the budget as a verified one of their mesh and levers
+    did, by what `missed` says when their turn comes: they come last."""
+    later = []
+    for key in _ranked(searches):
+        if _missed_too(missed, searches, key, budget):
+            later.append(key)
+        else:
+            yield key
+    yield from later
+
+
+def _missed_too(missed: dict, searches: list, key: tuple,
+                budget: float | None) -> bool:
+    """Whether `key` would miss the budget as a verified candidate of its
+    mesh and levers did: its own figure, scaled by that miss, is over."""
+    i, c, lv = key
+    own = searches[i].seen.get((c, lv))
+    scale = missed.get((i, lv))
+    return budget is not None and scale is not None and own is not None \
+        and own["memory"] * scale > budget
 
 
 def refit_verified(verify: Verifier, key: tuple) -> tuple:
