@@ -157,11 +157,11 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     model, planned, step, lowered, start, fused = _trace_within(
         clock, timeout, model, layout_map, distribution, batch_dim, levers,
         optimizer, loss, input_shapes)
+    dtype = _compute_dtype(model, machine)
     compiled, how, log = _compile(lowered, clock, timeout, quick)
     return _report(CompiledStep(
         compiled, planned, step, dist_type, batch_dim, layout_map.device_mesh,
-        time.perf_counter() - start, levers, how, log,
-        _compute_dtype(model, machine), machine, fused))
+        time.perf_counter() - start, levers, how, log, dtype, machine, fused))
 
 
 def _machine(topology: Any, keras_mesh: Any) -> tuple | None:
