@@ -363,8 +363,9 @@ def _report(step: CompiledStep) -> dict:
 
 def _extras(step: CompiledStep, ops: list[dict], flops: float) -> dict:
     """What the compile said beyond its figures: `bfloat16` (how it was
-    compiled: `precision.py`), `attention` (`attention.py`), `reshardings` and `xla_log` (what XLA
-    wrote: `xla_log.parse()`), `compute_dtype` and, with a topology,
+    compiled: `precision.py`), `attention` (`attention.py`),
+    `reshardings` and `xla_log` (what XLA wrote: `xla_log.parse()`),
+    `compute_dtype` and, with a topology,
     `time` (`topology.time.step_time()`)."""
     log = step.log or xla_log.parse("")
     out = {"bfloat16": step.bfloat16[0], "attention": step.attention,

@@ -81,7 +81,7 @@ class Levers:
 
 def xla_flops(stage: Any, text: str | None = None) -> float:
     """XLA's count of floating-point operations of a lowered (unoptimized)
-    or compiled (per device) step, with the matrix products of every loop
+    or compiled (per device) step, with the operations of every loop
     trip XLA counts once (`loops.py`). `text`: the stage's HLO text, when
     the caller has it."""
     try:
