@@ -254,3 +254,31 @@ def test_a_miss_at_full_depth_puts_its_levers_alike_last():
     assert winner == (0, (1,), other) and runners == []
     # Then, as a runner-up, the one that waited (it misses).
     assert verify.compiled == [(0,), (1,), (2,)]
+
+
+def test_a_miss_at_full_depth_is_verified_again_recomputing_more():
+    # The only candidate, "none", fits by the search's figures; XLA says
+    # 90 at full depth. The same layout with "save_matmuls" still misses,
+    # with "full" it fits, and so does "full" on its first 3 blocks: that
+    # blend is the pick, not "nothing fits".
+    from kerasmesh.remat.choice import blend
+
+    s = [FakeSearch(budget=70.0, depth=10)]
+    s[0].ctx.levers = LeverSpace(("none", "save_matmuls", "full"), None, 8,
+                                 blocks=10)
+    s[0].seen = {((0,), BASE): figures(fake_cost(60.0, {"data": 1.0}))}
+    full = ("full", 1)
+    costs = {((0,), BASE): fake_cost(90.0, {"data": 1.0}),
+             ((0,), ("save_matmuls", 1)): fake_cost(75.0, {"data": 1.0}),
+             ((0,), full): fake_cost(74.0, {"data": 1.0})}
+    with pytest.raises(KerasmeshError) as e:
+        search_verify.pick(s, FakeVerifier(s, costs))
+    assert e.value.kind == "search_no_fit"
+    costs[((0,), full)] = fake_cost(50.0, {"data": 1.0})
+    costs[((0,), (blend(3, 10), 1))] = fake_cost(68.0, {"data": 1.0})
+    verify = FakeVerifier(s, costs)
+    winner, runners = search_verify.pick(s, verify)
+    assert winner == (0, (0,), (blend(3, 10), 1)) and runners == []
+    assert list(verify.costs) == [
+        (0, (0,), BASE), (0, (0,), ("save_matmuls", 1)), (0, (0,), full),
+        (0, (0,), (blend(3, 10), 1))]

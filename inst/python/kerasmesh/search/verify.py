@@ -124,7 +124,8 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
     last (`_in_turn()`). When
     the best candidate is a "save_matmuls" or blended one, the blend that
     just fits by XLA's figures is verified before going on
-    (`refit_verified()`).
+    (`refit_verified()`); when it misses, the same layout recomputing
+    more (`more_remat()`).
 
     Raises:
         KerasmeshError: kind `search_no_fit` when none of the candidates
@@ -145,6 +146,8 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
             _note_miss(missed, searches, verify, key)
             if not chosen:
                 key = refit_verified(verify, key)
+                if not ctx.fits(verify.figures(key)):
+                    key = more_remat(verify, key)
         except KerasmeshError as e:
             # Out of time for a runner-up: the winner stands; for the
             # winner: the best by the search's own figures.
@@ -233,6 +236,25 @@ def refit_verified(verify: Verifier, key: tuple) -> tuple:
             best = m
     return key if best is None or best == n else \
         (i, c, (blend(best, blocks), k))
+
+
+def more_remat(verify: Verifier, key: tuple) -> tuple:
+    """`key`, which XLA finds over budget at full depth, with the levers'
+    next remat choices in turn (its layout and micro-batches kept): the
+    first that fits by XLA's figures ("save_matmuls" refitted as
+    `refit_verified()` does), while time allows; else `key`."""
+    ctx = verify.ctx
+    i, c, (remat, k) = key
+    remats = ctx.levers.remats
+    if not isinstance(remat, str) or remat not in remats:
+        return key
+    for later in remats[remats.index(remat) + 1:]:
+        if not verify.has_time() or len(verify.costs) >= MAX_VERIFIED:
+            break
+        tried = refit_verified(verify, (i, c, (later, k)))
+        if ctx.fits(verify.figures(tried)):
+            return tried
+    return key
 
 
 def _full_remat(verify: Verifier, key: tuple) -> dict | None:
