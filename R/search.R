@@ -53,7 +53,16 @@
 #' the axis divides the dimension. Classes that end up with the same axes
 #' share one rule where one regular expression matches exactly their
 #' variables (the fewest rules), and unsplit classes get none. Rules in
-#' `fixed` are never changed.
+#' `fixed` are never changed. On a model with blocks (see [set_remat()])
+#' and a batch axis of more than one device, every layout also has one
+#' rule for the blocks' outputs (such as `"transformer_layer_\\d+/output"
+#' = c("data", NA, NA)`): each block's output split over the batch axis,
+#' as data parallelism has it. Without it, XLA can split activations over
+#' the batch axis on another dimension where weights are split over that
+#' axis too, and all-reduce them in every block (a Llama-3-70B-sized
+#' model on 4 x 8 devices, weights split over both axes: 387 GB per
+#' device per step over the batch axis, 5 MB with the rule). Rules of
+#' `fixed` for those outputs stand instead.
 #'
 #' In three rounds: (1) on every mesh, the layouts a person writes first
 #' (data parallel, `start`, tensor parallel over the model axis, weights
@@ -79,7 +88,9 @@
 #' compiled again, at full depth (quick too: XLA's memory and collectives
 #' are those of its default options), on the mesh in the chosen device
 #' order, with the levers and the topology: only that
-#' figure decides whether a configuration fits `memory`, so the result
+#' figure decides whether a configuration fits `memory` (when the best
+#' one misses it, the same layout and micro-batches recomputing more are
+#' compiled next), so the result
 #' never fits by an estimate, and `predicted` beside `cost` shows how far
 #' the search's own figure was off. A layout whose compile shows XLA
 #' resharding tensors by replicating them (the cost's `reshardings`)

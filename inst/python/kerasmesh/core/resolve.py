@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .paths import paths_regex
 from .patterns import compile_safe
 from .text import listing
 
@@ -132,3 +133,17 @@ class RuleResolver:
         index, clash = self.resolve(path)
         return (None if index is None else self.keys[index],
                 [self.keys[i] for i in clash])
+
+
+def exact_key(paths: list[str], every_path: list[str]) -> str:
+    """One key that matches exactly `paths` among `every_path`: numbers
+    as `\\d+` where that matches no other path, else the numbers spelt
+    out, else the paths themselves. Classes that differ only in shape
+    share a template (`dense_0`, `dense_2` beside `dense_1`, `dense_3`),
+    so the compact key alone could give two classes one key."""
+    for key in (paths_regex(paths), paths_regex(paths, False)):
+        resolver = RuleResolver([key])
+        hits = {p for p in every_path if resolver.resolve(p)[0] is not None}
+        if hits == set(paths):
+            return key
+    return "(?:" + "|".join(re.escape(p) for p in paths) + ")"

@@ -48,6 +48,29 @@ def _children(layer: Any) -> list:
         return list(getattr(layer, "layers", []) or [])
 
 
+def _output_paths(model: Any) -> list[tuple[Any, str]]:
+    """(layer, its output path) for the model and each layer in it, model
+    first (`layer_output_paths()` says how paths are made)."""
+    import keras
+
+    out = [(model, f"{model.name}/output")]
+    seen = {id(model)}
+    top = model.name if isinstance(model, keras.Sequential) else ""
+
+    def visit(layer: Any, parent: str) -> None:
+        for child in _children(layer):
+            if id(child) in seen or isinstance(child, keras.layers.InputLayer):
+                continue
+            seen.add(id(child))
+            path = _own_prefix(child) or (
+                f"{parent}/{child.name}" if parent else child.name)
+            out.append((child, f"{path}/output"))
+            visit(child, path)
+
+    visit(model, top)
+    return out
+
+
 def layer_output_paths(model: Any) -> list[dict]:
     """The output path of each layer, as Keras looks it up when called.
 
@@ -61,25 +84,16 @@ def layer_output_paths(model: Any) -> list[dict]:
     Returns:
         [{"path": ".../output", "layer": class name}], model first.
     """
-    import keras
+    return [{"path": path, "layer": type(layer).__name__}
+            for layer, path in _output_paths(model)]
 
-    out = [{"path": f"{model.name}/output", "layer": type(model).__name__}]
-    seen = {id(model)}
-    top = model.name if isinstance(model, keras.Sequential) else ""
 
-    def visit(layer: Any, parent: str) -> None:
-        for child in _children(layer):
-            if id(child) in seen or isinstance(child, keras.layers.InputLayer):
-                continue
-            seen.add(id(child))
-            path = _own_prefix(child) or (
-                f"{parent}/{child.name}" if parent else child.name)
-            out.append({"path": f"{path}/output",
-                        "layer": type(child).__name__})
-            visit(child, path)
-
-    visit(model, top)
-    return out
+def output_paths_of(model: Any, layers: list) -> list[str] | None:
+    """The output paths of `layers` of `model`, in their order; None when
+    one of them is not in the model."""
+    by_id = {id(layer): path for layer, path in _output_paths(model)}
+    paths = [by_id.get(id(layer)) for layer in layers]
+    return None if None in paths else paths
 
 
 def output_rules(keys: Sequence[str], patterns: Sequence[re.Pattern],

@@ -199,7 +199,8 @@ def _searches(ctx: Context, model: Any, options: list, start: Any,
                 raise _batch_error(ctx.levers.batch_size, option, ctx)
             continue
         try:
-            space = SearchSpace(model, option.mesh, _on(fixed, option.mesh))
+            space = SearchSpace(model, option.mesh, _on(fixed, option.mesh),
+                                ctx.step["batch_dim"])
         except KerasmeshError as e:
             if e.kind != kinds.SEARCH_FIXED or len(options) == 1:
                 raise

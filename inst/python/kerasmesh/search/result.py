@@ -137,8 +137,7 @@ def result(searches: list, verify: Verifier, data_parallel: tuple | None,
         list(levers[0]),
         "accumulation_steps": levers[1],
         "micro_batch_size": ctx.step["batch_size"] // levers[1],
-        "rules": [[k, list(a)] for k, a in
-                  s.space.fixed_rules() + s.space.rules(choice)],
+        "rules": [[k, list(a)] for k, a in s.space.all_rules(choice)],
         "cost": full, "predicted": _plain(predicted), "verified": verified,
         "linearity": linearity(predicted if ctx.depth is not None and
                                verified else None, full),

@@ -23,11 +23,11 @@ from ..core.errors import KerasmeshError
 from ..layout_map.rules import copy_layout_map, describe_layout_map
 from ..core.kinds import ERROR
 from ..core.placer import Placer, check_placement
-from ..core.paths import paths_regex
 from ..core.placement import (Layout, Placement, itemsize, mesh_sizes,
                               model_variables, variable_shape)
-from ..core.resolve import RuleResolver, rule_keys
+from ..core.resolve import exact_key, rule_keys
 from ..core import kinds
+from .activations import block_output_rules
 
 _NUMBER = re.compile(r"\d+")
 
@@ -102,13 +102,16 @@ class SearchSpace:
         model: a built Keras model (shape-only).
         mesh: a Keras DeviceMesh.
         fixed: a LayoutMap of rules the search never changes, or None.
+        batch_dim: the batch's axis, whose blocks' outputs every layout
+            keeps split over it (`activations.py`); None: no such rule.
 
     Raises:
         KerasmeshError: kind `search_fixed` when pinned rules clash or
             can't place a variable.
     """
 
-    def __init__(self, model: Any, mesh: Any, fixed: Any = None):
+    def __init__(self, model: Any, mesh: Any, fixed: Any = None,
+                 batch_dim: str | None = None):
         self.mesh = mesh
         self.sizes = mesh_sizes(mesh)
         self.classes = variable_classes(model, self.sizes)
@@ -122,6 +125,8 @@ class SearchSpace:
         self._shards: dict[tuple, float] = {}
         if fixed is not None:
             self._pin(fixed)
+        self.outputs = [] if batch_dim is None else \
+            block_output_rules(model, self.sizes, batch_dim, fixed)
 
     def _pin(self, fixed: Any) -> None:
         placer = Placer(fixed)
@@ -213,33 +218,26 @@ class SearchSpace:
 
     def exact_key(self, paths: list[str]) -> str:
         """One key that matches exactly `paths` among the model's
-        variables: numbers as `\\d+` where that matches no other path,
-        else the numbers spelt out, else the paths themselves. Classes
-        that differ only in shape share a template (`dense_0`, `dense_2`
-        beside `dense_1`, `dense_3`), so the compact key alone could give
-        two classes one key."""
+        variables (`exact_key()`)."""
         known = self._keys.get(tuple(paths))
-        if known is not None:
-            return known
-        candidates = [paths_regex(paths), paths_regex(paths, False)]
-        key = next((k for k in candidates if self._matches_only(k, paths)),
-                   "(?:" + "|".join(re.escape(p) for p in paths) + ")")
-        self._keys[tuple(paths)] = key
-        return key
+        if known is None:
+            known = self._keys[tuple(paths)] = exact_key(paths,
+                                                         self._every_path)
+        return known
 
-    def _matches_only(self, key: str, paths: list[str]) -> bool:
-        resolver = RuleResolver([key])
-        hits = {p for p in self._every_path
-                if resolver.resolve(p)[0] is not None}
-        return hits == set(paths)
+    def all_rules(self, choice: tuple) -> list[tuple[str, list]]:
+        """Every rule of `layout_map(choice)`: the fixed ones, the
+        choice's, the blocks' outputs'."""
+        return self.fixed_rules() + self.rules(choice) + self.outputs
 
     def layout_map(self, choice: tuple) -> Any:
-        """A Keras LayoutMap: the fixed rules, then the choice's."""
+        """A Keras LayoutMap: the fixed rules, the choice's, then the
+        blocks' outputs'."""
         import keras
 
         lm = keras.distribution.LayoutMap(self.mesh) if self.fixed is None \
             else copy_layout_map(self.fixed)
-        for key, axes in self.rules(choice):
+        for key, axes in self.rules(choice) + self.outputs:
             lm[key] = tuple(axes)
         return lm
 
