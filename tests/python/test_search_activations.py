@@ -17,12 +17,6 @@ SIZES = {"data": 2, "model": 4}
 
 
 @pytest.fixture(scope="module")
-def mesh():
-    return keras.distribution.DeviceMesh(
-        (2, 4), ("data", "model"), keras.distribution.list_devices())
-
-
-@pytest.fixture(scope="module")
 def llama():
     return hub_backbone("llama", num_layers=3)
 
