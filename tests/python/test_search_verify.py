@@ -282,3 +282,24 @@ def test_a_miss_at_full_depth_is_verified_again_recomputing_more():
     assert list(verify.costs) == [
         (0, (0,), BASE), (0, (0,), ("save_matmuls", 1)), (0, (0,), full),
         (0, (0,), (blend(3, 10), 1))]
+
+
+class OutOfTimeAfterFirst(FakeVerifier):
+    """XLA compiles the first candidate; the time runs out on the next."""
+
+    def _compile(self, key):
+        if self.compiled:
+            raise KerasmeshError("timeout", "The time ran out.")
+        return super()._compile(key)
+
+
+def test_out_of_time_after_a_miss_is_not_a_fit():
+    # "none" misses at full depth; the time runs out compiling it again
+    # with more remat: the search's own figure for "none" no longer counts.
+    s = [FakeSearch(budget=70.0, depth=10)]
+    s[0].ctx.levers = LeverSpace(("none", "full"), None, 8, blocks=10)
+    s[0].seen = {((0,), BASE): figures(fake_cost(60.0, {"data": 1.0}))}
+    costs = {((0,), BASE): fake_cost(90.0, {"data": 1.0})}
+    with pytest.raises(KerasmeshError) as e:
+        search_verify.pick(s, OutOfTimeAfterFirst(s, costs))
+    assert e.value.kind == "search_no_fit"

@@ -150,11 +150,14 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
                     key = more_remat(verify, key)
         except KerasmeshError as e:
             # Out of time for a runner-up: the winner stands; for the
-            # winner: the best by the search's own figures.
+            # winner: XLA's figures once it compiled it (a refit or more
+            # remat ran out), else the best by the search's own figures.
             if e.kind != kinds.TIMEOUT:
                 raise
-            if not chosen:
+            if not chosen and key not in verify.costs:
                 return _unverified(searches, verify, key), []
+            if not chosen and ctx.fits(verify.figures(key)):
+                chosen.append(key)
             break
         if ctx.fits(verify.figures(key)):
             chosen.append(key)
