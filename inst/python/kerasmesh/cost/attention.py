@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..remat.blocks import all_layers
+
 # Queries a block: the scores kept are BLOCK x keys per head.
 BLOCK = 512
 
@@ -98,10 +100,7 @@ def blocked_attention(query: Any, key: Any, value: Any, mask: Any = None,
 def _chooses_by_device(model: Any) -> list[Any]:
     """The model's layers that choose fused attention by the device they
     run on (keras-hub's Gemma attention and its kind)."""
-    flatten = getattr(model, "_flatten_layers", None)
-    if flatten is None:
-        return []
-    return [layer for layer in flatten(include_self=True, recursive=True)
+    return [layer for layer in all_layers(model)
             if callable(getattr(type(layer), "_use_fused_attention_op",
                                 None))]
 

@@ -48,7 +48,7 @@ def _children(layer: Any) -> list:
         return list(getattr(layer, "layers", []) or [])
 
 
-def _output_paths(model: Any) -> list[tuple[Any, str]]:
+def layer_outputs(model: Any) -> list[tuple[Any, str]]:
     """(layer, its output path) for the model and each layer in it, model
     first (`layer_output_paths()` says how paths are made)."""
     import keras
@@ -85,15 +85,7 @@ def layer_output_paths(model: Any) -> list[dict]:
         [{"path": ".../output", "layer": class name}], model first.
     """
     return [{"path": path, "layer": type(layer).__name__}
-            for layer, path in _output_paths(model)]
-
-
-def output_paths_of(model: Any, layers: list) -> list[str] | None:
-    """The output paths of `layers` of `model`, in their order; None when
-    one of them is not in the model."""
-    by_id = {id(layer): path for layer, path in _output_paths(model)}
-    paths = [by_id.get(id(layer)) for layer in layers]
-    return None if None in paths else paths
+            for layer, path in layer_outputs(model)]
 
 
 def output_rules(keys: Sequence[str], patterns: Sequence[re.Pattern],

@@ -24,7 +24,7 @@ from typing import Any
 from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..core.resolve import RuleResolver, exact_key, rule_keys
-from ..plan.outputs import layer_output_paths, output_paths_of
+from ..plan.outputs import layer_outputs
 from ..remat.blocks import find_blocks
 
 
@@ -53,12 +53,14 @@ def block_output_rules(model: Any, sizes: dict[str, int], batch_dim: str,
             raise
         return []
     ranks = {_rank(b) for b in blocks}
-    paths = output_paths_of(model, blocks)
-    if paths is None or len(ranks) != 1 or None in ranks or ranks == {0}:
+    outputs = layer_outputs(model)
+    by_layer = {id(layer): path for layer, path in outputs}
+    paths = [by_layer.get(id(b)) for b in blocks]
+    if None in paths or len(ranks) != 1 or None in ranks or ranks == {0}:
         return []
     if fixed is not None and rule_keys(fixed):
         pinned = RuleResolver(rule_keys(fixed))
         if any(pinned.resolve(p)[0] is not None for p in paths):
             return []
-    every = [o["path"] for o in layer_output_paths(model)]
+    every = [path for _, path in outputs]
     return [(exact_key(paths, every), [batch_dim] + [None] * (ranks.pop() - 1))]

@@ -154,10 +154,11 @@ def pick(searches: list, verify: Verifier) -> tuple[tuple, list[tuple]]:
             # remat ran out), else the best by the search's own figures.
             if e.kind != kinds.TIMEOUT:
                 raise
-            if not chosen and key not in verify.costs:
-                return _unverified(searches, verify, key), []
-            if not chosen and ctx.fits(verify.figures(key)):
-                chosen.append(key)
+            if not chosen:
+                if key not in verify.costs:
+                    return _unverified(searches, verify, key), []
+                if ctx.fits(verify.figures(key)):
+                    chosen.append(key)
             break
         if ctx.fits(verify.figures(key)):
             chosen.append(key)
