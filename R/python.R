@@ -117,12 +117,18 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
     )
     if (convert) {
       signal_from_python(
-        the[[handle]]$call("errors.set_r_warning", fn = signal_python_warning),
+        the[[handle]]$call("session.start", r_warning = signal_python_warning),
         call
       )
     }
   }
   the[[handle]]
+}
+
+# Undoes the shim's start (session.start(): R's warning function, SIGPIPE
+# ignored as Python ignores it) when kerasmesh is unloaded.
+end_python_session <- function() {
+  if (!is.null(the$shim)) try(the$shim$call("session.end"), silent = TRUE)
 }
 
 # Called by the shim (errors.warn()) for a warning raised outside a shim

@@ -7,3 +7,7 @@
   on_package_load("reticulate", declare_python_requirements)
   the$empty_trace <- empty_trace()
 }
+
+.onUnload <- function(libpath) {
+  end_python_session()
+}

@@ -155,7 +155,7 @@ test_that("the backend error names the backend and the way out", {
 test_that("only the backend-free shim calls skip the check", {
   free <- kerasmesh:::backend_free_module
   expect_true(free("backend.backend_state"))
-  expect_true(free("errors.kinds"))
+  expect_true(free("session.kinds"))
   expect_true(free("devices.local_cpu_device_count"))
   expect_false(free("devices.list_devices"))
   expect_false(free("mesh.new_mesh"))

@@ -104,8 +104,8 @@ test_that("a kind spelt as a string is found, passed or assigned", {
 
 test_that("R's registry is the shim's", {
   skip_if_no_keras()
-  local_shim_export("errors.kinds", "core.errors")
-  shim <- kerasmesh:::shim_call("errors.kinds")
+  local_shim_export("session.kinds", "core.errors")
+  shim <- kerasmesh:::shim_call("session.kinds")
   expect_setequal(kerasmesh:::kind_names$errors, names(shim$errors))
   expect_setequal(kerasmesh:::kind_names$warnings, names(shim$warnings))
 })

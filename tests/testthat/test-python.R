@@ -265,15 +265,53 @@ test_that("shim_call() refuses an argument without a name", {
 
 test_that("a test's shim export is gone after it, and api/ is as it was", {
   skip_if_no_keras()
-  api <- reticulate::import("kerasmesh.api.errors", convert = FALSE)
+  api <- reticulate::import("kerasmesh.api.session", convert = FALSE)
   before <- reticulate::py_to_r(reticulate::py_get_attr(api, "__all__"))
   local({
-    local_shim_export("errors.kinds", "core.errors")
-    expect_true(is.list(kerasmesh:::shim_call("errors.kinds")))
+    local_shim_export("session.kinds", "core.errors")
+    expect_true(is.list(kerasmesh:::shim_call("session.kinds")))
   })
   after <- reticulate::py_get_attr(api, "__all__")
   expect_true(inherits(after, "python.builtin.list"))
   expect_identical(reticulate::py_to_r(after), before)
-  expect_error(kerasmesh:::shim_call("errors.kinds"),
+  expect_error(kerasmesh:::shim_call("session.kinds"),
                class = "kerasmesh_error_python")
+})
+
+test_that("a Python thread's write to a closed pipe is a Python error", {
+  # reticulate 1.41 starts Python with R's SIGPIPE handler in place, which
+  # crashed R when a thread that is not R's wrote to a closed pipe.
+  skip_if_no_keras()
+  skip_on_os("windows")
+  out <- in_fresh_r(function() {
+    kerasmesh:::configure_python()
+    pipes <- reticulate::import_from_path(
+      "kerasmesh.core.broken_pipes", convert = FALSE,
+      path = system.file("python", package = "kerasmesh"))
+    handler <- function() reticulate::py_str(pipes$os_handler())
+    before <- handler()
+    kerasmesh:::shim()
+    during <- handler()
+    reticulate::py_run_string(paste(
+      "import os, threading",
+      "def _write():",
+      "    r, w = os.pipe()",
+      "    os.close(r)",
+      "    try:",
+      "        os.write(w, b'x')",
+      "    except BrokenPipeError as e:",
+      "        _seen.append(type(e).__name__)",
+      "_seen = []",
+      "_t = threading.Thread(target=_write)",
+      "_t.start()",
+      "_t.join()",
+      sep = "\n"))
+    seen <- reticulate::py_eval("_seen")
+    unloadNamespace("kerasmesh")
+    list(before = before, during = during, seen = seen, after = handler())
+  }, timeout = 120)
+  expect_identical(out$during, "1")
+  expect_identical(out$seen, "BrokenPipeError")
+  # Unloading kerasmesh puts back the handler that was there.
+  expect_identical(out$after, out$before)
 })
