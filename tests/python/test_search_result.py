@@ -44,3 +44,10 @@ def test_the_result_keeps_every_mesh_and_candidate(found):
                set(c) for c in found["candidates"])
     assert found["cost"]["time"]["total"] == pytest.approx(
         min(m["value"] for m in found["meshes"]))
+
+
+def test_runners_up_hold_every_rule_as_the_winner_does(found, mesh):
+    fixed = set(tensor_parallel(mesh).keys())
+    assert found["runners_up"]
+    for facts in [found] + found["runners_up"]:
+        assert fixed <= {pattern for pattern, _ in facts["rules"]}

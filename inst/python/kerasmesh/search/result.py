@@ -29,10 +29,16 @@ def _plain(f: dict | None) -> dict | None:
     return None if f is None else {k: v for k, v in f.items()}
 
 
+def _rules(space: Any, choice: tuple) -> list[list]:
+    """Every rule a choice's layout map holds (the fixed and the block
+    output rules too), as [pattern, axes]."""
+    return [[k, list(a)] for k, a in space.all_rules(choice)]
+
+
 def _choice_facts(searches: list, key: tuple, verify: Verifier) -> dict:
     i, c, lv = key
     s = searches[i]
-    return {"rules": [[k, list(a)] for k, a in s.space.rules(c)],
+    return {"rules": _rules(s.space, c),
             "mesh": s.option.label, "remat": label(lv[0]),
             "accumulation_steps": lv[1],
             "predicted": _plain(s.seen.get((c, lv))),
@@ -137,7 +143,7 @@ def result(searches: list, verify: Verifier, data_parallel: tuple | None,
         list(levers[0]),
         "accumulation_steps": levers[1],
         "micro_batch_size": ctx.step["batch_size"] // levers[1],
-        "rules": [[k, list(a)] for k, a in s.space.all_rules(choice)],
+        "rules": _rules(s.space, choice),
         "cost": full, "predicted": _plain(predicted), "verified": verified,
         "linearity": linearity(predicted if ctx.depth is not None and
                                verified else None, full),
