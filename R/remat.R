@@ -45,8 +45,9 @@
 #'   * `"none"`: nothing; removes what an earlier `set_remat()` applied;
 #'
 #'   or one of them per block, in block order, such as
-#'   `rep(c("full", "save_matmuls"), c(4, 28))` (what [search_layout()]
-#'   finds when "full" on every block recomputes more than memory needs:
+#'   `rep(c("full", "save_matmuls"), c(4, 28))` or
+#'   `rep(c("save_matmuls", "none"), c(14, 14))` (what [search_layout()]
+#'   finds when recomputing on every block costs more than memory needs:
 #'   the first blocks' activations are kept longest, so those are the ones
 #'   to recompute).
 #' @param layers `NULL` to find the blocks (see Blocks), or the names of the

@@ -35,10 +35,14 @@
 #' them. Where `"full"` fits at micro-batches that `"save_matmuls"` does
 #' not, a blend is tried too: `"full"` on the first blocks, as few as the
 #' memory between the two (taken as linear in those blocks) says,
-#' `"save_matmuls"` on the rest; it is not compiled at reduced depth (its
-#' figures lie between its choices'), and only its full-depth compile
-#' decides that it fits. `accumulation_steps` keeps `batch_size` the
-#' global batch; each micro-batch must split evenly over the data axis.
+#' `"save_matmuls"` on the rest. A blend is not compiled at reduced depth
+#' (its figures lie between its choices'), and only its full-depth compile
+#' decides that it fits. Where `"save_matmuls"` fits the full model with
+#' room to spare and `"none"` is allowed, `"none"` goes on as many of the
+#' last blocks as the room takes (fewer operations recomputed, and the
+#' weights gathered once less for those blocks). `accumulation_steps`
+#' keeps `batch_size` the global batch; each micro-batch must split evenly
+#' over the data axis.
 #' Remat needs blocks (see [set_remat()]): on a model without any the
 #' search keeps `"none"`, and asking for another choice is an error of
 #' class `kerasmesh_error_remat_blocks`. Weights and optimizer state sharded
@@ -142,8 +146,9 @@
 #'   of `"none"`, `"save_matmuls"` and `"full"`. With both of the last
 #'   two, where `"full"` fits at fewer micro-batches than `"save_matmuls"`
 #'   does, the search also tries `"full"` on the fewest first blocks that
-#'   make those fit, `"save_matmuls"` on the rest: the result's `remat` is
-#'   then one choice per block.
+#'   make those fit, `"save_matmuls"` on the rest; with `"none"` and
+#'   `"save_matmuls"`, `"none"` on the last blocks where memory is left:
+#'   the result's `remat` is then one choice per block.
 #' @param accumulation_steps The micro-batch counts to search among:
 #'   `NULL` for every divisor of `batch_size` whose micro-batch the data
 #'   axis splits, or whole numbers that divide `batch_size`.

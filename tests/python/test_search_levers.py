@@ -139,11 +139,16 @@ def test_blends_are_tried_between_the_counts_full_and_matmuls_fit_at():
 def test_a_blend_is_refitted_from_the_memory_known():
     from kerasmesh.remat.choice import blend
 
-    assert levers.full_blocks("save_matmuls") == 0
-    assert levers.full_blocks(blend(3, 10)) == 3
-    assert levers.full_blocks("full") is None
-    assert levers.full_blocks(("none",) * 10) is None
-    assert levers.full_blocks(("save_matmuls",) + ("full",) * 9) is None
+    parts = levers.refit_parts
+    assert parts("save_matmuls", False, 10) == ("full", "save_matmuls", 0)
+    assert parts("save_matmuls", True, 10) == ("save_matmuls", "none", 10)
+    assert parts(blend(3, 10), True, 10) == ("full", "save_matmuls", 3)
+    assert parts(blend(3, 10, "save_matmuls", "none"), False, 10) == \
+        ("save_matmuls", "none", 3)
+    assert parts("full", False, 10) is None
+    assert parts("none", False, 10) is None
+    assert parts(("none",) * 10, True, 10) is None
+    assert parts(("save_matmuls",) + ("full",) * 9, True, 10) is None
     # 10 blocks: "save_matmuls" 110, "full" 60: 5 a block; aiming 2%
     # under 95 (93.1) takes 4 blocks.
     assert levers.refit({0: 110.0, 10: 60.0}, 95.0, 10) == 4

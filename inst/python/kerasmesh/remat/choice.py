@@ -13,7 +13,8 @@ What each block recomputes in the backward pass (`remat`):
 
 A remat is one choice for every block, or one per block in block order
 (`PerBlock`, a tuple), such as "full" for the first blocks and
-"save_matmuls" for the rest (`blend()`); `label()` says either in words.
+"save_matmuls" for the rest, or "save_matmuls" for the first and "none"
+for the rest (`blend()`); `label()` says either in words.
 
 `set_remat(model, remat)` applies a choice to the model's blocks for good
 (until the next `set_remat()`), as training needs; `remat_scope(model,
@@ -67,12 +68,28 @@ def check_remat(remat: Any, allow_none: bool = False) -> str | PerBlock | None:
           '"save_matmuls" keeps its matrix products.')
 
 
-def blend(full: int, blocks: int) -> str | PerBlock:
-    """"full" for the first `full` of `blocks` blocks, "save_matmuls" for
-    the rest. The first blocks' activations are the longest kept (the
-    backward pass reaches them last), so they are the ones to recompute."""
-    full = max(0, min(int(full), int(blocks)))
-    return check_remat([FULL] * full + [SAVE_MATMULS] * (blocks - full))
+def blend(n: int, blocks: int, more: str = FULL,
+          less: str = SAVE_MATMULS) -> str | PerBlock:
+    """`more` for the first `n` of `blocks` blocks, `less` (the choice
+    before it in `CHOICES`, which recomputes less) for the rest. The
+    first blocks' activations are the longest kept (the backward pass
+    reaches them last), so they are the ones to recompute."""
+    n = max(0, min(int(n), int(blocks)))
+    return check_remat([more] * n + [less] * (blocks - n))
+
+
+def blend_parts(remat: str | PerBlock) -> tuple[str, str, int] | None:
+    """`(more, less, n)` when `remat` is `blend(n, blocks, more, less)`
+    for two neighbouring choices of `CHOICES` and 0 < n < blocks; None
+    for anything else."""
+    if isinstance(remat, str) or remat[0] == remat[-1]:
+        return None
+    more, less = remat[0], remat[-1]
+    if CHOICES.index(more) != CHOICES.index(less) + 1:
+        return None
+    n = remat.count(more)
+    return (more, less, n) if tuple(remat) == \
+        tuple(blend(n, len(remat), more, less)) else None
 
 
 def rank(remat: str | PerBlock) -> float:

@@ -9,7 +9,8 @@ collectives, in about half the time):
 * otherwise at 1 and 2 blocks, and every figure extrapolated linearly to
   the full depth (`figures.extrapolate()`);
 * a remat blended over the blocks (`choice.blend()`: "full" on the first
-  of them, "save_matmuls" on the rest) is not compiled: its figures lie
+  of them and "save_matmuls" on the rest, or "save_matmuls" and "none")
+  is not compiled: its figures lie
   between those of its two choices (`figures.between()`), and only the
   full-depth compile of `verify.py` says what it needs.
 
@@ -32,7 +33,7 @@ from ..core.errors import KerasmeshError
 from ..core import fits, kinds
 from ..cost import layout_cost as cost
 from ..topology.machine import Topology
-from ..remat.choice import FULL, SAVE_MATMULS
+from ..remat.choice import blend_parts
 from .figures import (RESHARD_PENALTY, between, bandwidth_time,
                       extrapolate, figures)
 from .levers import LeverSpace
@@ -245,11 +246,12 @@ class Search:
         """The figures of a blended remat, between its choices' at the
         same micro-batches."""
         remat, k = levers
-        saved = self.evaluate(choice, (SAVE_MATMULS, k))
-        full = self.evaluate(choice, (FULL, k))
-        if saved is None or full is None:
+        more, less, n = blend_parts(remat)
+        lighter = self.evaluate(choice, (less, k))
+        heavier = self.evaluate(choice, (more, k))
+        if lighter is None or heavier is None:
             return None
-        f = between(saved, full, remat.count(FULL) / len(remat))
+        f = between(lighter, heavier, n / len(remat))
         f["remat"] = remat
         self.seen[(choice, levers)] = f
         return f

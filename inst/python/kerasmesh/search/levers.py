@@ -11,7 +11,9 @@ fewer micro-batches than an earlier one needed; the modeled objective
 then decides among those that fit. At each micro-batch count from the
 fewest at which "full" fits to those "save_matmuls" needs, a blend of the
 two over the blocks (`blend_levers()`) is one more: fewer collectives
-than "save_matmuls", less recomputed than "full".
+than "save_matmuls", less recomputed than "full". (Where XLA finds room at
+full depth, verification tries the blend of "save_matmuls" and "none":
+`refit_parts()`.)
 
 How many micro-batches to try is predicted from a compile at fewer: the
 activations and the batch (XLA's temporaries and inputs) shrink with the
@@ -32,7 +34,7 @@ from ..core import kinds
 from ..plan.accumulation import check_accumulation_steps
 from ..remat.blocks import find_blocks
 from ..remat.choice import (CHOICES, FULL, NONE, SAVE_MATMULS, blend,
-                            check_remat)
+                            blend_parts, check_remat)
 from ..remat.choice import rank as remat_rank
 
 Levers = tuple  # (remat, accumulation_steps)
@@ -219,27 +221,35 @@ def blend_levers(evaluate: Callable[[Levers], dict | None],
     return levers if fits(evaluate(levers)) else None
 
 
-def full_blocks(remat: Any) -> int | None:
-    """How many first blocks `remat` makes "full" when it is
-    "save_matmuls" (none) or a blend of the two (`blend()`); None for any
-    other remat."""
+def refit_parts(remat: Any, fits: bool,
+                blocks: int) -> tuple[str, str, int] | None:
+    """The blend a full-depth refit of `remat` moves along, as `(more,
+    less, n)` (`choice.blend(n, blocks, more, less)` is `remat`): for
+    "save_matmuls" that does not fit, "full" on none of the first
+    blocks; for "save_matmuls" that `fits`, "save_matmuls" on every block
+    and "none" on none (room to recompute less); a blend of "full" and
+    "save_matmuls", or of "save_matmuls" and "none", itself. None for
+    any other remat."""
     if remat == SAVE_MATMULS:
-        return 0
-    if isinstance(remat, str) or set(remat) - {FULL, SAVE_MATMULS}:
+        return (SAVE_MATMULS, NONE, blocks) if fits else \
+            (FULL, SAVE_MATMULS, 0)
+    parts = None if isinstance(remat, str) else blend_parts(remat)
+    if parts is None or parts[:2] not in ((FULL, SAVE_MATMULS),
+                                          (SAVE_MATMULS, NONE)):
         return None
-    n = remat.count(FULL)
-    return n if tuple(remat) == tuple(blend(n, len(remat))) else None
+    return parts
 
 
 def refit(points: dict[int, float], budget: float,
           blocks: int) -> int | None:
-    """How many first blocks of `blocks` to make "full" (the others
-    "save_matmuls") for memory just under `budget` (`BLEND_SLACK` below
-    it), from the memory known at some counts (`points`, {count:
-    memory}; at `blocks`, "full" on every block): on the line between the
+    """How many first blocks of `blocks` to make the choice that
+    recomputes more (the others the one that recomputes less) for memory
+    just under `budget` (`BLEND_SLACK` below it), from the memory known at
+    some counts (`points`, {count: memory}; at `blocks`, the first choice
+    on every block): on the line between the
     nearest counts over and under that aim, or along the two fewest under
     it when none is over (memory falls fastest on the first blocks, and
-    "full" on every block keeps a floor). None when no count lies
+    recomputing on every block keeps a floor). None when no count lies
     between 0 and `blocks`, or the count is one already known."""
     aim = (1 - BLEND_SLACK) * budget
     under = sorted(n for n, m in points.items() if m <= aim)

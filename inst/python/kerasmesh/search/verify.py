@@ -20,8 +20,8 @@ from ..core import kinds
 from .builds import check_depths
 from .configs import every_candidate
 from .figures import best_order, figures
-from ..remat.choice import FULL, blend, label
-from .levers import full_blocks, refit
+from ..remat.choice import label
+from .refit import refit_verified
 from .meshes import ORDERS, rebind
 
 RUNNERS_UP = 2
@@ -205,43 +205,6 @@ def _missed_too(missed: dict, searches: list, key: tuple,
         and own["memory"] * scale > budget
 
 
-def refit_verified(verify: Verifier, key: tuple) -> tuple:
-    """The winner `key` refitted at full depth when it is a "save_matmuls"
-    or blended candidate: "full" on more first blocks when XLA finds it
-    over budget, on fewer when XLA leaves room for them, as XLA's
-    figures for the counts compiled so far say (`levers.refit()`; "full"
-    on every block as `_full_remat()` has it), twice at most, while time
-    allows. Returns the fitting key with the fewest
-    "full" blocks, or `key`."""
-    ctx = verify.ctx
-    i, c, (remat, k) = key
-    blocks, n = ctx.levers.blocks, full_blocks(remat)
-    if n is None or FULL not in ctx.levers.remats or ctx.budget is None \
-            or not blocks or not verify.has_time():
-        return key
-    f = verify.figures(key)
-    if f is None or n == 0 and ctx.fits(f):
-        return key
-    full = _full_remat(verify, (i, c, (FULL, k)))
-    if full is None or not ctx.fits(full):
-        return key
-    points = {n: f["memory"], blocks: full["memory"]}
-    best = n if ctx.fits(f) else None
-    for _ in range(2):
-        m = refit(points, ctx.budget, blocks)
-        if m is None or not verify.has_time() or \
-                best is not None and m >= best:
-            break
-        f = verify.figures((i, c, (blend(m, blocks), k)))
-        if f is None:
-            break
-        points[m] = f["memory"]
-        if ctx.fits(f):
-            best = m
-    return key if best is None or best == n else \
-        (i, c, (blend(best, blocks), k))
-
-
 def more_remat(verify: Verifier, key: tuple) -> tuple:
     """`key`, which XLA finds over budget at full depth, with the levers'
     next remat choices in turn (its layout and micro-batches kept): the
@@ -259,16 +222,6 @@ def more_remat(verify: Verifier, key: tuple) -> tuple:
         if ctx.fits(verify.figures(tried)):
             return tried
     return key
-
-
-def _full_remat(verify: Verifier, key: tuple) -> dict | None:
-    """The figures of "full" on every block (`key`): XLA's at full depth
-    when compiled, else the search's own when it costed them (they only
-    aim a refit, whose blend is compiled), else compiled now."""
-    i, c, levers = key
-    if key in verify.costs:
-        return verify.figures(key)
-    return verify.searches[i].seen.get((c, levers)) or verify.figures(key)
 
 
 def _unverified(searches: list, verify: Verifier, key: tuple) -> tuple:
