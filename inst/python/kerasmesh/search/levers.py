@@ -233,11 +233,7 @@ def refit_parts(remat: Any, fits: bool,
     if remat == SAVE_MATMULS:
         return (SAVE_MATMULS, NONE, blocks) if fits else \
             (FULL, SAVE_MATMULS, 0)
-    parts = None if isinstance(remat, str) else blend_parts(remat)
-    if parts is None or parts[:2] not in ((FULL, SAVE_MATMULS),
-                                          (SAVE_MATMULS, NONE)):
-        return None
-    return parts
+    return None if isinstance(remat, str) else blend_parts(remat)
 
 
 def refit(points: dict[int, float], budget: float,

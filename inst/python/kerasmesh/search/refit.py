@@ -32,11 +32,11 @@ def refit_verified(verify: Any, key: tuple) -> tuple:
     if ctx.budget is None or not blocks or not verify.has_time():
         return key
     f = verify.figures(key)
-    parts = None if f is None else refit_parts(remat, ctx.fits(f), blocks)
+    fits = f is not None and ctx.fits(f)
+    parts = None if f is None else refit_parts(remat, fits, blocks)
     if parts is None or not set(parts[:2]) <= set(ctx.levers.remats):
         return key
     more, less, n = parts
-    fits = ctx.fits(f)
     if n == 0 and fits:
         return key
     points = _blend_ends(verify, (i, c, k), parts)
@@ -94,10 +94,8 @@ def _lighter_end(verify: Any, lighter: tuple,
         None)
     heavy = seen.get((c, heavier[2]))
     if light is not None and heavy is not None:
-        light_memory = light["memory"] if light["steps"] == k else \
-            predict_memory(light, k)
-        return verify.figures(heavier)["memory"] + light_memory - \
-            heavy["memory"]
+        return verify.figures(heavier)["memory"] + \
+            predict_memory(light, k) - heavy["memory"]
     return _memory(verify.figures(lighter))
 
 
