@@ -127,6 +127,38 @@ def test_cpu_compiles_schedule_for_memory_and_keep_all_reduces_apart():
     assert quick == {**cpu, **deadline.QUICK}
 
 
+class SlowCompile:
+    """A lowered step whose compile takes `seconds`."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def compile(self, compiler_options=None):
+        time.sleep(self.seconds)
+        return "compiled"
+
+
+def test_memory_goes_back_while_a_compile_runs(monkeypatch):
+    calls = []
+    monkeypatch.setattr(deadline.heap, "give_back",
+                        lambda: calls.append(time.monotonic()))
+    monkeypatch.setattr(deadline, "GIVE_BACK_EVERY", 0.05)
+    clock = deadline.Deadline(30)
+    assert deadline.compile_within(SlowCompile(0.5), clock, 30) == "compiled"
+    # once before, about every 0.05 s while it ran, once after
+    assert len(calls) >= 6
+    assert max(b - a for a, b in zip(calls, calls[1:])) < 0.4
+
+
+def test_a_compile_past_its_deadline_is_left_running(monkeypatch):
+    monkeypatch.setattr(deadline, "GIVE_BACK_EVERY", 0.05)
+    started = time.monotonic()
+    with pytest.raises(KerasmeshError) as e:
+        deadline.compile_within(SlowCompile(1.0), deadline.Deadline(0.2), 0.2)
+    assert e.value.kind == "timeout"
+    assert time.monotonic() - started < 0.9
+    assert deadline.wait_for_compiles() == 1
+
 
 def test_a_deadline_landing_in_a_del_is_sent_again_and_not_reported(capsys):
     class Slow:
