@@ -142,6 +142,11 @@
 #' \item{`kerasmesh_warning`}{Every kerasmesh warning.}
 #' \item{`kerasmesh_warning_array_precision`}{Values lose precision in the
 #'   dtype.}
+#' \item{`kerasmesh_warning_block_outputs`}{Weights are split over the batch
+#'   axis and over another axis, and no rule lays the blocks' outputs out: XLA
+#'   can split activations over the batch axis on another dimension and
+#'   all-reduce them in every block (a rule for the blocks' outputs keeps them
+#'   split by the batch).}
 #' \item{`kerasmesh_warning_checkpoint_fallback`}{Newer checkpoint steps are
 #'   incomplete or damaged; an older one is restored.}
 #' \item{`kerasmesh_warning_deprecated`}{A renamed argument or function is used
@@ -195,9 +200,9 @@ kind_names <- list(
     "remat_blocks", "search_builder", "search_fixed", "search_no_fit", "shape",
     "timeout", "topology", "topology_devices", "variable_path"),
   warnings = c(
-    "array_precision", "checkpoint_fallback", "deprecated", "layout_check",
-    "layout_plan", "layout_rank", "mesh_rank", "quantize_placement",
-    "replicated", "rows_dropped", "search_extrapolation",
+    "array_precision", "block_outputs", "checkpoint_fallback", "deprecated",
+    "layout_check", "layout_plan", "layout_rank", "mesh_rank",
+    "quantize_placement", "replicated", "rows_dropped", "search_extrapolation",
     "search_unstable_paths", "unmatched_output_rule", "unmatched_rule")
 )
 

@@ -123,6 +123,13 @@ BATCH_DIM_NAME = _kind(
 BATCH_SIZE = _kind(
     "batch_size",
     error="The batch size can't be split over the batch axis.")
+BLOCK_OUTPUTS = _kind(
+    "block_outputs",
+    warning="Weights are split over the batch axis and over another axis, "
+            "and no rule lays the blocks' outputs out: XLA can split "
+            "activations over the batch axis on another dimension and "
+            "all-reduce them in every block (a rule for the blocks' outputs "
+            "keeps them split by the batch).")
 CHECKPOINT_DIRECTORY = _kind(
     "checkpoint_directory",
     error="The checkpoint directory is missing (or was removed or moved "

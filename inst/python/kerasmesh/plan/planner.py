@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from ..core import fits
 from ..core.backend import require_backend
 from .batches import batch_problems, check_batch_size
+from .block_outputs import block_output_problems
 from ..core.errors import KerasmeshError
 from ..mesh.device_mesh import describe_mesh
 from .outputs import (layer_output_paths, output_rules,
@@ -368,6 +369,9 @@ def plan_placement(model: Any, distribution: Any, batch_size: Any = None,
     share = DEFAULT_SHARE if replicated_share is None \
         else float(replicated_share)
     problems += replicated_problems(columns, share, rules.n_devices)
+    problems += block_output_problems(model, columns["path"],
+                                      columns["axes"], sizes,
+                                      batch_dim_name, layout_map)
     groups = group_problems(problems, columns)
     layouts = {k: list(layout_map[k].axes) for k in keys}
     fix_problems(groups, layouts, columns, sizes, batch_dim_name)

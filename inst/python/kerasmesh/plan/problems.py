@@ -26,7 +26,7 @@ from ..core.resolve import RuleResolver
 from ..core import kinds
 
 DEFAULT_SHARE = 0.05
-FIXABLE = (kinds.LAYOUT_DIVISIBILITY, kinds.REPLICATED)
+FIXABLE = (kinds.LAYOUT_DIVISIBILITY, kinds.REPLICATED, kinds.BLOCK_OUTPUTS)
 
 
 # --------------------------------------------------------------------------
@@ -121,6 +121,7 @@ def _finish(g: dict) -> dict:
         "dimension": fact.get("dimension"), "size": fact.get("size"),
         "axis": fact.get("axis"), "axis_size": fact.get("axis_size"),
         "short": first["short"], "fix": None,
+        "proposed": (first.get("facts") or {}).get("fix"),
     })
     if len(paths) <= 1:
         g["message"], g["bullets"] = first["message"], first["bullets"]
@@ -240,6 +241,9 @@ def suggest_fix(group: dict, rules: dict[str, list], columns: dict,
     """
     if group["kind"] not in FIXABLE:
         return None
+    if group["kind"] == kinds.BLOCK_OUTPUTS:
+        fix = group["proposed"]
+        return fix if check_fix(rules, fix, columns, sizes, set()) else None
     failing = set(group["paths"])
     shapes = {p: [int(s) for s in sh]
               for p, sh in zip(columns["path"], columns["shape"])}

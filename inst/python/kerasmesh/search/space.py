@@ -27,7 +27,7 @@ from ..core.placement import (Layout, Placement, itemsize, mesh_sizes,
                               model_variables, variable_shape)
 from ..core.resolve import exact_key, rule_keys
 from ..core import kinds
-from .activations import block_output_rules
+from ..plan.block_outputs import block_output_rules
 
 _NUMBER = re.compile(r"\d+")
 
@@ -103,7 +103,7 @@ class SearchSpace:
         mesh: a Keras DeviceMesh.
         fixed: a LayoutMap of rules the search never changes, or None.
         batch_dim: the batch's axis, whose blocks' outputs every layout
-            keeps split over it (`activations.py`); None: no such rule.
+            keeps split over it (`plan/block_outputs.py`); None: no such rule.
 
     Raises:
         KerasmeshError: kind `search_fixed` when pinned rules clash or

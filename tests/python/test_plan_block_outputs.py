@@ -1,4 +1,5 @@
-"""The search keeps each block's output split over the batch axis."""
+"""Each block's output split over the batch axis: the rule the search adds,
+and the planner's warning and fix where a layout map lacks it."""
 
 import keras
 import pytest
@@ -6,7 +7,8 @@ import pytest
 from kerasmesh.core.resolve import RuleResolver
 from kerasmesh.cost import layout_cost as cost
 from kerasmesh.plan.outputs import layer_output_paths
-from kerasmesh.search.activations import block_output_rules
+from kerasmesh.plan.planner import plan_layout
+from kerasmesh.plan.block_outputs import block_output_rules
 from kerasmesh.search.space import SearchSpace
 from remat_models import hub_backbone
 from small_models import mlp
@@ -73,10 +75,8 @@ def keras_hub_llama():
         hidden_dim=64, intermediate_dim=128, num_layers=2)
 
 
-def test_weights_split_over_both_axes_move_less_over_the_batch_axis(mesh):
-    # Tensor parallel over "model", fully sharded over "data": without the
-    # rule, XLA all-reduces activations over "data" in every block.
-    model = keras_hub_llama()
+def both_axes_map(mesh):
+    """Tensor parallel over "model", fully sharded over "data"."""
     lm = keras.distribution.LayoutMap(mesh)
     lm["token_embedding/embeddings"] = ("model", "data")
     lm["token_embedding/reverse_embeddings"] = ("data", "model")
@@ -84,7 +84,57 @@ def test_weights_split_over_both_axes_move_less_over_the_batch_axis(mesh):
     lm[".*attention_output/kernel"] = ("model", None, "data")
     lm[".*feedforward_(intermediate|gate)_dense/kernel"] = ("data", "model")
     lm[".*feedforward_output_dense/kernel"] = ("model", "data")
+    return lm
+
+
+def test_weights_split_over_both_axes_move_less_over_the_batch_axis(mesh):
+    # Without the rule, XLA all-reduces activations over "data" in every
+    # block.
+    model = keras_hub_llama()
+    lm = both_axes_map(mesh)
     without = _data_traffic(lm)
     [(key, axes)] = block_output_rules(model, SIZES, "data")
     lm[key] = tuple(axes)
     assert _data_traffic(lm) < 0.5 * without
+
+
+def _block_output_groups(model, lm):
+    plan = plan_layout(model, lm)
+    return [g for g in plan["groups"] if g["kind"] == "block_outputs"]
+
+
+def test_the_plan_warns_of_weights_split_over_both_axes_and_fixes_it(mesh):
+    model = keras_hub_llama()
+    lm = both_axes_map(mesh)
+    [group] = _block_output_groups(model, lm)
+    assert group["severity"] == "warning"
+    assert '"data"' in group["message"] and '"model"' in group["message"]
+    [(key, axes)] = block_output_rules(model, SIZES, "data")
+    assert group["fix"] == {"remove": [], "add": [[key, axes]]}
+    assert any(b[0] == "i" and key in b[1] for b in group["bullets"])
+    lm[key] = tuple(axes)
+    assert _block_output_groups(model, lm) == []
+
+
+def test_no_warning_for_one_axis_one_device_axes_or_a_model_without_blocks(
+        mesh):
+    model = keras_hub_llama()
+    tensor_parallel = keras.distribution.LayoutMap(mesh)
+    tensor_parallel[".*feedforward_(intermediate|gate)_dense/kernel"] = \
+        (None, "model")
+    assert _block_output_groups(model, tensor_parallel) == []
+    fully_sharded = keras.distribution.LayoutMap(mesh)
+    fully_sharded[".*feedforward_(intermediate|gate)_dense/kernel"] = \
+        ("data", None)
+    assert _block_output_groups(model, fully_sharded) == []
+    import jax
+
+    flat = keras.distribution.DeviceMesh((8, 1), ("data", "model"),
+                                         jax.devices())
+    over_both = keras.distribution.LayoutMap(flat)
+    over_both[".*feedforward_(intermediate|gate)_dense/kernel"] = \
+        ("data", "model")
+    assert _block_output_groups(model, over_both) == []
+    plain = keras.distribution.LayoutMap(mesh)
+    plain[".*kernel"] = ("data", "model")
+    assert _block_output_groups(mlp(), plain) == []
