@@ -7,6 +7,10 @@ SHELL := /bin/bash
 export KERASMESH_VENV ?= $(HOME)/.virtualenvs/r-keras
 export NOT_CRAN := true
 export KERASMESH_REQUIRE_PYTHON := true
+# The GPU compiler's tests run where `make setup` installs it (the Debian
+# 13 chroot checks the CPU's path: tools/debian13.sh sets both false).
+export KERASMESH_GPU_COMPILER ?= true
+export KERASMESH_REQUIRE_GPU_COMPILER ?= $(KERASMESH_GPU_COMPILER)
 export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PYTHONDONTWRITEBYTECODE := 1

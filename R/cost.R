@@ -124,10 +124,16 @@
 #'     `distribution`; `batch_size`; `batch_dim_name`; `loss`; `inputs`;
 #'     `compile_seconds`; `versions` (Keras, JAX, jaxlib, XLA backend);
 #'     `warnings` (the plan's warnings: see [check_layout()]);
+#'   * `compiled_for`: what compiled the step (see below): `label` (such
+#'     as `"H100 SXM 80GB (XLA GPU, deviceless)"` or `"CPU (XLA CPU)"`),
+#'     `kind`, `preset`, `nearest` (a preset standing in for hardware of
+#'     your own), `compiler_missing` (a GPU topology compiled by the CPU
+#'     compiler because XLA's GPU compiler is not installed);
 #'   * `remat` (the choice in effect), `accumulation_steps`,
-#'     `micro_batch_size` (samples per compiled step), `flops` (XLA's count
-#'     of floating-point operations per device per compiled step, every
-#'     trip of a loop counted) and
+#'     `micro_batch_size` (samples per compiled step), `flops` (the
+#'     floating-point operations per device per compiled step, counted from
+#'     the compiled program as XLA's cost analysis counts them, every trip
+#'     of a loop, and cuBLAS's and cuDNN's calls from their shapes) and
 #'     `recompute_flops` (the part of them spent recomputing; 0 without
 #'     remat).
 #' @seealso [compare_layouts()] for several layouts side by side;
@@ -189,9 +195,12 @@ cost_layout <- function(model, distribution, batch_size, optimizer = NULL,
       call = call
     )
   }
-  new_layout_cost(with_plan_model(model, cost_of, deadline = started + timeout,
-                                  timeout = timeout, arg = "model",
-                                  call = call), topology)
+  cost <- new_layout_cost(with_plan_model(
+    model, cost_of, deadline = started + timeout, timeout = timeout,
+    arg = "model", call = call
+  ), topology)
+  inform_gpu_compiler(cost$compiled_for)
+  cost
 }
 
 # The step's arguments of layout_cost(), compare_layouts(), search_layout(),
@@ -305,6 +314,7 @@ new_layout_cost <- function(desc, topology = NULL) {
       reshardings = new_cost_reshardings(desc$reshardings),
       xla_log = as.character(unlist(desc$xla_log)),
       time = new_cost_time(desc$time),
+      compiled_for = new_compiled_for(desc$compiled_for),
       topology = topology,
       remat = as_remat(desc$remat),
       accumulation_steps = as.integer(desc$accumulation_steps %||% 1L),

@@ -28,6 +28,15 @@
 #'   own Python.
 #' @param extra_packages More Python packages to install, as pip
 #'   requirements such as `"keras-hub"`.
+#' @param gpu_compiler Whether to install XLA's GPU compiler (JAX's CUDA
+#'   plugin, `jax[cuda12]` at kerasmesh's JAX version, with NVIDIA's CUDA
+#'   libraries: several GB). With it, [layout_cost()],
+#'   [compare_layouts()] and [search_layout()] compile a step on a
+#'   topology of GPUs for those GPUs, without them; without it, XLA's CPU
+#'   compiler stands in. On a machine without GPUs kerasmesh starts JAX on
+#'   the CPU, so the plugin finds no GPU to complain about. With
+#'   reticulate's managed Python, declare it instead, before Python starts:
+#'   `reticulate::py_require("jax[cuda12]==0.10.2")`.
 #' @return The path of the environment, invisibly.
 #' @seealso `reticulate::py_require()` for reticulate's managed Python.
 #' @export
@@ -35,11 +44,13 @@
 #' # Where the packages would go, without installing anything:
 #' kerasmesh:::venv_path("r-keras")
 #' kerasmesh:::python_requirements()
+#' kerasmesh:::gpu_compiler_requirement()
 #' \dontrun{
 #' install_kerasmesh()
 #' }
 install_kerasmesh <- function(envname = NULL, python = NULL,
-                              extra_packages = NULL) {
+                              extra_packages = NULL, gpu_compiler = FALSE) {
+  gpu_compiler <- check_flag(gpu_compiler)
   if (!is.null(envname)) check_string(envname)
   if (!is.null(python)) check_string(python)
   for (package in extra_packages) {
@@ -60,7 +71,9 @@ install_kerasmesh <- function(envname = NULL, python = NULL,
   }
   venv_python <- file.path(path, "bin", "python")
   check_python_for_venv(venv_python)
-  requirements <- c(python_requirements(), extra_packages)
+  requirements <- c(python_requirements(),
+                    if (gpu_compiler) gpu_compiler_requirement(),
+                    extra_packages)
   download_packages(venv_python, requirements)
   done <- TRUE
   if (python_started()) {
@@ -85,6 +98,12 @@ python_requirements <- function(pinned = TRUE) {
   lines <- trimws(sub("#.*$", "", readLines(path, warn = FALSE)))
   lines <- lines[nzchar(lines)]
   if (pinned) lines else sub("==", ">=", lines, fixed = TRUE)
+}
+
+# XLA's GPU compiler at the pinned JAX's version: "jax[cuda12]==0.10.2".
+gpu_compiler_requirement <- function() {
+  jax <- grep("^jax==", python_requirements(), value = TRUE)
+  sub("^jax==", "jax[cuda12]==", jax)
 }
 
 # A virtualenv name or path as a path: a name lives under reticulate's

@@ -75,6 +75,8 @@
 #' \item{`kerasmesh_error_distribution_argument`}{Arguments of a distribution
 #'   contradict each other.}
 #' \item{`kerasmesh_error_dtype`}{An unknown data type name.}
+#' \item{`kerasmesh_error_gpu_compiler`}{XLA's GPU compiler (JAX's CUDA plugin)
+#'   is installed at another version than jaxlib, which JAX refuses to load.}
 #' \item{`kerasmesh_error_input_shapes`}{The model can't run on inputs of the
 #'   given shapes.}
 #' \item{`kerasmesh_error_install_download`}{[install_kerasmesh()] can't
@@ -192,13 +194,13 @@ kind_names <- list(
     "deprecated", "device_mesh", "device_type", "devices", "devices_started",
     "distributed_argument", "distributed_connect", "distributed_started",
     "distributed_timeout", "distribution", "distribution_argument", "dtype",
-    "input_shapes", "install_download", "install_envname", "install_python",
-    "launch", "launch_worker", "layout_ambiguous", "layout_axes",
-    "layout_divisibility", "layout_key", "layout_key_exists", "layout_map",
-    "layout_plan", "layout_rank", "loss", "mesh_mismatch", "mesh_shape",
-    "model", "model_placement", "no_keras", "optimizer", "python", "remat",
-    "remat_blocks", "search_builder", "search_fixed", "search_no_fit", "shape",
-    "timeout", "topology", "topology_devices", "variable_path"),
+    "gpu_compiler", "input_shapes", "install_download", "install_envname",
+    "install_python", "launch", "launch_worker", "layout_ambiguous",
+    "layout_axes", "layout_divisibility", "layout_key", "layout_key_exists",
+    "layout_map", "layout_plan", "layout_rank", "loss", "mesh_mismatch",
+    "mesh_shape", "model", "model_placement", "no_keras", "optimizer", "python",
+    "remat", "remat_blocks", "search_builder", "search_fixed", "search_no_fit",
+    "shape", "timeout", "topology", "topology_devices", "variable_path"),
   warnings = c(
     "array_precision", "block_outputs", "checkpoint_fallback", "deprecated",
     "layout_check", "layout_plan", "layout_rank", "mesh_rank",

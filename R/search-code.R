@@ -98,6 +98,9 @@ topology_code <- function(topology) {
                if (!is.na(topology$inter_node_bandwidth)) {
                  "inter_node_bandwidth"
                },
+               if (!is.na(topology$all_reduce_bandwidth %||% NA)) {
+                 "all_reduce_bandwidth"
+               },
                "intra_node_latency", "inter_node_latency", "efficiency",
                if (!is.na(topology$memory_bandwidth)) "memory_bandwidth")
   }

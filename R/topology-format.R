@@ -3,10 +3,15 @@
 #' @export
 format.kerasmesh_device_topology <- function(x, ...) {
   nodes <- count_text(x$nodes, "node")
+  all_reduce <- x$all_reduce_bandwidth %||% NA_real_
+  in_node <- format_rate(x$intra_node_bandwidth)
+  if (!is.na(all_reduce) && all_reduce != x$intra_node_bandwidth) {
+    in_node <- sprintf("%s (all-reduce %s)", in_node, format_rate(all_reduce))
+  }
   links <- data.frame(
     " " = c("in a node", "between nodes"),
-    bandwidth = c(format_rate(x$intra_node_bandwidth),
-                  format_rate(x$inter_node_bandwidth)),
+    "bus bandwidth" = c(in_node, paste(format_rate(x$inter_node_bandwidth),
+                                       "a card")),
     "latency a step" = format_seconds(c(x$intra_node_latency,
                                         x$inter_node_latency)),
     link = ifelse(is.na(x$links), "", x$links),
@@ -29,10 +34,9 @@ format.kerasmesh_device_topology <- function(x, ...) {
     sprintf("Device: %s, memory %s", x$description, memory),
     strwrap(paste(format_peak_flops(x$peak_flops), collapse = ", "),
             width = 78, initial = "Peak:   ", prefix = strrep(" ", 8)),
-    sprintf("Steps:  a training step reaches %s of peak (efficiency)",
-            format_share(x$efficiency)),
-    "Links of each device, each direction:",
-    format_table(links, right = c("bandwidth", "latency a step")),
+    format_efficiency(x$efficiency, x$memory_bandwidth),
+    "Links (NCCL's bus bandwidth):",
+    format_table(links, right = c("bus bandwidth", "latency a step")),
     if (length(x$given)) {
       strwrap(paste0("Given in place of the preset's: ",
                      paste(x$given, collapse = ", ")), width = 78,
@@ -45,6 +49,20 @@ format.kerasmesh_device_topology <- function(x, ...) {
 print.kerasmesh_device_topology <- function(x, ...) {
   writeLines(format(x, ...))
   invisible(x)
+}
+
+# "Reaches: 72% of peak in matrix products, 50% in attention, 90% of the
+# memory bandwidth elsewhere".
+format_efficiency <- function(efficiency, memory_bandwidth) {
+  e <- efficiency
+  memory <- if (is.na(memory_bandwidth)) {
+    "memory-bound operations not timed (no memory bandwidth)"
+  } else {
+    sprintf("%s of memory bandwidth elsewhere", format_share(e[["memory"]]))
+  }
+  strwrap(sprintf("%s of peak in matrix products, %s in attention, %s",
+                  format_share(e[["matmul"]]), format_share(e[["attention"]]),
+                  memory), width = 78, initial = "Reaches: ", exdent = 9)
 }
 
 # "989 TFLOP/s bfloat16", or "100 TFLOP/s (every dtype)".

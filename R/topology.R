@@ -24,11 +24,19 @@
 #' figures: the datasheets' larger ones assume 2:4 sparsity):
 # nolint start: line_length_linter. A table's rows are one line each.
 #'
-#' | preset | memory | peak bfloat16, float16 / float32 | in a node | between nodes |
+#' | preset | memory | peak bfloat16, float16 / float32 | links in a node | between nodes |
 #' |---|---|---|---|---|
-#' | `"h100-sxm-80gb"` | 80 GB HBM3, 3.35 TB/s | 989 / 495 TFLOP/s | 450 GB/s (NVLink 4) | 50 GB/s (NDR, 400 Gb/s) |
-#' | `"h200-sxm-141gb"` | 141 GB HBM3e, 4.8 TB/s | 989 / 495 TFLOP/s | 450 GB/s (NVLink 4) | 50 GB/s (NDR, 400 Gb/s) |
-#' | `"a100-sxm-80gb"` | 80 GB HBM2e, 2.04 TB/s | 312 / 156 TFLOP/s | 300 GB/s (NVLink 3) | 25 GB/s (HDR, 200 Gb/s) |
+#' | `"h100-sxm-80gb"` | 80 GB HBM3, 3.35 TB/s | 989 / 495 TFLOP/s | NVLink 4 | NDR, 400 Gb/s |
+#' | `"h200-sxm-141gb"` | 141 GB HBM3e, 4.8 TB/s | 989 / 495 TFLOP/s | NVLink 4 | NDR, 400 Gb/s |
+#' | `"a100-sxm-80gb"` | 80 GB HBM2e, 2.04 TB/s | 312 / 156 TFLOP/s | NVLink 3 | HDR, 200 Gb/s |
+#'
+#' What a step reaches of them, as measured (the time model, below, uses
+#' these; they are the same for every model and layout):
+#'
+#' | preset | all-gather, reduce-scatter in a node | all-reduce in a node | a network card | matrix products | attention | memory |
+#' |---|---|---|---|---|---|---|
+#' | H100, H200 | 370 GB/s | 480 GB/s | 47 GB/s | 72% | 50% | 90% |
+#' | A100 | 200 GB/s | 200 GB/s | 23 GB/s | 77% | 60% | 90% |
 # nolint end
 #'
 #' * Memory is the datasheet's capacity in GB (10^9 bytes); what one
@@ -36,11 +44,26 @@
 #' * float32 is the TF32 tensor-core figure: JAX's default matrix
 #'   precision computes float32 products in TF32 on these GPUs (without
 #'   tensor cores an H100 does 67 TFLOP/s of float32, an A100 19.5).
-#' * NVLink bandwidth is per GPU and per direction: the datasheets' 900
-#'   GB/s (H100, H200) and 600 GB/s (A100) count both directions.
-#' * Between nodes: DGX H100 and H200 nodes have one 400 Gb/s ConnectX-7
-#'   (InfiniBand NDR) card per GPU, 50 GB/s; DGX A100 nodes one 200 Gb/s
-#'   ConnectX-6 (HDR) card per GPU, 25 GB/s.
+#' * Bandwidths are NCCL's bus bandwidths as nccl-tests measures them
+#'   (its `doc/PERFORMANCE.md` defines them), for large messages. H100:
+#'   ring all-gather and reduce-scatter in a node 365-370 GB/s, 80% of
+#'   NVLink 4's 450 GB/s a direction; all-reduce with NVLink SHARP (the
+#'   switch reduces) 476-480 GB/s; 46-48 GB/s per 400 Gb/s card between
+#'   nodes (NVIDIA nccl-tests issues 160, 212 and 290). A100: about 200
+#'   GB/s for all-reduce among eight A100 80GB over NVLink 3 (nccl-tests
+#'   issues 149 and 178), no NVLink SHARP; 21-24 GB/s per 200 Gb/s HDR
+#'   card (issue 119: 85-96 GB/s over four).
+#' * Matrix products: bfloat16 products of transformer sizes reach 705-758
+#'   TFLOP/s on Hopper (8192 x 8192 x 2048-8192, tile-ai/tilelang's
+#'   `benchmark/matmul`, measured on an H800, an H100's compute), 72% of
+#'   peak; cuBLAS 239 TFLOP/s at 4096 cubed on an A100, 77%.
+#' * Attention: fused attention kernels reach up to 75% of peak forward on
+#'   an H100 and less backward (FlashAttention-3, Shah et al. 2024), up to
+#'   73% on an A100 (FlashAttention-2, Dao 2023); with the backward pass's
+#'   larger share of the work, and Keras's masks (cuDNN computes every
+#'   score where the mask is not causal), 50% and 60%.
+#' * Memory: copying kernels reach 90% of the datasheet's bandwidth
+#'   (STREAM-like copies, about 3.0 of 3.35 TB/s on an H100).
 #' * Latency per step of a ring collective, from NCCL's tuning model
 #'   (`src/graph/tuning.cc` in NCCL, the ring algorithm with the "Simple"
 #'   protocol large transfers use): 3.4 microseconds over NVLink, 14 over
@@ -52,14 +75,15 @@
 #' levels of links can't say. Give such figures by hand where an
 #' approximation helps.
 #'
-#' @section Compute efficiency:
-#' `efficiency` is the share of peak FLOP/s a training step reaches. The
-#' default, 0.4, is a round figure from published runs of large
-#' transformers: 38 to 43% of bfloat16 peak training Llama 3 405B on 8,192
-#' to 16,384 H100s (Llama 3 paper, Dubey et al. 2024), 52% on 3,072 A100s
-#' for a 1-trillion-parameter GPT with Megatron-LM (Narayanan et al. 2021,
-#' recomputation counted), 46% training PaLM on TPU v4 (Chowdhery et al.
-#' 2022). Small models and small batches reach less.
+#' @section The time model:
+#' A cost's time ([layout_cost()]) comes from these figures alone, for
+#' every model: each operation of the compiled step takes its FLOPs over
+#' peak times `efficiency` (matrix products, fused attention), or its bytes
+#' over `memory_bandwidth` times the memory efficiency (everything else);
+#' each collective the share of its bytes its algorithm moves over the bus
+#' bandwidth of the links it spans. Collectives the compiler overlaps with
+#' compute run beside it. The figures were checked against published,
+#' measured training runs, not fitted to them (see the cost's docs).
 #'
 #' @param preset The name of a preset (see below), or `NULL` for hardware
 #'   of your own.
@@ -72,24 +96,35 @@
 #'   device: a vector named by dtype, such as
 #'   `c(bfloat16 = 989e12, float32 = 495e12)`, or one number for every
 #'   dtype. A cost uses the figure of the model's compute dtype.
-#' @param intra_node_bandwidth,inter_node_bandwidth Bytes per second one
-#'   device sends in each direction to a device of its node, and to a
-#'   device of another node: a number, or a string such as `"450GB/s"` or
-#'   `"400Gb/s"` (a lowercase `b` counts bits). `inter_node_bandwidth` is
-#'   needed only for more than one node.
+#' @param intra_node_bandwidth,inter_node_bandwidth The bus bandwidth
+#'   NCCL reaches (bytes per second, as nccl-tests reports it) for an
+#'   all-gather or reduce-scatter among the devices of a node, and for one
+#'   device's network card between nodes: a number, or a string such as
+#'   `"370GB/s"` or `"400Gb/s"` (a lowercase `b` counts bits).
+#'   `inter_node_bandwidth` is needed only for more than one node. A
+#'   collective across nodes reaches the card's figure times its devices
+#'   in each node, at most `intra_node_bandwidth`.
+#' @param all_reduce_bandwidth The bus bandwidth of an all-reduce among the
+#'   devices of a node, where it differs from `intra_node_bandwidth` (NVLink
+#'   SHARP reduces in the switch); `NULL` for the same.
 #' @param intra_node_latency,inter_node_latency Seconds per step of a ring
 #'   collective inside a node and between nodes; 0 by default for hardware
 #'   of your own.
-#' @param efficiency The share of peak FLOP/s a training step reaches,
-#'   above 0 and at most 1 (see below).
+#' @param efficiency The share of a figure the step's operations reach,
+#'   each above 0 and at most 1 (see the presets): a vector named by
+#'   `matmul` (of peak FLOP/s, matrix products), `attention` (of peak,
+#'   fused attention) and `memory` (of `memory_bandwidth`, every other
+#'   operation), any of them; one number is `matmul`'s. Figures not given
+#'   are the preset's, or 0.7, 0.5 and 0.9 for hardware of your own.
 #' @param memory_bandwidth Bytes per second of one device's own memory (a
-#'   number or a rate such as `"3.35TB/s"`), or `NULL`; shown, not used by
-#'   the time model.
+#'   number or a rate such as `"3.35TB/s"`), or `NULL`: then the time of
+#'   operations bound by memory is not counted.
 #' @return A `kerasmesh_device_topology`: a list with `name` (the preset,
 #'   or `"custom"`), `description`, `nodes`, `devices_per_node`, `devices`
 #'   (their product), `memory`, `memory_bandwidth`, `peak_flops`,
 #'   `intra_node_bandwidth`, `inter_node_bandwidth`,
-#'   `intra_node_latency`, `inter_node_latency`, `efficiency`, `links`
+#'   `all_reduce_bandwidth`, `intra_node_latency`, `inter_node_latency`,
+#'   `efficiency` (named `matmul`, `attention`, `memory`), `links`
 #'   (what the links are, where the preset says) and `given` (the figures
 #'   given in place of the preset's). Numbers are bytes, bytes per second,
 #'   FLOP/s and seconds.
@@ -99,15 +134,18 @@
 #' @examples
 #' device_topology("h100-sxm-80gb", nodes = 4)
 #' device_topology("a100-sxm-80gb", devices_per_node = 4,
-#'                 inter_node_bandwidth = "100Gb/s", efficiency = 0.3)
+#'                 inter_node_bandwidth = "12GB/s",
+#'                 efficiency = c(matmul = 0.6))
 #' # A workstation of four GPUs over PCIe.
 #' device_topology(devices_per_node = 4, memory = "24GB",
 #'                 peak_flops = c(bfloat16 = 165e12, float32 = 83e12),
-#'                 intra_node_bandwidth = "32GB/s")
+#'                 intra_node_bandwidth = "25GB/s",
+#'                 memory_bandwidth = "1TB/s")
 device_topology <- function(preset = NULL, ..., nodes = 1,
                             devices_per_node = NULL, memory = NULL,
                             peak_flops = NULL, intra_node_bandwidth = NULL,
                             inter_node_bandwidth = NULL,
+                            all_reduce_bandwidth = NULL,
                             intra_node_latency = NULL,
                             inter_node_latency = NULL, efficiency = NULL,
                             memory_bandwidth = NULL) {
@@ -116,14 +154,18 @@ device_topology <- function(preset = NULL, ..., nodes = 1,
     devices_per_node = devices_per_node, memory = memory,
     peak_flops = peak_flops, intra_node_bandwidth = intra_node_bandwidth,
     inter_node_bandwidth = inter_node_bandwidth,
+    all_reduce_bandwidth = all_reduce_bandwidth,
     intra_node_latency = intra_node_latency,
     inter_node_latency = inter_node_latency, efficiency = efficiency,
     memory_bandwidth = memory_bandwidth
   )
   given <- given[!vapply(given, is.null, TRUE)]
   base <- topology_preset(preset)
-  figures <- utils::modifyList(base, given)
+  figures <- utils::modifyList(base, given[names(given) != "efficiency"])
   figures$nodes <- nodes
+  figures$efficiency <- topology_efficiency(efficiency %||% base$efficiency,
+                                            base$efficiency,
+                                            call = rlang::current_env())
   new_device_topology(topology_figures(figures), preset = preset,
                       given = if (is.null(preset)) character() else
                         names(given))
@@ -131,14 +173,18 @@ device_topology <- function(preset = NULL, ..., nodes = 1,
 
 # -- presets ----------------------------------------------------------------
 
+# The efficiencies of hardware of your own (see ?device_topology).
+default_efficiency <- c(matmul = 0.7, attention = 0.5, memory = 0.9)
+
 # Figures per device (see ?device_topology for their sources).
 topology_presets <- function() {
   hopper <- list(
     devices_per_node = 8L, memory = 80e9, memory_bandwidth = 3.35e12,
     peak_flops = c(bfloat16 = 989e12, float16 = 989e12, float32 = 495e12),
-    intra_node_bandwidth = 450e9, inter_node_bandwidth = 50e9,
+    intra_node_bandwidth = 370e9, all_reduce_bandwidth = 480e9,
+    inter_node_bandwidth = 47e9,
     intra_node_latency = 3.4e-6, inter_node_latency = 14e-6,
-    efficiency = 0.4,
+    efficiency = c(matmul = 0.72, attention = 0.5, memory = 0.9),
     links = c(intra = "NVLink 4 through NVSwitch",
               inter = "InfiniBand NDR, 400 Gb/s a GPU")
   )
@@ -155,7 +201,9 @@ topology_presets <- function() {
         memory_bandwidth = 2.039e12,
         peak_flops = c(bfloat16 = 312e12, float16 = 312e12,
                        float32 = 156e12),
-        intra_node_bandwidth = 300e9, inter_node_bandwidth = 25e9,
+        intra_node_bandwidth = 200e9, all_reduce_bandwidth = 200e9,
+        inter_node_bandwidth = 23e9,
+        efficiency = c(matmul = 0.77, attention = 0.6, memory = 0.9),
         links = c(intra = "NVLink 3 through NVSwitch",
                   inter = "InfiniBand HDR, 200 Gb/s a GPU")
       ))
@@ -167,7 +215,7 @@ topology_preset <- function(preset, call = rlang::caller_env()) {
   presets <- topology_presets()
   if (is.null(preset)) {
     return(list(description = "custom devices", intra_node_latency = 0,
-                inter_node_latency = 0, efficiency = 0.4))
+                inter_node_latency = 0, efficiency = default_efficiency))
   }
   if (!is.character(preset) || length(preset) != 1 || is.na(preset)) {
     stop_input_type(preset, "a preset name", kind = kinds$topology,
@@ -237,16 +285,15 @@ topology_figures <- function(f, call = rlang::caller_env()) {
     f$memory_bandwidth <- positive(f$memory_bandwidth, "memory_bandwidth",
                                    check_rate)
   }
+  if (!is.null(f$all_reduce_bandwidth)) {
+    f$all_reduce_bandwidth <- positive(f$all_reduce_bandwidth,
+                                       "all_reduce_bandwidth", check_rate)
+  }
   for (arg in c("intra_node_latency", "inter_node_latency")) {
     f[[arg]] <- check_number(f[[arg]], "a number of seconds, 0 or more",
                              min = 0, kind = kinds$topology, arg = arg,
                              call = call)
   }
-  f$efficiency <- check_number(
-    f$efficiency, "a share of peak FLOP/s, above 0 and at most 1", min = 0,
-    max = 1, exclusive_min = TRUE, kind = kinds$topology, arg = "efficiency",
-    call = call
-  )
   f
 }
 
@@ -256,6 +303,27 @@ topology_check <- function(value) {
     class(e) <- unique(c(error_classes(kinds$topology), class(e)))
     stop(e)
   })
+}
+
+# `efficiency`: one number (matrix products') or figures named by matmul,
+# attention and memory, each in (0, 1]; those not given are `base`'s.
+topology_efficiency <- function(x, base, call = rlang::caller_env()) {
+  if (is.numeric(x) && length(x) == 1 && is.null(names(x))) {
+    x <- c(matmul = x)
+  }
+  named <- is.numeric(x) && length(x) >= 1 && !is.null(names(x)) &&
+    all(names(x) %in% names(default_efficiency)) && !anyDuplicated(names(x))
+  if (!named || anyNA(x) || any(x <= 0 | x > 1)) {
+    stop_input_type(
+      x, "shares above 0 and at most 1, named by matmul, attention or
+          memory",
+      kind = kinds$topology, arg = "efficiency", call = call,
+      way_out = "For example {.code c(matmul = 0.7, attention = 0.5)}."
+    )
+  }
+  out <- base[names(default_efficiency)]
+  out[names(x)] <- as.numeric(x)
+  out
 }
 
 topology_peak_flops <- function(x, call) {
@@ -312,6 +380,7 @@ new_device_topology <- function(f, preset = NULL, given = character()) {
       peak_flops = f$peak_flops,
       intra_node_bandwidth = f$intra_node_bandwidth,
       inter_node_bandwidth = f$inter_node_bandwidth %||% NA_real_,
+      all_reduce_bandwidth = f$all_reduce_bandwidth %||% NA_real_,
       intra_node_latency = f$intra_node_latency,
       inter_node_latency = f$inter_node_latency,
       efficiency = f$efficiency, links = links, given = given
@@ -333,10 +402,15 @@ check_topology <- function(x, call = rlang::caller_env()) {
   }
   values <- unclass(x)[c(
     "nodes", "devices_per_node", "memory", "intra_node_bandwidth",
-    "inter_node_bandwidth", "intra_node_latency", "inter_node_latency",
-    "efficiency", "memory_bandwidth", "name"
+    "inter_node_bandwidth", "all_reduce_bandwidth", "intra_node_latency",
+    "inter_node_latency", "memory_bandwidth", "name"
   )]
-  values <- lapply(values, function(v) if (is.na(v)) NULL else v)
+  values <- lapply(values, function(v) if (is.null(v) || is.na(v)) NULL
+                   else v)
+  efficiency <- x$efficiency
+  values$efficiency <- unname(efficiency[["matmul"]])
+  values$attention_efficiency <- unname(efficiency[["attention"]])
+  values$memory_efficiency <- unname(efficiency[["memory"]])
   flops <- x$peak_flops
   values$peak_flops <- if (is.null(names(flops))) flops else as.list(flops)
   values

@@ -127,6 +127,22 @@ if ! requirements_met tools/requirements-test.txt; then
     --no-deps -r tools/requirements-test.txt
 fi
 
+# XLA's GPU compiler (JAX's CUDA plugin at the pinned JAX's version: what
+# install_kerasmesh(gpu_compiler = TRUE) installs), so that the checks
+# compile for GPUs without them as well as on the CPU. KERASMESH_GPU_COMPILER
+# =false leaves it out (the Debian 13 chroot: the CPU's path).
+jax_version="$(sed -n 's/^jax==//p' inst/python/requirements.txt)"
+if [ "${KERASMESH_GPU_COMPILER:-true}" = true ]; then
+  plugin="$(mktemp)"
+  trap 'rm -f "$plugin"' EXIT
+  echo "jax-cuda12-plugin==$jax_version" > "$plugin"
+  if ! requirements_met "$plugin"; then
+    echo "setup: installing XLA's GPU compiler (jax[cuda12]==$jax_version)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      "jax[cuda12]==$jax_version"
+  fi
+fi
+
 stamp=".setup-stamp"
 digest="$(find DESCRIPTION NAMESPACE R inst man -type f \
   -not -path '*__pycache__*' -print0 | sort -z | xargs -0 md5sum | md5sum)"

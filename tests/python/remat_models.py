@@ -12,8 +12,11 @@ import numpy as np
 
 import keras
 
-from kerasmesh.cost.deadline import compile_options
+from kerasmesh.cost.target import CPU, Target
 from kerasmesh.remat.choice import remat_scope
+
+# kerasmesh's XLA options for CPU compiles (`target.Target`).
+CPU_OPTIONS = Target(CPU, "CPU (XLA CPU)").compile_options()
 
 HUB = {
     "llama": ("Llama3Backbone", {}),
@@ -85,7 +88,7 @@ def train_step(model, x, remat):
     with remat_scope(model, remat):
         # A new function each time: jax.jit caches traces by function.
         lowered = jax.jit(lambda *a: step(*a)).lower(t, n, x)
-    compiled = lowered.compile(compiler_options=compile_options())
+    compiled = lowered.compile(compiler_options=CPU_OPTIONS)
     value, grads, n = compiled(t, n, x)
     return (float(value), [np.asarray(g) for g in grads],
             [np.asarray(v) for v in n],

@@ -10,6 +10,7 @@ import pytest
 
 from kerasmesh.cost import attention
 from kerasmesh.cost import layout_cost as cost
+from kerasmesh.cost import target
 from remat_models import hub_backbone
 
 LENGTH = 2 * attention.BLOCK
@@ -64,12 +65,13 @@ def test_the_scope_puts_keras_attention_back_however_it_ends():
     from keras.src.backend.jax import nn as keras_nn
 
     original = keras_nn.dot_product_attention
-    with pytest.raises(RuntimeError):
-        with attention.fused_scope("cpu"):
-            assert keras_nn.dot_product_attention is not original
-            raise RuntimeError("the trace failed")
-    assert keras_nn.dot_product_attention is original
-    with attention.fused_scope("gpu") as record:
+    for mode in (attention.BLOCKS, attention.CUDNN):
+        with pytest.raises(RuntimeError):
+            with attention.fused_scope(mode):
+                assert keras_nn.dot_product_attention is not original
+                raise RuntimeError("the trace failed")
+        assert keras_nn.dot_product_attention is original
+    with attention.fused_scope(attention.NATIVE) as record:
         assert keras_nn.dot_product_attention is original
     assert record.how == attention.AS_WRITTEN
 
@@ -97,9 +99,9 @@ def test_a_step_traced_on_cpu_keeps_one_blocks_scores(monkeypatch, family):
                                 timeout=300, quick=True)
 
     fused = costed()
-    monkeypatch.setattr(cost, "default_platform", lambda: "gpu")
+    monkeypatch.setattr(target.Target, "attention", attention.NATIVE)
     written = costed()
-    assert fused["attention"] == attention.FUSED
+    assert fused["attention"] == attention.BLOCKS
     assert written["attention"] == attention.AS_WRITTEN
     # 8 heads x 2048 x 2048 float32 scores, per sequence: 128 MiB.
     assert written["xla"]["temp"] - fused["xla"]["temp"] > 100 * 2**20
@@ -120,9 +122,9 @@ def test_layers_that_choose_by_the_device_choose_as_on_a_gpu_in_scope():
         return [layer._use_fused_attention_op() for layer in layers]
 
     assert layers and not any(fused(layers))
-    with attention.fused_scope("cpu", model):
+    with attention.fused_scope(attention.BLOCKS, model):
         assert all(fused(layers))
-    with attention.fused_scope("cpu", capped):
+    with attention.fused_scope(attention.BLOCKS, capped):
         assert not any(fused(attention._chooses_by_device(capped)))
     # Nothing of the scope is left on the instances.
     assert not any("_use_fused_attention_op" in vars(layer)

@@ -121,10 +121,13 @@ def test_layout_cost_counts_the_time_spent_before_the_call():
 
 
 def test_cpu_compiles_schedule_for_memory_and_keep_all_reduces_apart():
+    from kerasmesh.cost.target import CPU, GPU, Target
+
     cpu = {**deadline.MEMORY_SCHEDULE, **deadline.APART_ALL_REDUCES}
-    assert deadline.compile_options() == cpu
-    quick = deadline.compile_options(quick=True)
+    assert Target(CPU, "CPU").compile_options() == cpu
+    quick = Target(CPU, "CPU").compile_options(quick=True)
     assert quick == {**cpu, **deadline.QUICK}
+    assert Target(GPU, "GPU").compile_options(quick=True) == {}
 
 
 class SlowCompile:

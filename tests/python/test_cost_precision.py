@@ -4,7 +4,7 @@ import keras
 import pytest
 
 from kerasmesh.cost import layout_cost as cost
-from kerasmesh.cost import precision
+from kerasmesh.cost import precision, target
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_steps_without_bfloat16_are_compiled_as_they_are(by_policy):
 
 def test_without_the_retyping_the_cpu_widens_bfloat16(mesh, monkeypatch):
     monkeypatch.setattr(precision, "retype_bfloat16",
-                        lambda lowered: (precision.WIDENED, None))
+                        lambda lowered, on_cpu: (precision.WIDENED, None))
     widened = costs(mesh, "mixed_bfloat16")
     assert activation_all_reduce(widened)["dtypes"] == ["f32"]
     assert activation_all_reduce(widened)["bytes"] == 2048
@@ -102,8 +102,8 @@ def test_a_retyped_step_xla_refuses_is_compiled_as_it_was(mesh, monkeypatch):
     assert activation_all_reduce(result)["bytes"] == 2048
 
 
-def test_other_backends_keep_bfloat16_as_it_is(mesh, monkeypatch):
-    monkeypatch.setattr(precision, "_platform", lambda lowered: "gpu")
+def test_other_compilers_keep_bfloat16_as_it_is(mesh, monkeypatch):
+    monkeypatch.setattr(target.Target, "retypes_bfloat16", False)
     result = costs(mesh, "mixed_bfloat16")
     assert result["bfloat16"] == precision.NATIVE
 

@@ -28,8 +28,8 @@ def test_rs_plain_values_make_a_topology_with_its_figures():
     assert topo.devices == 32
     assert topo.describe() == "32 devices (4 nodes of 8)"
     assert topo.flop_rate("bfloat16") == pytest.approx(989e12 * 0.4)
-    assert topo.link(crosses_nodes=True) == (50e9, 14e-6)
-    assert topo.link(crosses_nodes=False) == (450e9, 3.4e-6)
+    assert (topo.attention_efficiency, topo.memory_efficiency) == (0.5, 0.9)
+    assert topo.all_reduce_bandwidth is None
     assert as_topology(topo) is topo
 
 
@@ -64,13 +64,23 @@ def test_nodes_and_devices_per_node_are_whole_numbers(name, value):
     assert "whole number of at least 1" in topology_error(**{name: value})
 
 
+@pytest.mark.parametrize("name", ["efficiency", "attention_efficiency",
+                                  "memory_efficiency"])
 @pytest.mark.parametrize("value", [0, 1.01, -0.2])
-def test_efficiency_is_a_share_of_peak(value):
-    assert "at most 1" in topology_error(efficiency=value)
+def test_efficiencies_are_shares(name, value):
+    message = topology_error(**{name: value})
+    assert "at most 1" in message and f"`{name}`" in message
+
+
+def test_an_all_reduce_bandwidth_is_positive_when_given():
+    assert "`all_reduce_bandwidth`" in topology_error(all_reduce_bandwidth=0)
+    assert as_topology(H100 | {"all_reduce_bandwidth": 480e9}) \
+        .all_reduce_bandwidth == 480e9
 
 
 def test_latencies_may_be_zero_but_not_negative():
-    assert as_topology(H100 | {"intra_node_latency": 0}).link(False)[1] == 0
+    assert as_topology(H100 | {"intra_node_latency": 0}) \
+        .intra_node_latency == 0
     assert "0 or more" in topology_error(inter_node_latency=-1e-6)
 
 

@@ -1,14 +1,16 @@
-"""Modeled seconds of a compiled step: compute, collectives, latency."""
+"""The time model: collectives over the links they span, at NCCL's bus
+bandwidths, and each operation's roofline."""
 
 import keras
 import pytest
 
 from kerasmesh.core import kinds
 from kerasmesh.core.errors import KerasmeshError
-from kerasmesh.cost import hlo
+from kerasmesh.cost import replica_groups
 from kerasmesh.topology.machine import as_topology
-from kerasmesh.topology.time import (collective_seconds, device_nodes,
-                                     model_compute_dtype, step_time)
+from kerasmesh.topology.time import (ATTENTION, MATMUL, MEMORY,
+                                     collective_seconds, device_nodes,
+                                     model_compute_dtype, rates)
 
 GB = 1e9
 INTRA, INTER = 3.4e-6, 14e-6
@@ -36,7 +38,7 @@ NODES = [0, 0, 0, 0, 1, 1, 1, 1]
 @pytest.mark.parametrize("collective,share,steps", [
     ("all-reduce", 2 * 3 / 4, 6), ("all-gather", 3 / 4, 3),
     ("reduce-scatter", 3 / 4, 3), ("all-to-all", 3 / 4, 3)])
-def test_ring_algorithms_inside_a_node_send_their_share_at_nvlink_speed(
+def test_ring_algorithms_inside_a_node_send_their_share_at_the_bus_rate(
         collective, share, steps):
     seconds = collective_seconds(op(collective, IN_NODE), NODES, machine())
     assert seconds == pytest.approx(share * 8 * GB / (400 * GB) +
@@ -93,57 +95,64 @@ def test_the_mesh_device_order_decides_which_axis_crosses_nodes():
     # id order, "model" stays in a node; with them interleaved, "model"
     # spans both nodes and "data" stays in one.
     groups = {"model": IN_NODE, "data": ACROSS}
-    ops = [op("all-reduce", g, axes=hlo.group_axes(g, (2, 4),
-                                                   ["data", "model"]))
-           for g in groups.values()]
     ordered = device_nodes([f"cpu:{i}" for i in range(8)], machine())
     mixed = device_nodes([f"cpu:{i}" for i in (0, 4, 1, 5, 2, 6, 3, 7)],
                          machine())
-    by_axis = {}
-    for name, nodes in (("ordered", ordered), ("mixed", mixed)):
-        t = step_time(ops, 0.0, machine(), nodes, "float32")
-        by_axis[name] = dict(zip(t["communication"]["axes"],
-                                 t["communication"]["seconds"]))
-    assert by_axis["ordered"]["model"] < by_axis["ordered"]["data"]
-    assert by_axis["mixed"]["model"] > by_axis["mixed"]["data"]
+    seconds = {(order, axis): collective_seconds(op("all-reduce", g), nodes,
+                                                 machine())
+               for order, nodes in (("ordered", ordered), ("mixed", mixed))
+               for axis, g in groups.items()}
+    assert seconds["ordered", "model"] < seconds["ordered", "data"]
+    assert seconds["mixed", "model"] > seconds["mixed", "data"]
+    assert replica_groups.group_axes(ACROSS, (2, 4), ["data", "model"]) == ["data"]
 
 
-def test_step_time_adds_compute_recompute_and_communication_per_axis():
-    ops = [op("all-reduce", IN_NODE), op("all-gather", ACROSS, axes=["data"])]
-    t = step_time(ops, 4e15, machine(), NODES, "bfloat16",
-                  recompute_flops=1e15)
-    assert t["flop_rate"] == 500e12
-    assert t["compute"] == pytest.approx(3e15 / 500e12)
-    assert t["recompute"] == pytest.approx(1e15 / 500e12)
-    comm = dict(zip(t["communication"]["axes"], t["communication"]["seconds"]))
-    assert comm["model"] == pytest.approx(collective_seconds(ops[0], NODES,
-                                                             machine()))
-    assert t["communication"]["axes"] == ["data", "model"]  # slowest first
-    assert t["total"] == pytest.approx(t["compute"] + t["recompute"] +
-                                       sum(comm.values()))
-    assert t["compute_dtype"] == "bfloat16"
+def test_all_reduce_in_a_node_runs_at_its_own_bus_bandwidth():
+    fast = machine(all_reduce_bandwidth=480 * GB)
+    seconds = collective_seconds(op("all-reduce", IN_NODE), NODES, fast)
+    assert seconds == pytest.approx(2 * 3 / 4 * 8 * GB / (480 * GB) +
+                                    6 * INTRA)
+    # Gathers keep the ring's figure.
+    gather = collective_seconds(op("all-gather", IN_NODE), NODES, fast)
+    assert gather == pytest.approx(3 / 4 * 8 * GB / (400 * GB) + 3 * INTRA)
 
 
-def test_accumulation_steps_pay_every_part_once_per_micro_batch():
-    ops = [op("all-reduce", IN_NODE)]
-    one = step_time(ops, 1e15, machine(), NODES, "float32")
-    four = step_time(ops, 1e15, machine(), NODES, "float32",
-                     accumulation_steps=4)
-    assert four["accumulation_steps"] == 4
-    for part in ("compute", "recompute", "total"):
-        assert four[part] == pytest.approx(4 * one[part])
-    assert four["communication"]["seconds"][0] == \
-        pytest.approx(4 * one["communication"]["seconds"][0])
+def test_a_ring_across_nodes_uses_every_card_of_its_devices():
+    # 8 devices on 2 nodes, 4 in each: four cards of 50 GB/s each, 200.
+    every = collective_seconds(op("all-gather", [], nbytes=8 * GB), NODES,
+                               machine())
+    assert every == pytest.approx(7 / 8 * 8 * GB / (200 * GB) +
+                                  6 * INTRA + INTER)
+    # ... at most the node's own bus bandwidth.
+    many = machine(nodes=2, per_node=16)
+    nodes = [i // 16 for i in range(32)]
+    capped = collective_seconds(op("all-gather", [], nbytes=8 * GB), nodes,
+                                many)
+    assert capped == pytest.approx(31 / 32 * 8 * GB / (400 * GB) +
+                                   30 * INTRA + INTER)
 
 
-@pytest.mark.parametrize("settings", [{"recompute_flops": 2e15},
-                                      {"recompute_flops": -1},
-                                      {"accumulation_steps": 0},
-                                      {"accumulation_steps": 1.5}])
-def test_recompute_and_accumulation_out_of_range_are_errors(settings):
-    with pytest.raises(KerasmeshError) as e:
-        step_time([], 1e15, machine(), NODES, "float32", **settings)
-    assert e.value.kind == kinds.ARGUMENT
+def test_rates_are_the_topologys_roofline():
+    topo = machine(memory_bandwidth=2e12, memory_efficiency=0.5,
+                   attention_efficiency=0.25)
+    rate = rates(topo, "bfloat16", NODES)
+    assert rate.matmul == 500e12 and rate.attention == 250e12
+    assert rate.memory == 1e12
+    # A product bound by its FLOPs, or by its bytes; attention by FLOPs;
+    # the rest by bytes.
+    assert rate.seconds(MATMUL, 1e12, 1e9) == pytest.approx(1e12 / 500e12)
+    assert rate.seconds(MATMUL, 1e9, 1e12) == pytest.approx(1.0)
+    assert rate.seconds(ATTENTION, 1e12, 0) == pytest.approx(1e12 / 250e12)
+    assert rate.seconds(MEMORY, 1e15, 1e9) == pytest.approx(1e-3)
+    assert rate.collective(op("all-gather", IN_NODE)) == \
+        collective_seconds(op("all-gather", IN_NODE), NODES, topo)
+
+
+def test_without_a_memory_bandwidth_memory_bound_work_is_not_timed():
+    rate = rates(machine(), "float32", NODES)
+    assert rate.memory == 0
+    assert rate.seconds(MEMORY, 0, 1e12) == 0
+    assert rate.seconds(MATMUL, 1e12, 1e12) == pytest.approx(1e12 / 250e12)
 
 
 def test_the_compute_dtype_is_that_of_most_parameters():

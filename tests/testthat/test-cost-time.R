@@ -12,14 +12,20 @@ topology_cost <- function(edit = identity) {
 test_that("a cost on a topology has the parts of its modeled time", {
   cost <- topology_cost()
   time <- cost$time
-  expect_named(time, c("compute", "recompute", "communication", "total",
-                       "compute_dtype", "flop_rate", "accumulation_steps"))
-  expect_setequal(names(time$communication), names(cost$traffic))
+  expect_named(time, c("compute", "recompute", "parts", "communication",
+                       "overlap", "total", "compute_dtype", "flop_rate",
+                       "accumulation_steps"))
+  expect_named(time$parts, c("matmul", "attention", "memory"))
+  expect_named(time$communication, c("axes", "exposed", "hidden"))
+  expect_true(all(time$communication$axes %in% names(cost$traffic)))
+  # The device waits for compute and for what compute does not hide.
   expect_equal(time$total, time$compute + time$recompute +
-                 sum(time$communication))
+                 sum(time$communication$exposed))
+  expect_equal(time$compute + time$recompute, sum(time$parts))
   expect_identical(time$compute_dtype, "float32")
-  expect_identical(time$flop_rate, 495e12 * 0.4)
+  expect_identical(time$flop_rate, 495e12 * 0.72)
   expect_identical(cost$topology$name, "h100-sxm-80gb")
+  expect_match(cost$compiled_for$label, "XLA")
   # Without a topology: no time; older descriptions still make a cost.
   plain <- fixture_cost()
   expect_null(plain$time)
@@ -50,6 +56,20 @@ test_that("a cost prints its time, recomputation, micro-batches and notes", {
   expect_lte(max(nchar(format(cost))), 80)
 })
 
+test_that("a GPU topology compiled by the CPU says how to install the GPU's", {
+  missing <- list(compiler_missing = TRUE)
+  withr::local_options(rlib_message_verbosity = "verbose")
+  expect_message(kerasmesh:::inform_gpu_compiler(missing),
+                 class = "kerasmesh_message_gpu_compiler")
+  expect_snapshot(kerasmesh:::inform_gpu_compiler(missing))
+  expect_silent(kerasmesh:::inform_gpu_compiler(list(compiler_missing = FALSE)))
+  # Once a session, unless messages are asked for every time.
+  withr::local_options(rlib_message_verbosity = NULL)
+  rlang::reset_message_verbosity("kerasmesh_gpu_compiler")
+  expect_message(kerasmesh:::inform_gpu_compiler(missing))
+  expect_silent(kerasmesh:::inform_gpu_compiler(missing))
+})
+
 test_that("a comparison on a topology has a time column, printed and drawn", {
   cmp <- kerasmesh:::new_layout_comparison(list(
     a = topology_cost(),
@@ -72,15 +92,19 @@ test_that("layout_cost() models a step on a topology whose axes cross nodes", {
                       batch_size = 16, optimizer = "adam", loss = "mse",
                       topology = topo)
   time <- cost$time
-  expect_setequal(names(time$communication), c("data", "model"))
-  expect_equal(time$total, time$compute + sum(time$communication))
+  expect_setequal(time$communication$axes, c("data", "model"))
+  expect_equal(time$total, time$compute + time$recompute +
+                 sum(time$communication$exposed))
   # "data" crosses the two nodes; on one node of 8 it does not.
   one <- layout_cost(mlp_builder(), model_parallel(book_layout()),
                      batch_size = 16, optimizer = "adam", loss = "mse",
                      topology = device_topology("h100-sxm-80gb"))
-  expect_gt(time$communication[["data"]], one$time$communication[["data"]])
-  expect_equal(time$communication[["model"]],
-               one$time$communication[["model"]])
+  seconds <- function(t, axis) {
+    comm <- t$communication
+    sum(comm$exposed[comm$axes == axis], comm$hidden[comm$axes == axis])
+  }
+  expect_gt(seconds(time, "data"), seconds(one$time, "data"))
+  expect_equal(seconds(time, "model"), seconds(one$time, "model"))
   expect_identical(cost$bfloat16, "absent")
 })
 

@@ -4,7 +4,8 @@ test_that("a topology prints its devices, peaks and links within 80 columns", {
   expect_snapshot({
     device_topology("h100-sxm-80gb", nodes = 4)
     device_topology("a100-sxm-80gb", devices_per_node = 4,
-                    inter_node_bandwidth = "100Gb/s", efficiency = 0.3)
+                    inter_node_bandwidth = "100Gb/s",
+                    efficiency = c(matmul = 0.6))
     device_topology(devices_per_node = 4, memory = "24GB",
                     peak_flops = 165e12, intra_node_bandwidth = "32GB/s")
   })

@@ -10,28 +10,38 @@ test_that("a preset gives its figures per device, for any number of nodes", {
   expect_identical(topo$memory, 80e9)
   expect_identical(topo$peak_flops[["bfloat16"]], 989e12)
   expect_identical(topo$peak_flops[["float32"]], 495e12)
-  expect_identical(c(topo$intra_node_bandwidth, topo$inter_node_bandwidth),
-                   c(450e9, 50e9))
-  expect_identical(topo$efficiency, 0.4)
+  # NCCL's bus bandwidths, and what a step's operations reach.
+  expect_identical(c(topo$intra_node_bandwidth, topo$all_reduce_bandwidth,
+                     topo$inter_node_bandwidth), c(370e9, 480e9, 47e9))
+  expect_identical(topo$efficiency,
+                   c(matmul = 0.72, attention = 0.5, memory = 0.9))
   expect_identical(topo$given, character())
   h200 <- device_topology("h200-sxm-141gb")
   expect_identical(c(h200$memory, h200$memory_bandwidth), c(141e9, 4.8e12))
   expect_identical(h200$peak_flops, topo$peak_flops)
   a100 <- device_topology("a100-sxm-80gb")
   expect_identical(a100$peak_flops[["bfloat16"]], 312e12)
-  expect_identical(c(a100$intra_node_bandwidth, a100$inter_node_bandwidth),
-                   c(300e9, 25e9))
+  expect_identical(c(a100$intra_node_bandwidth, a100$all_reduce_bandwidth,
+                     a100$inter_node_bandwidth), c(200e9, 200e9, 23e9))
+  expect_identical(a100$efficiency,
+                   c(matmul = 0.77, attention = 0.6, memory = 0.9))
   expect_identical(a100$nodes, 1L)
 })
 
 test_that("any figure of a preset is replaced by name, and said so", {
   topo <- device_topology("h100-sxm-80gb", devices_per_node = 4,
                           memory = "96GB", inter_node_bandwidth = "400Gb/s",
-                          efficiency = 0.3, nodes = 2)
+                          efficiency = c(attention = 0.3), nodes = 2)
   expect_identical(topo$devices, 8L)
   expect_identical(topo$memory, 96e9)
   expect_identical(topo$inter_node_bandwidth, 50e9)
-  expect_identical(topo$efficiency, 0.3)
+  # Efficiencies not given stay the preset's; one number is matmul's.
+  expect_identical(topo$efficiency,
+                   c(matmul = 0.72, attention = 0.3, memory = 0.9))
+  expect_identical(
+    device_topology("h100-sxm-80gb", efficiency = 0.6)$efficiency[["matmul"]],
+    0.6
+  )
   expect_setequal(topo$given, c("devices_per_node", "memory",
                                 "inter_node_bandwidth", "efficiency"))
   # A link whose figures were replaced is no longer the preset's link.
@@ -61,8 +71,10 @@ test_that("hardware of your own needs its figures and defaults the rest", {
   expect_identical(topo$devices, 4L)
   expect_identical(c(topo$intra_node_latency, topo$inter_node_latency),
                    c(0, 0))
-  expect_identical(topo$efficiency, 0.4)
+  expect_identical(topo$efficiency,
+                   c(matmul = 0.7, attention = 0.5, memory = 0.9))
   expect_true(is.na(topo$inter_node_bandwidth))
+  expect_true(is.na(topo$all_reduce_bandwidth))
   expect_true(is.na(topo$memory_bandwidth))
   one <- device_topology(devices_per_node = 2, memory = 1e9,
                          peak_flops = 1e12, intra_node_bandwidth = 1e9)
@@ -87,6 +99,9 @@ test_that("bad figures are topology errors naming the value and the rule", {
     bad(intra_node_latency = -1e-6)
     bad(efficiency = 0)
     bad(efficiency = 1.5)
+    bad(efficiency = c(matmul = 0.5, speed = 0.5))
+    bad(efficiency = c(0.5, 0.5))
+    bad(all_reduce_bandwidth = 0)
     bad(peak_flops = c(1e12, 2e12))
     bad(peak_flops = c(bfloat16 = -1))
     device_topology(memory = "80GB")
@@ -108,12 +123,19 @@ test_that("a topology reaches the shim as plain values", {
                    list(bfloat16 = 312e12, float16 = 312e12,
                         float32 = 156e12))
   expect_identical(values$name, "a100-sxm-80gb")
+  expect_identical(
+    values[c("efficiency", "attention_efficiency", "memory_efficiency")],
+    list(efficiency = 0.77, attention_efficiency = 0.6,
+         memory_efficiency = 0.9)
+  )
+  expect_identical(values$all_reduce_bandwidth, 200e9)
   custom <- kerasmesh:::check_topology(device_topology(
     devices_per_node = 2, memory = 1e9, peak_flops = 1e12,
     intra_node_bandwidth = 1e9
   ))
   expect_null(custom$inter_node_bandwidth)
   expect_null(custom$memory_bandwidth)
+  expect_null(custom$all_reduce_bandwidth)
   expect_identical(custom$peak_flops, 1e12)
   expect_null(kerasmesh:::check_topology(NULL))
   expect_snapshot(error = TRUE, kerasmesh:::check_topology("h100-sxm-80gb"))

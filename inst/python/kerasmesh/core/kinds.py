@@ -221,6 +221,10 @@ DISTRIBUTION_ARGUMENT = _kind(
 DTYPE = _kind(
     "dtype",
     error="An unknown data type name.")
+GPU_COMPILER = _kind(
+    "gpu_compiler",
+    error="XLA's GPU compiler (JAX's CUDA plugin) is installed at another "
+          "version than jaxlib, which JAX refuses to load.")
 INPUT_SHAPES = _kind(
     "input_shapes",
     error="The model can't run on inputs of the given shapes.")

@@ -1,25 +1,34 @@
-"""Attention costed as GPUs run it, on XLA's CPU backend.
+"""Attention costed as GPUs run it.
 
 On a GPU, Keras's `ops.dot_product_attention` runs bfloat16 and float16
 attention as cuDNN's fused (flash) attention: the scores of every query
 against every key are never kept in memory, in the forward pass or the
-backward. XLA's CPU backend has no fused attention: there the same call
-computes the scores whole, in float32 (for a Llama-3-70B block at 4096
-tokens, 4 GiB per sequence and copy), and a plan made on CPU would count
-them. So while a step is traced for its CPU figures (`fused_scope()`),
-that call computes the same attention in blocks of `BLOCK` queries, each
-recomputed in the backward pass (`jax.checkpoint`): memory of one block's
-scores, as a fused kernel needs, and the same result. keras-hub's
-attention layers that choose the fused call by the device they run on
-(Gemma's: a method `_use_fused_attention_op()`) choose by a GPU's rule
-during the trace: fused unless they drop out or cap their logits.
-Attention written out as its own einsums and softmax is costed as
-written. XLA's cost analysis counts a loop's body once: the other
-blocks' operations are counted by `loops.py`.
+backward. How a step's attention is traced for its figures depends on
+the compiler (`target.py` decides which, `fused_scope()` applies it for
+the trace only, and puts Keras's functions back however the trace ends):
 
-`fused_scope()` replaces Keras's JAX `dot_product_attention`, and that
-method of the model's own layers (an attribute of each instance), for
-the trace only, and puts them back however the trace ends.
+* `CUDNN`, for XLA's GPU compiler without a GPU: Keras would choose
+  cuDNN's attention only after asking a live GPU its compute capability,
+  so the trace calls it as Keras would on one (`jax.nn.
+  dot_product_attention(implementation="cudnn")`, for what cuDNN takes:
+  half precision, four dimensions, no soft cap). The compiled step holds
+  cuDNN's fused attention, as on the GPU;
+* `BLOCKS`, for XLA's CPU compiler, which has no fused attention and would
+  keep every score whole in float32 (for a Llama-3-70B block at 4096
+  tokens, 4 GiB per sequence and copy), and for a GPU compile whose
+  layout XLA's GPU partitioner refuses to give cuDNN ("Sharding on head
+  dim is not allowed"): the same attention computed in blocks of `BLOCK`
+  queries, each recomputed in the backward pass (`jax.checkpoint`): the
+  memory of one block's scores, as a fused kernel needs, and the same
+  result. Its operations run under the name scope `operations.SCOPE`, so
+  that their time is attention's (`schedule.py`);
+* `NATIVE`, on a machine with GPUs: Keras chooses as it does.
+
+Either way keras-hub's attention layers that choose the fused call by the
+device they run on (Gemma's: a method `_use_fused_attention_op()`) choose
+by a GPU's rule during the trace: fused unless they drop out or cap their
+logits. Attention written out as its own einsums and softmax is costed as
+written.
 """
 
 from __future__ import annotations
@@ -30,35 +39,48 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..remat.blocks import all_layers
+from .operations import SCOPE
 
 # Queries a block: the scores kept are BLOCK x keys per head.
 BLOCK = 512
 
-FUSED = "fused"          # computed in blocks, as GPUs' fused attention
+# How attention is traced (`fused_scope()`'s mode).
+CUDNN = "cudnn"          # cuDNN's fused attention, as Keras calls it on GPUs
+BLOCKS = "blocks"        # computed in blocks of queries
+NATIVE = "native"        # as Keras chooses on the devices it runs on
 AS_WRITTEN = "written"   # computed as the model wrote it
 
 
 @dataclass
 class Fused:
-    """What a trace under `fused_scope()` did: `calls` to Keras's attention
-    computed in blocks."""
+    """What a trace under `fused_scope()` did: its `mode`, and how many
+    `calls` to Keras's attention it changed."""
 
+    mode: str = BLOCKS
     calls: int = 0
 
     @property
     def how(self) -> str:
-        return FUSED if self.calls else AS_WRITTEN
+        """What the cost says of attention: the mode, when a call used it;
+        else `AS_WRITTEN`."""
+        return self.mode if self.calls else AS_WRITTEN
+
+
+def _fusable(query: Any, key: Any, soft_cap: Any) -> bool:
+    """Whether GPUs would fuse this attention: half-precision queries and
+    keys of four dimensions, no soft cap."""
+    return (str(query.dtype) in ("bfloat16", "float16") and
+            query.ndim == 4 and key.ndim == 4 and soft_cap is None)
 
 
 def _blockable(query: Any, key: Any, bias: Any, soft_cap: Any) -> bool:
     """Whether GPUs would fuse this attention and blocks can compute it:
-    half-precision queries, longer than a block and a whole number of
-    blocks, and nothing but a mask (no bias, no soft cap)."""
-    if str(query.dtype) not in ("bfloat16", "float16") or query.ndim != 4:
+    fusable, longer than a block and a whole number of blocks, and
+    nothing but a mask (no bias)."""
+    if not _fusable(query, key, soft_cap):
         return False
     length = query.shape[1]
-    return (bias is None and soft_cap is None and key.ndim == 4 and
-            length > BLOCK and length % BLOCK == 0)
+    return bias is None and length > BLOCK and length % BLOCK == 0
 
 
 def blocked_attention(query: Any, key: Any, value: Any, mask: Any = None,
@@ -90,11 +112,24 @@ def blocked_attention(query: Any, key: Any, value: Any, mask: Any = None,
                                             scale=scale, implementation="xla")
 
     index = jnp.arange(n)
-    if masks is None:
-        out = jax.lax.map(lambda a: one(a[0], a[1], None), (index, blocks))
-    else:
-        out = jax.lax.map(lambda a: one(*a), (index, blocks, masks))
+    with jax.named_scope(SCOPE):
+        if masks is None:
+            out = jax.lax.map(lambda a: one(a[0], a[1], None),
+                              (index, blocks))
+        else:
+            out = jax.lax.map(lambda a: one(*a), (index, blocks, masks))
     return jnp.moveaxis(out, 0, 1).reshape(batch, length, heads, size)
+
+
+def cudnn_attention(query: Any, key: Any, value: Any, bias: Any = None,
+                    mask: Any = None, scale: Any = None,
+                    is_causal: bool = False) -> Any:
+    """Attention as Keras's JAX backend calls it on a GPU with cuDNN."""
+    import jax
+
+    return jax.nn.dot_product_attention(
+        query, key, value, bias=bias, mask=mask, scale=scale,
+        is_causal=is_causal, implementation="cudnn")
 
 
 def _chooses_by_device(model: Any) -> list[Any]:
@@ -129,14 +164,14 @@ def _as_on_gpu(model: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def fused_scope(platform: str, model: Any = None) -> Iterator[Fused]:
-    """While tracing `model`'s step for `platform`'s figures: on "cpu",
-    Keras's JAX `dot_product_attention` computes blockable attention in
-    blocks (`blocked_attention()`), and the model's layers that choose it
-    by the device choose as on a GPU; elsewhere, and for other attention,
-    Keras's own. Yields the `Fused` record of the trace."""
-    record = Fused()
-    if platform != "cpu":
+def fused_scope(mode: str, model: Any = None) -> Iterator[Fused]:
+    """While tracing `model`'s step: Keras's JAX `dot_product_attention`
+    traced as `mode` says (`CUDNN` or `BLOCKS`, for the calls GPUs would
+    fuse; `NATIVE`: Keras's own), and the model's layers that choose it by
+    the device choosing as on a GPU. Yields the `Fused` record of the
+    trace."""
+    record = Fused(mode)
+    if mode == NATIVE:
         yield record
         return
     from keras.src.backend.jax import nn as keras_nn
@@ -148,13 +183,19 @@ def fused_scope(platform: str, model: Any = None) -> Iterator[Fused]:
                               scale: Any = None, is_causal: bool = False,
                               flash_attention: Any = None,
                               attn_logits_soft_cap: Any = None) -> Any:
-        if not _blockable(query, key, bias, attn_logits_soft_cap):
-            return original(query, key, value, bias=bias, mask=mask,
-                            scale=scale, is_causal=is_causal,
-                            flash_attention=flash_attention,
-                            attn_logits_soft_cap=attn_logits_soft_cap)
-        record.calls += 1
-        return blocked_attention(query, key, value, mask, scale, is_causal)
+        if mode == CUDNN and _fusable(query, key, attn_logits_soft_cap):
+            record.calls += 1
+            return cudnn_attention(query, key, value, bias, mask, scale,
+                                   is_causal)
+        if mode == BLOCKS and _blockable(query, key, bias,
+                                         attn_logits_soft_cap):
+            record.calls += 1
+            return blocked_attention(query, key, value, mask, scale,
+                                     is_causal)
+        return original(query, key, value, bias=bias, mask=mask,
+                        scale=scale, is_causal=is_causal,
+                        flash_attention=flash_attention,
+                        attn_logits_soft_cap=attn_logits_soft_cap)
 
     keras_nn.dot_product_attention = dot_product_attention
     try:

@@ -111,11 +111,31 @@ def _variable_of(owned: list, elements: int, group: int) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def moves_weights(ops: Sequence[dict], variables: dict) -> list[bool]:
+    """For each collective, whether an array it moves is a variable's (a
+    weight gathered, its gradient reduced), by its layer and size as
+    `attribute()` matches them."""
+    owners, layers = _owners(variables)
+    out = []
+    for op in ops:
+        group = len(op["groups"][0]) if op["groups"] else 1
+        found = False
+        for shape, name in zip(op["shapes"], op["names"]):
+            layer = layers.match(scope_path(name))
+            if layer is not None and _variable_of(
+                    owners.get(layer, []), math.prod(shape), group):
+                found = True
+                break
+        out.append(found)
+    return out
+
+
 def attribute(ops: Sequence[dict], variables: dict) -> dict:
     """Collective bytes per variable and per layer.
 
     Args:
-        ops: `hlo.parse_collectives()`'s collectives (with `names`).
+        ops: `collectives.parse_collectives()`'s collectives (with
+            `names`).
         variables: the plan's variable columns (`path`, `shape`,
             `shard_shape`).
 

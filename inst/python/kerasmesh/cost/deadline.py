@@ -177,21 +177,10 @@ APART_ALL_REDUCES = {"xla_disable_hlo_passes": "cpu-all-reduce-combiner"}
 GIVE_BACK_EVERY = 0.5
 
 
-def compile_options(quick: bool = False) -> dict:
-    """XLA's options for kerasmesh's compiles on the default backend:
-    `MEMORY_SCHEDULE` and `APART_ALL_REDUCES` on CPU, and `QUICK` if
-    `quick`."""
-    import jax
-
-    options = {**MEMORY_SCHEDULE, **APART_ALL_REDUCES} \
-        if jax.default_backend() == "cpu" else {}
-    return {**options, **QUICK} if quick else options
-
-
 def compile_within(lowered: Any, clock: Deadline, timeout: float,
-                   quick: bool = False) -> Any:
-    """`lowered.compile()` with `compile_options(quick)`, waiting until the
-    deadline at most.
+                   options: dict | None = None) -> Any:
+    """`lowered.compile()` with XLA's `options` (`target.Target`'s),
+    waiting until the deadline at most.
 
     XLA's compiler can't be interrupted from Python: it runs in a thread,
     and on a timeout we stop waiting and drop its result. The thread is not
@@ -208,7 +197,7 @@ def compile_within(lowered: Any, clock: Deadline, timeout: float,
         raise timeout_error(timeout, "Tracing the step used up the time; "
                                      "XLA did not start compiling.")
     box: dict[str, Any] = {}
-    options = compile_options(quick)
+    options = dict(options or {})
 
     def work() -> None:
         try:

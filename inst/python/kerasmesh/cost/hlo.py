@@ -1,58 +1,48 @@
-"""Collectives in compiled HLO text, and the mesh axes each runs over.
+"""The one reader of XLA's HLO text.
 
-`compiled.as_text()` of a jitted function prints one instruction a line:
+`parse()` reads a module as `compiled.as_text()` (or a lowered stage's
+`as_text(dialect="hlo")`) prints it, one instruction a line:
 
-    %all-reduce.8 = (f32[], f32[16,32]{1,0}) all-reduce(%a, %b),
-        channel_id=3, replica_groups={{0,4},{1,5},{2,6},{3,7}}, ...
+    %all-gather-start.4 = (bf16[512,14336]{1,0}, bf16[4096,14336]{1,0})
+        all-gather-start(%wrapped_convert.6), channel_id=10,
+        replica_groups=mesh['axis_0'=8,'axis_1'=1] {'axis_0'},
+        dimensions={0}, metadata={op_name="jit(step)/..."}
 
-XLA writes the device groups in one of three forms, all handled here:
+into `Computation`s of `Instruction`s, each with its result (an `Array`
+or a tuple of them), its opcode, its operands by name and the attributes
+the rest of `cost/` reads (the computations it calls, a loop's known trip
+count, a custom call's target and configuration, its `op_name`). An
+instruction's operands are looked up in its computation
+(`Computation.operand_arrays()`). A compiled module whose text says
+`is_scheduled=true` lists each computation's instructions in the order
+they run.
 
-* explicit: `replica_groups={{0,4},{1,5},{2,6},{3,7}}`;
-* iota: `replica_groups=[4,2]<=[2,4]T(1,0)`, the numbers 0..n-1 reshaped
-  to the dimensions after `<=`, transposed by `T(...)` when given, and
-  reshaped to `[groups, group size]`;
-* mesh: `replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}`, XLA's
-  own mesh of device ids 0..n-1 in row-major order, grouped along the
-  axes in braces;
-
-and `collective-permute` gives `source_target_pairs={{0,4},{1,5},...}`.
-Device ids are positions in the compiled program's device assignment,
-which for arrays placed with a `NamedSharding` is the mesh's devices in
-row-major order: id `i` sits at `numpy.unravel_index(i, mesh_shape)`. The
-mesh axes a collective runs over are those along which the devices of a
-group differ.
+What is read from a module lives beside it: its collectives
+(`collectives.py`) and their device groups (`replica_groups.py`), its
+operations' FLOPs and bytes (`operations.py`) and the schedule's time
+(`schedule.py`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
-         "collective-permute", "collective-broadcast")
-
-_INSTRUCTION = re.compile(
-    r"^\s*(?:ROOT\s+)?(?P<name>%?[\w.\-]+)\s*=\s*(?P<result>.+?)\s+"
-    r"(?P<collective>" + "|".join(re.escape(k) for k in COLLECTIVES) +
-    r")(?P<start>-start)?\([^)]*\)(?P<attrs>.*)$")
+_HEADER = re.compile(r"^(?P<entry>ENTRY\s+)?%?(?P<name>[\w.\-]+)\s*[ (].*\{\s*$")
+_MODULE = re.compile(r"^HloModule\s+(?P<name>[\w.\-]+)(?P<rest>.*)$")
+_NAMED = re.compile(r"^\s*(?P<root>ROOT\s+)?%?(?P<name>[\w.\-]+)\s*=\s*")
+_OPCODE = re.compile(r"\s*(?P<opcode>[\w\-]+)\(")
 _ARRAY = re.compile(r"\b(?P<dtype>[a-z]+[0-9]*(?:e[0-9]m[0-9][a-z0-9]*)?)"
                     r"\[(?P<dims>[0-9,]*)\]")
-_EXPLICIT = re.compile(r"replica_groups=\{(?P<body>(?:\{[0-9,\s]*\},?)*)\}")
-_IOTA = re.compile(r"replica_groups=\[(?P<shape>[0-9,]+)\]<=\[(?P<dims>[0-9,]+)"
-                   r"\](?:T\((?P<perm>[0-9,]+)\))?")
-_MESH = re.compile(r"replica_groups=mesh\[(?P<axes>[^\]]*)\]\s*"
-                   r"\{(?P<over>[^}]*)\}")
-_MESH_AXIS = re.compile(r"'(?P<name>[^']+)'\s*=\s*(?P<size>[0-9]+)")
-_SUB_AXIS = re.compile(r"'([^']+)'\s*:\s*\(([0-9]+)\)([0-9]+)")
-_QUOTED = re.compile(r"'([^']+)'")
-_PAIRS = re.compile(r"source_target_pairs=\{(?P<body>(?:\{[0-9,\s]*\},?)*)\}")
-_GROUP = re.compile(r"\{([0-9,\s]*)\}")
-_ANY_INSTRUCTION = re.compile(
-    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<result>.+?)\s+"
-    r"(?P<opcode>[\w\-]+)\((?P<rest>.*)$")
-_OPERAND = re.compile(r"%[\w.\-]+")
+_CALLED = re.compile(r"\b(?:calls|to_apply|body|condition)=%?(?P<name>[\w.\-]+)")
+_CALLED_SET = re.compile(r"\b(?:branch_computations|called_computations)="
+                         r"\{(?P<names>[^}]*)\}")
+_KNOWN_TRIPS = re.compile(r'"known_trip_count":\{"n":"(?P<n>\d+)"\}')
+_TARGET = re.compile(r'custom_call_target="(?P<target>[^"]*)"')
 _OP_NAME = re.compile(r'metadata=\{[^}]*?\bop_name="(?P<name>(?:[^"\\]|\\.)*)"')
+_CONSTANT = re.compile(r"^\s*(?P<value>-?\d+)\s*$")
 
 _BYTES = {"pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2,
           "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4,
@@ -68,187 +58,300 @@ def element_bytes(dims: Sequence[int], dtype: str) -> float:
     return float(math.prod(dims) * size)
 
 
-def array_bytes(text: str) -> tuple[float, list[list[int]], list[str]]:
-    """Total bytes, shapes and dtypes of the arrays named in `text`."""
-    total, shapes, dtypes = 0.0, [], []
-    for m in _ARRAY.finditer(text):
-        dtype = m.group("dtype")
-        dims = [int(d) for d in m.group("dims").split(",") if d]
-        total += element_bytes(dims, dtype)
-        shapes.append(dims)
-        dtypes.append(dtype)
-    return total, shapes, dtypes
+@dataclass(frozen=True)
+class Array:
+    """One array of a result: its HLO element type and dimensions."""
+
+    dtype: str
+    dims: tuple[int, ...]
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.dims)
+
+    @property
+    def bytes(self) -> float:
+        return element_bytes(self.dims, self.dtype)
 
 
-def _groups_of(body: str) -> list[list[int]]:
-    return [[int(i) for i in g.split(",") if i.strip()]
-            for g in _GROUP.findall(body)]
+# A result: one Array, or a tuple of results.
+Result = Array | tuple
 
 
-def device_groups(attrs: str, n_devices: int) -> list[list[int]]:
-    """The device groups of one collective, from any of XLA's forms.
+def flatten(result: Result) -> list[Array]:
+    """The arrays of a result, in order."""
+    if isinstance(result, Array):
+        return [result]
+    return [a for part in result for a in flatten(part)]
 
-    An empty list means one group of all devices (XLA's `{}`).
+
+def result_bytes(result: Result) -> float:
+    return float(sum(a.bytes for a in flatten(result)))
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One HLO instruction.
+
+    Attributes:
+        name: its name, without "%".
+        opcode: such as "fusion", "dot", "all-gather-start".
+        result: its result (`Array` or a tuple).
+        operands: the names of its operands, in order.
+        attrs: the text after its operands (attributes, metadata).
+        root: whether it is its computation's ROOT.
     """
-    import numpy as np
 
-    m = _MESH.search(attrs)
-    if m:
-        return _mesh_groups(m.group("axes"), m.group("over"))
-    m = _IOTA.search(attrs)
-    if m:
-        shape = [int(s) for s in m.group("shape").split(",")]
-        dims = [int(s) for s in m.group("dims").split(",")]
-        ids = np.arange(math.prod(dims)).reshape(dims)
-        if m.group("perm"):
-            ids = np.transpose(ids, [int(p) for p in
-                                     m.group("perm").split(",")])
-        return ids.reshape(shape).tolist()
-    m = _EXPLICIT.search(attrs)
-    if m:
-        groups = _groups_of(m.group("body"))
-        return [g for g in groups if g]
-    m = _PAIRS.search(attrs)
-    if m:
-        return _groups_of(m.group("body"))
-    return []
+    name: str
+    opcode: str
+    result: Result
+    operands: tuple[str, ...]
+    attrs: str
+    root: bool = False
 
+    @property
+    def arrays(self) -> list[Array]:
+        return flatten(self.result)
 
-def _mesh_groups(axes_text: str, over_text: str) -> list[list[int]]:
-    """Groups from XLA's mesh form, sub-axes (`'x':(k)m`) included.
+    @property
+    def called(self) -> list[str]:
+        """The computations it calls (`calls=`, `to_apply=`, a loop's
+        `body=` and `condition=`, a conditional's branches)."""
+        names = [m.group("name") for m in _CALLED.finditer(self.attrs)]
+        for m in _CALLED_SET.finditer(self.attrs):
+            names += [n.strip().lstrip("%")
+                      for n in m.group("names").split(",") if n.strip()]
+        return names
 
-    A sub-axis `'x':(k)m` is the part of size m of axis x after a major
-    part of size k: x's dimension is split into (k, m, rest) and the
-    middle one is grouped over.
-    """
-    import numpy as np
+    def attr(self, key: str) -> str | None:
+        """The computation named by `key=` (such as "body"), or None."""
+        m = re.search(rf"\b{key}=%?([\w.\-]+)", self.attrs)
+        return m.group(1) if m else None
 
-    axes = _MESH_AXIS.findall(axes_text)
-    dims: list[int] = []
-    where: dict[str, int] = {}
-    subs = {n: (int(k), int(m)) for n, k, m in _SUB_AXIS.findall(over_text)}
-    for name, size in axes:
-        size = int(size)
-        where[name] = len(dims)
-        if name in subs:
-            k, m = subs[name]
-            dims += [k, m, size // (k * m)]
-        else:
-            dims.append(size)
-    over = [n for n in _QUOTED.findall(over_text) if n in where]
-    moved = [where[n] + (1 if n in subs else 0) for n in over]
-    rest = [d for d in range(len(dims)) if d not in moved]
-    ids = np.arange(math.prod(dims)).reshape(dims)
-    size = math.prod(dims[d] for d in moved)
-    return np.transpose(ids, rest + moved).reshape(-1, size).tolist()
+    @property
+    def known_trips(self) -> int | None:
+        m = _KNOWN_TRIPS.search(self.attrs)
+        return int(m.group("n")) if m else None
+
+    @property
+    def target(self) -> str:
+        """A custom call's target ("" for other instructions)."""
+        m = _TARGET.search(self.attrs)
+        return m.group("target") if m else ""
+
+    @property
+    def op_name(self) -> str:
+        """JAX's name stack of the operation (`metadata`'s op_name)."""
+        m = _OP_NAME.search(self.attrs)
+        return m.group("name") if m else ""
 
 
-def group_axes(groups: Sequence[Sequence[int]], mesh_shape: Sequence[int],
-               axis_names: Sequence[str]) -> list[str]:
-    """The mesh axes along which the devices of each group differ."""
-    import numpy as np
+@dataclass
+class Computation:
+    """A computation: its instructions in the order printed (the schedule,
+    in a scheduled module), and each by name."""
 
-    n = math.prod(mesh_shape)
-    if not groups:
-        return [a for a, s in zip(axis_names, mesh_shape) if s > 1]
-    varying: set[int] = set()
-    for group in groups:
-        ids = [i for i in group if 0 <= i < n]
-        if len(ids) < 2:
-            continue
-        coords = np.array(np.unravel_index(ids, tuple(mesh_shape))).T
-        for d in range(len(mesh_shape)):
-            if len(set(coords[:, d].tolist())) > 1:
-                varying.add(d)
-    return [axis_names[d] for d in sorted(varying)]
+    name: str
+    instructions: list[Instruction] = field(default_factory=list)
+    by_name: dict[str, Instruction] = field(default_factory=dict)
+    entry: bool = False
+
+    def add(self, instruction: Instruction) -> None:
+        self.instructions.append(instruction)
+        self.by_name[instruction.name] = instruction
+
+    def operand_arrays(self, instruction: Instruction) -> list[list[Array]]:
+        """The arrays of each operand (empty where it is not known)."""
+        out = []
+        for name in instruction.operands:
+            op = self.by_name.get(name)
+            out.append(op.arrays if op is not None else [])
+        return out
+
+    @property
+    def root(self) -> Instruction | None:
+        for i in reversed(self.instructions):
+            if i.root:
+                return i
+        return self.instructions[-1] if self.instructions else None
 
 
-def parse_collectives(text: str, mesh_shape: Sequence[int],
-                      axis_names: Sequence[str]) -> list[dict]:
-    """Every collective in compiled HLO text, in program order.
+@dataclass
+class Module:
+    """A parsed HLO module: its computations by name, which is the entry,
+    and whether its instructions are in the order they run."""
 
-    Returns:
-        One dict per instruction: `collective` (such as "all-reduce"), `shapes`
-        and `dtypes` of its result arrays, `bytes` (the size of the array
-        one device takes part with: its result, which for an all-gather is
-        the gathered array, except for a reduce-scatter, whose operand,
-        the array it reduces, is its result times the group size),
-        `groups` (device ids) and `axes` (the mesh axes it runs over). An
-        all-reduce that every device only slices its own part of is a
-        reduce-scatter (`sliced_all_reduces()`).
-    """
-    n = math.prod(mesh_shape)
-    out = []
+    computations: dict[str, Computation]
+    entry: str
+    scheduled: bool = False
+    # Integer constants by (computation, instruction name): loop limits.
+    constants: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def entry_computation(self) -> Computation:
+        return self.computations[self.entry]
+
+    def instructions(self) -> Iterator[tuple[Computation, Instruction]]:
+        for c in self.computations.values():
+            for i in c.instructions:
+                yield c, i
+
+
+def _closing(text: str, start: int, opening: str = "(",
+             closing: str = ")") -> int:
+    """The index of the bracket closing the one at `start`."""
+    depth = 0
+    for k in range(start, len(text)):
+        ch = text[k]
+        if ch == opening:
+            depth += 1
+        elif ch == closing:
+            depth -= 1
+            if depth == 0:
+                return k
+    return len(text) - 1
+
+
+def parse_result(text: str) -> Result:
+    """A result type: `f32[2,3]{1,0}`, or a tuple `(a, (b, c))`."""
+    text = re.sub(r"/\*.*?\*/", "", text).strip()
+    if not text.startswith("("):
+        m = _ARRAY.search(text)
+        if m is None:
+            return ()
+        return Array(m.group("dtype"), tuple(
+            int(d) for d in m.group("dims").split(",") if d))
+    inner = text[1:_closing(text, 0)]
+    return tuple(parse_result(part) for part in _split_types(inner)
+                 if part.strip())
+
+
+def _split_types(text: str) -> list[str]:
+    """A tuple's element types, split at top-level commas (not inside
+    parentheses, layouts `{...}` or dimensions `[...]`)."""
+    parts, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:k])
+            start = k + 1
+    return parts + [text[start:]]
+
+
+def _operand_names(text: str) -> tuple[str, ...]:
+    """Operand names, with or without "%" and a type before them
+    (compiled text writes `%a`, lowered text `a`, older text `f32[2] %a`)."""
     names = []
-    for line in text.splitlines():
-        if "(" not in line or not any(k in line for k in COLLECTIVES):
-            continue
-        m = _INSTRUCTION.match(line)
-        if not m:
-            continue
-        collective = m.group("collective")
-        result, shapes, dtypes = array_bytes(m.group("result"))
-        groups = device_groups(m.group("attrs"), n)
-        if collective == "reduce-scatter":
-            result *= len(groups[0]) if groups else n
-        out.append({
-            "collective": collective,
-            "shapes": shapes,
-            "dtypes": dtypes,
-            "bytes": float(result),
-            "groups": groups,
-            "axes": group_axes(groups, mesh_shape, axis_names),
-            "names": op_names(m.group("attrs"), len(shapes)),
-        })
-        names.append(m.group("name").lstrip("%"))
-    for i in sliced_all_reduces(text, out, names, n):
-        out[i]["collective"] = "reduce-scatter"
-    return out
+    for part in _split_types(text):
+        words = part.split()
+        if words:
+            names.append(words[-1].lstrip("%"))
+    return tuple(names)
 
 
-def _elements(text: str) -> int:
-    return sum(math.prod(int(d) for d in m.group("dims").split(",") if d)
-               for m in _ARRAY.finditer(text))
+@dataclass(frozen=True)
+class _Parsed:
+    instruction: Instruction
+    operands_text: str
 
 
-def sliced_all_reduces(text: str, ops: Sequence[dict],
-                       names: Sequence[str], n_devices: int) -> list[int]:
-    """Which of `ops` are all-reduces that GPUs run as reduce-scatters.
+def parse_instruction(line: str) -> _Parsed | None:
+    """One instruction line, or None for anything else."""
+    m = _NAMED.match(line)
+    if m is None:
+        return None
+    rest = line[m.end():]
+    if rest.startswith("("):
+        end = _closing(rest, 0) + 1
+    else:
+        space = rest.find(" ")
+        end = len(rest) if space < 0 else space
+    result_text, after = rest[:end], rest[end:]
+    op = _OPCODE.match(after)
+    if op is None:
+        return None
+    open_at = op.end() - 1
+    close_at = _closing(after, open_at)
+    operands_text = after[open_at + 1:close_at]
+    instruction = Instruction(
+        name=m.group("name"), opcode=op.group("opcode"),
+        result=parse_result(result_text),
+        operands=_operand_names(operands_text),
+        attrs=after[close_at + 1:], root=bool(m.group("root")))
+    return _Parsed(instruction, operands_text)
 
-    XLA's SPMD partitioner writes a reduce-scatter as an all-reduce whose
-    users each keep one device's part: a `dynamic-slice`, or a fusion
-    given the `partition-id`, whose result is at most 1/(group size) of
-    the all-reduce's. GPU and TPU pipelines turn that into a
-    reduce-scatter (half a ring all-reduce's traffic); XLA's CPU pipeline
-    keeps the all-reduce. Single-array all-reduces only.
+
+def parse(text: str) -> Module:
+    """A module's computations and instructions.
+
+    Text that is one or more instruction lines without a computation
+    around them (a test's, an excerpt) is read as one entry computation.
     """
-    candidates = {}
-    for i, (op, name) in enumerate(zip(ops, names)):
-        if op["collective"] == "all-reduce" and len(op["shapes"]) == 1:
-            size = len(op["groups"][0]) if op["groups"] else n_devices
-            if size > 1:
-                candidates["%" + name] = (i, math.prod(op["shapes"][0]), size)
-    if not candidates:
-        return []
-    sliced = dict.fromkeys(candidates, True)
-    used = set()
+    computations: dict[str, Computation] = {}
+    constants: dict[tuple[str, str], int] = {}
+    entry, scheduled, current = None, False, None
     for line in text.splitlines():
-        if "%" not in line or "=" not in line:
+        if not line.strip():
             continue
-        m = _ANY_INSTRUCTION.match(line)
-        if not m:
+        if not line[:1].isspace():
+            module = _MODULE.match(line)
+            if module:
+                scheduled = "is_scheduled=true" in module.group("rest")
+                continue
+            header = _HEADER.match(line)
+            if header:
+                current = Computation(header.group("name"),
+                                      entry=bool(header.group("entry")))
+                computations[current.name] = current
+                if current.entry:
+                    entry = current.name
+                continue
+            if line.startswith("}"):
+                continue
+        parsed = parse_instruction(line)
+        if parsed is None:
             continue
-        operands = set(_OPERAND.findall(m.group("rest")))
-        for name in operands.intersection(candidates):
-            _, elements, size = candidates[name]
-            keeps_part = m.group("opcode") == "dynamic-slice" or any(
-                o.startswith("%partition-id") for o in operands)
-            used.add(name)
-            if not keeps_part or _elements(m.group("result")) * size > \
-                    elements:
-                sliced[name] = False
-    return sorted(candidates[k][0] for k in candidates
-                  if k in used and sliced[k])
+        if current is None:
+            current = computations.setdefault("main", Computation(
+                "main", entry=True))
+            entry = entry or "main"
+        i = parsed.instruction
+        current.add(i)
+        if i.opcode == "constant":
+            value = _CONSTANT.match(parsed.operands_text)
+            if value:
+                constants[(current.name, i.name)] = int(value.group("value"))
+    if entry is None:
+        entry = next(iter(computations), "main")
+        computations.setdefault(entry, Computation(entry, entry=True))
+    return Module(computations, entry, scheduled, constants)
+
+
+def loop_trips(module: Module, loop: Instruction) -> int:
+    """How many times a `while` runs its body: XLA's `known_trip_count`
+    (compiled text) or, in lowered text, the constant its condition
+    compares the counter with (`counter < n`, counting from 0 as
+    `lax.map` and `lax.scan` do); 1 when neither says."""
+    known = loop.known_trips
+    if known is not None:
+        return max(known, 1)
+    condition = module.computations.get(loop.attr("condition") or "")
+    if condition is None:
+        return 1
+    for i in condition.instructions:
+        if i.opcode == "compare" and "direction=LT" in i.attrs and \
+                len(i.operands) == 2:
+            value = module.constants.get((condition.name, i.operands[1]))
+            if value is not None:
+                return max(value, 1)
+    return 1
+
+
+# --------------------------------------------------------------------------
+# Names
 
 
 def split_top(text: str, sep: str) -> list[str]:
@@ -263,9 +366,9 @@ def split_top(text: str, sep: str) -> list[str]:
 
 
 def op_names(attrs: str, n: int) -> list[str]:
-    """The name stack of each of a collective's `n` result arrays.
+    """The name stack of each of an instruction's `n` result arrays.
 
-    XLA's metadata gives one `op_name` per instruction; a collective that
+    XLA's metadata gives one `op_name` per instruction; an instruction that
     XLA combined from several writes theirs as `prefix/(a:b:...)`, one
     name per operand in order. When the names are as many as the arrays,
     each array gets `prefix/` and its own; when they are not, none (which
@@ -282,22 +385,3 @@ def op_names(attrs: str, n: int) -> list[str]:
         if len(parts) > 1:
             return [""] * n
     return [name] * n
-
-
-def summarise_collectives(ops: Sequence[dict]) -> dict:
-    """Collectives by what they do and their mesh axes, as columns.
-
-    Returns:
-        {"collective", "axes" (axes joined with "+"; "" for none), "count",
-        "bytes" (per device per step)}, sorted by bytes, largest first.
-    """
-    table: dict[tuple[str, str], list[float]] = {}
-    for op in ops:
-        key = (op["collective"], "+".join(op["axes"]))
-        row = table.setdefault(key, [0, 0.0])
-        row[0] += 1
-        row[1] += op["bytes"]
-    keys = sorted(table, key=lambda k: (-table[k][1], k))
-    return {"collective": [k[0] for k in keys], "axes": [k[1] for k in keys],
-            "count": [int(table[k][0]) for k in keys],
-            "bytes": [float(table[k][1]) for k in keys]}

@@ -22,25 +22,25 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import attribution, hlo, precision, xla_log
-from .attention import AS_WRITTEN, fused_scope
+from . import precision, xla_log
+from .attention import BLOCKS, CUDNN, Fused, fused_scope
 from ..plan import planner as plan
 from ..core.backend import require_backend
 from ..plan.batches import check_batch_size
 from ..core.checks import is_positive
 from .deadline import Deadline, compile_within, timeout_error
-from ..core import fits
 from ..core.errors import KerasmeshError
-from ..core.kinds import WARNING
 from ..mesh.device_mesh import describe_mesh
 from ..core.placement import mesh_sizes
-from .step import StepSpecs, lower_step, shard_bytes, step_specs
+from .report import CompiledStep, report
+from .step import StepSpecs, lower_step, step_specs
+from .target import Target, choose
 from ..core import kinds
-from ..topology.machine import Topology, as_topology
-from ..topology.time import device_nodes, model_compute_dtype, step_time
+from ..topology.machine import as_topology
+from ..topology.time import device_nodes, model_compute_dtype
 from ..plan.accumulation import accumulating_optimizer
 from ..remat.choice import remat_scope
-from .recompute import Levers, recompute_share, xla_flops
+from .recompute import Levers, recompute_share
 
 # --------------------------------------------------------------------------
 # Arguments
@@ -88,18 +88,6 @@ def _compile_error(e: Exception) -> KerasmeshError:
     return KerasmeshError(
         kinds.COMPILE, "XLA can't compile the training step for this layout.",
         x=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
-
-
-def versions() -> dict:
-    """The versions of Keras, JAX, jaxlib and XLA's backend."""
-    import jax
-    import jaxlib
-    import keras
-
-    backend = jax.devices()[0].client
-    return {"keras": keras.__version__, "jax": jax.__version__,
-            "jaxlib": jaxlib.__version__,
-            "xla": str(backend.platform_version).splitlines()[0]}
 
 
 def layout_cost(model: Any, distribution: Any, batch_size: Any,
@@ -153,15 +141,45 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                        mesh_sizes(layout_map.device_mesh).get(batch_dim),
                        batch_dim)
     levers.measure = not quick if measure is None else bool(measure)
-    machine = _machine(topology, layout_map.device_mesh)
-    model, planned, step, lowered, start, fused = _trace_within(
-        clock, timeout, model, layout_map, distribution, batch_dim, levers,
-        optimizer, loss, input_shapes)
-    dtype = _compute_dtype(model, machine)
-    compiled, how, log = _compile(lowered, clock, timeout, quick)
-    return _report(CompiledStep(
-        compiled, planned, step, dist_type, batch_dim, layout_map.device_mesh,
-        time.perf_counter() - start, levers, how, log, dtype, machine, fused))
+    machine, target, placed = _where(topology, distribution,
+                                     layout_map.device_mesh)
+    args = (placed, batch_dim, levers, optimizer, loss, input_shapes)
+    traced = _trace_within(clock, timeout, model, *args, target.attention)
+    dtype = _compute_dtype(traced.model, machine)
+    traced, compiled, how, log = _compile_traced(traced, args, clock,
+                                                 timeout, quick, target)
+    return report(CompiledStep(
+        compiled, traced.planned, traced.step, dist_type, batch_dim,
+        layout_map.device_mesh, time.perf_counter() - traced.start, levers,
+        target, how, log, dtype, machine, traced.fused.how))
+
+
+def _compile_traced(traced: Traced, args: tuple, clock: Deadline,
+                    timeout: float, quick: bool, target: Target) -> tuple:
+    """`_compile()` a traced step; where XLA's GPU partitioner refuses the
+    layout cuDNN's attention needs ("Sharding on head dim is not
+    allowed"), trace it again with attention in blocks and compile that.
+
+    Returns:
+        (the step traced, then `_compile()`'s results).
+    """
+    try:
+        return (traced,) + _compile(traced.lowered, clock, timeout, quick,
+                                    target)
+    except KerasmeshError as e:
+        if e.kind != kinds.COMPILE or traced.fused.how != CUDNN:
+            raise
+    traced = _trace_within(clock, timeout, traced.model, *args, BLOCKS)
+    return (traced,) + _compile(traced.lowered, clock, timeout, quick,
+                                target)
+
+
+def _where(topology: Any, distribution: Any, keras_mesh: Any) -> tuple:
+    """(the machine: `_machine()`; what compiles the step: a
+    `target.Target`; the distribution over the devices it compiles for)."""
+    machine = _machine(topology, keras_mesh)
+    target = choose(machine[0] if machine else None, keras_mesh)
+    return machine, target, target.retarget(distribution)
 
 
 def _machine(topology: Any, keras_mesh: Any) -> tuple | None:
@@ -176,28 +194,29 @@ def _machine(topology: Any, keras_mesh: Any) -> tuple | None:
 
 def _compute_dtype(model: Any, machine: tuple | None) -> str:
     """The model's compute dtype, checked against the topology's peak
-    FLOP/s before the compile."""
+    FLOP/s."""
     dtype = model_compute_dtype(model)
     if machine is not None:
         machine[0].peak(dtype)
     return dtype
 
 
-def _compile(lowered: Any, clock: Deadline, timeout: float,
-             quick: bool) -> tuple[Any, tuple, dict]:
-    """Compile the step with bfloat16 retyped for the CPU backend
-    (`precision.py`; compiled as it is when the retyped module fails) and
-    XLA's log kept off the console (`xla_log.py`).
+def _compile(lowered: Any, clock: Deadline, timeout: float, quick: bool,
+             target: Target) -> tuple[Any, tuple, dict]:
+    """Compile the step with `target`'s options, bfloat16 retyped where the
+    CPU compiles it (`precision.py`; compiled as it is when the retyped
+    module fails) and XLA's log kept off the console (`xla_log.py`).
 
     Returns:
         (the compiled step, (what was done with bfloat16, the module it
         replaced), what XLA wrote: `xla_log.parse()`).
     """
-    how, saved = precision.retype_bfloat16(lowered)
+    options = target.compile_options(quick)
+    how, saved = precision.retype_bfloat16(lowered, target.retypes_bfloat16)
     try:
         with xla_log.captured() as log:
             try:
-                compiled = compile_within(lowered, clock, timeout, quick)
+                compiled = compile_within(lowered, clock, timeout, options)
             except KerasmeshError:
                 raise
             except Exception:  # noqa: BLE001 - tried as it was, below
@@ -205,7 +224,7 @@ def _compile(lowered: Any, clock: Deadline, timeout: float,
                     raise
                 precision.restore(lowered, saved)
                 how, saved = precision.WIDENED, None
-                compiled = compile_within(lowered, clock, timeout, quick)
+                compiled = compile_within(lowered, clock, timeout, options)
     except KerasmeshError:
         raise
     except Exception as e:  # noqa: BLE001 - XLA's own error, classed
@@ -213,7 +232,21 @@ def _compile(lowered: Any, clock: Deadline, timeout: float,
     return compiled, (how, saved), xla_log.parse(log.text)
 
 
-def _trace_within(clock: Deadline, timeout: float, *args: Any) -> tuple:
+@dataclass
+class Traced:
+    """A step traced and lowered: the built `model`, the plan, the step's
+    specs, the lowered step, when lowering started, and how attention
+    was traced."""
+
+    model: Any
+    planned: dict
+    step: StepSpecs
+    lowered: Any
+    start: float
+    fused: Fused
+
+
+def _trace_within(clock: Deadline, timeout: float, *args: Any) -> Traced:
     """`_trace()` under `clock`; a deadline passed is the timeout error,
     naming what was running."""
     try:
@@ -226,15 +259,16 @@ def _trace_within(clock: Deadline, timeout: float, *args: Any) -> tuple:
         raise
 
 
-def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
-           batch_dim: str, levers: Levers, optimizer: Any, loss: Any,
-           input_shapes: dict | None) -> tuple:
-    """Build the model, plan it and lower its step (with `levers`), saying
-    in `clock.phase` what runs. Returns the model, the plan, the step's
-    specs, the lowered step and when lowering started; sets `levers`'s
-    `remat` to the choice in effect and its `recompute_share`."""
+def _trace(clock: Deadline, model: Any, distribution: Any, batch_dim: str,
+           levers: Levers, optimizer: Any, loss: Any,
+           input_shapes: dict | None, attention: str) -> Traced:
+    """Build the model, plan it and lower its step (with `levers`, and
+    attention traced as `attention` says), saying in `clock.phase` what
+    runs; sets `levers`'s `remat` to the choice in effect and its
+    `recompute_share`."""
     clock.phase = "building the model"
     model = plan.as_model(model)
+    layout_map = distribution_layout(distribution)[0]
     if optimizer is None and getattr(model, "optimizer", None) is None:
         optimizer = "sgd"
     optimizer = accumulating_optimizer(
@@ -248,7 +282,7 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
     if error is not None:
         raise error
     with remat_scope(model, levers.remat) as levers.remat, \
-            fused_scope(default_platform(), model) as fused:
+            fused_scope(attention, model) as fused:
         clock.phase = "tracing the step"
         step = step_specs(model, placement, distribution, optimizer, loss,
                           levers.micro_batch_size, input_shapes)
@@ -263,119 +297,4 @@ def _trace(clock: Deadline, model: Any, layout_map: Any, distribution: Any,
             raise
         except Exception as e:  # noqa: BLE001 - shown as a classed error
             raise _compile_error(e) from e
-    return model, planned, step, lowered, start, fused.how
-
-
-def default_platform() -> str:
-    """The platform JAX compiles for ("cpu", "gpu", "tpu")."""
-    import jax
-
-    return jax.default_backend()
-
-
-@dataclass
-class CompiledStep:
-    """What one compiled training step reports from.
-
-    Attributes:
-        compiled: JAX's compiled step.
-        planned: the plan (`plan.plan_layout()`'s dict).
-        specs: the step's arguments (`step.StepSpecs`).
-        distribution: "data_parallel" or "model_parallel".
-        batch_dim: the batch axis.
-        keras_mesh: the distribution's Keras DeviceMesh.
-        seconds: how long lowering and compiling took.
-        levers: the step's rematerialization and micro-batches.
-        bfloat16: (what the compile did with bfloat16, the module
-            `precision.retype_bfloat16()` replaced, or None).
-        log: what XLA wrote while compiling (`xla_log.parse()`).
-        dtype: the model's compute dtype.
-        machine: (Topology, node of each mesh position), or None.
-        attention: how Keras's attention was costed (`attention.py`).
-    """
-
-    compiled: Any
-    planned: dict
-    specs: StepSpecs
-    distribution: str
-    batch_dim: str
-    keras_mesh: Any
-    seconds: float
-    levers: Levers
-    bfloat16: tuple = (precision.ABSENT, None)
-    log: dict | None = None
-    dtype: str = "float32"
-    machine: tuple[Topology, list[int]] | None = None
-    attention: str = AS_WRITTEN
-
-
-def _report(step: CompiledStep) -> dict:
-    """The cost of a compiled step as plain values (`layout_cost()`)."""
-    from keras import tree
-
-    compiled, planned, specs = step.compiled, step.planned, step.specs
-    sizes = mesh_sizes(step.keras_mesh)
-    inputs = specs.inputs
-    stats = compiled.memory_analysis()
-    xla = {k: float(getattr(stats, f"{k}_size_in_bytes", 0) or 0) for k in
-           ("argument", "output", "alias", "temp", "generated_code")}
-    xla["total"] = fits.xla_total(xla)
-    summary = planned["summary"]
-    data = sum(shard_bytes(s) for s in tree.flatten(specs.xs)) + \
-        sum(shard_bytes(s) for s in specs.ys if s is not None)
-    memory = {
-        "weights": summary["device_weights"],
-        "optimizer": summary["device_optimizer"],
-        "inputs": float(data),
-        "activations": xla["temp"],
-        "outputs": max(0.0, xla["output"] - xla["alias"]),
-    }
-    memory["total"] = float(sum(memory.values()))
-    text = compiled.as_text()
-    flops = xla_flops(compiled, text)
-    ops = precision.rename_dtypes(
-        hlo.parse_collectives(text, list(sizes.values()), list(sizes)),
-        step.bfloat16[1])
-    return _extras(step, ops, flops) | {
-        "memory": memory,
-        "xla": xla,
-        "need": fits.need(xla),
-        "collectives": hlo.summarise_collectives(ops),
-        "ops": ops,
-        "attribution": attribution.attribute(ops, planned["variables"]),
-        "plan": summary,
-        "warnings": [p["message"] for p in planned["problems"]
-                     if p["severity"] == WARNING],
-        "mesh": describe_mesh(step.keras_mesh),
-        "distribution": step.distribution,
-        "batch_dim_name": step.batch_dim,
-        "batch_size": step.levers.batch_size,
-        "inputs": {"name": [f.name for f in inputs],
-                   "shape": [[float(d) for d in f.shape] for f in inputs],
-                   "dtype": [f.dtype for f in inputs]},
-        "loss": specs.loss_text,
-        "compile_seconds": float(step.seconds),
-        "flops": flops,
-        "versions": versions(),
-        **step.levers.report(flops),
-    }
-
-
-def _extras(step: CompiledStep, ops: list[dict], flops: float) -> dict:
-    """What the compile said beyond its figures: `bfloat16` (how it was
-    compiled: `precision.py`), `attention` (`attention.py`),
-    `reshardings` and `xla_log` (what XLA wrote: `xla_log.parse()`),
-    `compute_dtype` and, with a topology,
-    `time` (`topology.time.step_time()`)."""
-    log = step.log or xla_log.parse("")
-    out = {"bfloat16": step.bfloat16[0], "attention": step.attention,
-           "reshardings": log["reshardings"],
-           "xla_log": log["log"], "compute_dtype": step.dtype}
-    if step.machine is not None:
-        machine, nodes = step.machine
-        out["time"] = step_time(
-            ops, flops, machine, nodes, step.dtype,
-            recompute_flops=step.levers.report(flops)["recompute_flops"],
-            accumulation_steps=step.levers.accumulation_steps)
-    return out
-
+    return Traced(model, planned, step, lowered, start, fused)

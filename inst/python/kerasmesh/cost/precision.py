@@ -36,18 +36,9 @@ _BF16 = re.compile(r"(?<=[<x\s,(:])bf16\b")
 _F16 = re.compile(r"(?<=[<x\s,(:])f16\b")
 
 
-def _platform(lowered: Any) -> str | None:
-    try:
-        devices = lowered._lowering._device_list
-        return str(next(iter(devices)).platform)
-    except Exception:  # noqa: BLE001 - JAX's internals moved
-        import jax
-
-        return jax.default_backend()
-
-
-def retype_bfloat16(lowered: Any) -> tuple[str, Any]:
-    """Retype a lowered step's bfloat16 to float16 when it compiles on CPU.
+def retype_bfloat16(lowered: Any, on_cpu: bool) -> tuple[str, Any]:
+    """Retype a lowered step's bfloat16 to float16 when XLA's CPU compiler
+    compiles it (`on_cpu`, which `target.py` decides).
 
     Returns:
         (what was done: `ABSENT`, `AS_FLOAT16`, `WIDENED` or `NATIVE`;
@@ -60,7 +51,7 @@ def retype_bfloat16(lowered: Any) -> tuple[str, Any]:
         text, original = lowered.as_text(), None
     if not _BF16.search(text):
         return ABSENT, None
-    if _platform(lowered) != "cpu":
+    if not on_cpu:
         return NATIVE, None
     if original is None:
         return WIDENED, None

@@ -4,8 +4,8 @@
 cost reports them. `recompute_share()` measures the part of a step's
 floating-point operations that rematerialization adds: the step with
 remat and the same step without it are lowered (traced, not compiled),
-and XLA's cost analysis of each unoptimized program counts their
-operations; the difference, over the count with remat, is the share. A
+and the operations of each unoptimized program are counted
+(`operations.py`); the difference, over the count with remat, is the share. A
 cost's `recompute_flops` is that share of the compiled step's own count
 (per device, after XLA partitioned the step over the mesh), so it is what
 the recomputation adds to one device's work where the blocks' work is
@@ -19,7 +19,8 @@ from typing import Any
 
 from ..plan.accumulation import check_accumulation_steps, micro_batch_size
 from ..remat.choice import NONE, check_remat, remat_scope
-from .loops import uncounted_flops
+from . import hlo
+from .operations import step_flops
 from .step import StepSpecs, lower_step
 
 
@@ -80,21 +81,14 @@ class Levers:
 
 
 def xla_flops(stage: Any, text: str | None = None) -> float:
-    """XLA's count of floating-point operations of a lowered (unoptimized)
-    or compiled (per device) step, with the operations of every loop
-    trip XLA counts once (`loops.py`). `text`: the stage's HLO text, when
-    the caller has it."""
-    try:
-        analysis = stage.cost_analysis()
-    except Exception:  # noqa: BLE001 - a backend without cost analysis
-        return 0.0
-    if isinstance(analysis, (list, tuple)):
-        analysis = analysis[0] if analysis else {}
-    counted = float((analysis or {}).get("flops", 0.0))
+    """The floating-point operations of a lowered (unoptimized) or compiled
+    (per device) step, every loop trip counted, as `operations.py` counts
+    them from the HLO. `text`: the stage's HLO text, when the caller has
+    it."""
     if text is None:
         text = (stage.as_text(dialect="hlo") if hasattr(stage, "compile")
                 else stage.as_text())
-    return counted + uncounted_flops(text)
+    return step_flops(hlo.parse(text))
 
 
 def recompute_share(model: Any, distribution: Any, step: StepSpecs,

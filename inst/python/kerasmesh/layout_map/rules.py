@@ -165,3 +165,29 @@ def describe_layout_map(layout_map: Any) -> dict:
         "keys": keys,
         "axes": [list(layout_map[k].axes) for k in keys],
     }
+
+
+def rebind(layout_map: Any, mesh: Any) -> Any:
+    """`layout_map`'s rules on another mesh of the same axis names (a
+    start or fixed rules given for the search's meshes, a layout map moved
+    to the devices a cost compiles for); None for None.
+
+    Raises:
+        KerasmeshError: kind `mesh_mismatch` when the meshes' axes differ.
+    """
+    import keras
+
+    if layout_map is None:
+        return None
+    names = [str(a) for a in layout_map.device_mesh.axis_names]
+    wanted = [str(a) for a in mesh.axis_names]
+    if sorted(names) != sorted(wanted):
+        raise KerasmeshError(
+            kinds.MESH_MISMATCH,
+            "The layout map must be on a mesh of axes " +
+            ", ".join(f'"{a}"' for a in wanted) + ".",
+            x=f"Its mesh has axes {', '.join(names)}.")
+    out = keras.distribution.LayoutMap(mesh)
+    for key in layout_map.keys():
+        out[key] = tuple(layout_map[key].axes)
+    return out

@@ -28,7 +28,7 @@ from .builds import check_depths, check_rebuild
 from .candidates import Context, Search
 from .configs import run, structured_starts
 from .levers import lever_space
-from .meshes import AXES, given_mesh, mesh_options, rebind
+from .meshes import AXES, given_mesh, mesh_options, rebind_to
 from .result import result
 from .space import SearchSpace
 from .verify import Verifier
@@ -168,7 +168,7 @@ def _on(layout_map: Any, mesh: Any) -> Any:
     own), or None."""
     if layout_map is None or layout_map.device_mesh is mesh:
         return layout_map
-    return rebind(layout_map, mesh)
+    return rebind_to(layout_map, mesh)
 
 
 def _batch_error(batch_size: int, option: Any, ctx: Context

@@ -22,6 +22,7 @@ from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..mesh.device_mesh import describe_mesh, device_name, factorizations
 from ..topology.machine import Topology
+from ..layout_map.rules import rebind
 from ..topology.time import device_nodes
 
 AXES = ("data", "model")
@@ -143,15 +144,13 @@ def given_mesh(mesh: Any, topology: Topology | None,
     return MeshOption((data, total // data), mesh, nodes)
 
 
-def rebind(layout_map: Any, mesh: Any) -> Any:
-    """`layout_map`'s rules on another mesh of the same axis names (a
-    start or fixed rules given for the search's meshes).
+def rebind_to(layout_map: Any, mesh: Any) -> Any:
+    """`layout_map.rules.rebind()` for a start or fixed rules given to a
+    search over a topology, whose meshes have the axes "data" and "model".
 
     Raises:
-        KerasmeshError: kind `mesh_mismatch` when its mesh has other axes.
+        KerasmeshError: kind `mesh_mismatch` for a mesh of other axes.
     """
-    import keras
-
     if layout_map is None:
         return None
     names = [str(a) for a in layout_map.device_mesh.axis_names]
@@ -161,7 +160,4 @@ def rebind(layout_map: Any, mesh: Any) -> Any:
             'must be on a mesh of axes "data" and "model".',
             x=f"Their mesh has axes {', '.join(names)}.",
             i="Make them on `device_mesh(c(data = , model = ))`.")
-    out = keras.distribution.LayoutMap(mesh)
-    for key in layout_map.keys():
-        out[key] = tuple(layout_map[key].axes)
-    return out
+    return rebind(layout_map, mesh)

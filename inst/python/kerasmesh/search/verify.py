@@ -22,7 +22,7 @@ from .configs import every_candidate
 from .figures import best_order, figures
 from ..remat.choice import label
 from .refit import refit_verified
-from .meshes import ORDERS, rebind
+from .meshes import ORDERS, rebind_to
 
 RUNNERS_UP = 2
 # Candidates compiled at full depth before giving up on the budget.
@@ -37,7 +37,7 @@ def distribution_of(searches: list, key: tuple, order: str | None) -> Any:
     s = searches[i]
     lm = s.space.layout_map(choice)
     if order in ORDERS and order != ORDERS[0]:
-        lm = rebind(lm, s.option.keras_mesh(order))
+        lm = rebind_to(lm, s.option.keras_mesh(order))
     return ModelParallel(layout_map=lm,
                          batch_dim_name=s.ctx.step["batch_dim"])
 

@@ -12,12 +12,17 @@ trust:
                         "inter_node_bandwidth": 50e9})
     topo.devices                  # 32
     topo.flop_rate("bfloat16")    # 989e12 * topo.efficiency
-    topo.link(crosses_nodes=True) # (50e9, inter-node latency)
 
-Bandwidths are bytes per second one device sends in each direction (a
-GPU's NVLink share, its NIC); latencies are seconds per step of a ring
-algorithm; `efficiency` is the share of peak FLOP/s a training step
-reaches.
+Bandwidths are the bus bandwidths NCCL measures (bytes per second, its
+definition: what a collective's algorithm moves per device over its
+time): `intra_node_bandwidth` for all-gather and reduce-scatter among a
+node's devices, `all_reduce_bandwidth` for all-reduce there (NVLink
+SHARP reduces in the switch, above the ring's), `inter_node_bandwidth`
+for one device's network card; latencies are seconds per step of a ring
+algorithm. `efficiency` is the share of peak FLOP/s matrix products
+reach, `attention_efficiency` fused attention's, `memory_efficiency` the
+share of `memory_bandwidth` an operation bound by memory reaches. How
+the time model uses each is `time.py`'s docstring.
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ from ..core import kinds
 # The figures R sends, by name, and whether each must be given.
 FIGURES = ("nodes", "devices_per_node", "memory", "peak_flops",
            "intra_node_bandwidth", "inter_node_bandwidth",
-           "intra_node_latency", "inter_node_latency", "efficiency",
-           "memory_bandwidth", "name")
+           "all_reduce_bandwidth", "intra_node_latency",
+           "inter_node_latency", "efficiency", "attention_efficiency",
+           "memory_efficiency", "memory_bandwidth", "name")
 # The key of a peak FLOP/s that holds for every dtype.
 EVERY_DTYPE = "*"
 
@@ -60,14 +66,20 @@ class Topology:
         memory: bytes per device.
         peak_flops: {dtype name: FLOP/s per device}; the key "*" holds
             for dtypes not named.
-        intra_node_bandwidth: bytes/s per device, each way, to a device of
-            its node.
-        inter_node_bandwidth: bytes/s per device, each way, to a device of
-            another node; None for one node.
+        intra_node_bandwidth: bus bytes/s of an all-gather or
+            reduce-scatter among a node's devices.
+        inter_node_bandwidth: bus bytes/s of one device's network card;
+            None for one node.
+        all_reduce_bandwidth: bus bytes/s of an all-reduce among a node's
+            devices; None: `intra_node_bandwidth`.
         intra_node_latency, inter_node_latency: seconds per ring step.
-        efficiency: share of peak FLOP/s a training step reaches, (0, 1].
+        efficiency: share of peak FLOP/s matrix products reach, (0, 1].
+        attention_efficiency: share of peak FLOP/s fused attention
+            reaches, (0, 1].
+        memory_efficiency: share of `memory_bandwidth` operations bound
+            by memory reach, (0, 1].
         memory_bandwidth: bytes/s of a device's own memory, or None
-            (reported, not used by the time model).
+            (then operations bound by memory are not timed).
         name: the preset, or "custom".
 
     Raises:
@@ -80,9 +92,12 @@ class Topology:
     peak_flops: dict = field(default_factory=dict)
     intra_node_bandwidth: float = 0.0
     inter_node_bandwidth: float | None = None
+    all_reduce_bandwidth: float | None = None
     intra_node_latency: float = 0.0
     inter_node_latency: float = 0.0
-    efficiency: float = 0.4
+    efficiency: float = 0.7
+    attention_efficiency: float = 0.5
+    memory_efficiency: float = 0.9
     memory_bandwidth: float | None = None
     name: str = "custom"
 
@@ -96,13 +111,17 @@ class Topology:
         _positive("inter_node_bandwidth", self.inter_node_bandwidth,
                   optional=self.nodes == 1)
         _positive("memory_bandwidth", self.memory_bandwidth, optional=True)
+        _positive("all_reduce_bandwidth", self.all_reduce_bandwidth,
+                  optional=True)
         for name in ("intra_node_latency", "inter_node_latency"):
             value = getattr(self, name)
             if not (is_number(value) and value >= 0):
                 raise _bad(name, value, "a number of seconds, 0 or more")
-        if not (is_positive(self.efficiency) and self.efficiency <= 1):
-            raise _bad("efficiency", self.efficiency,
-                       "a share of peak FLOP/s above 0 and at most 1")
+        for name in ("efficiency", "attention_efficiency",
+                     "memory_efficiency"):
+            value = getattr(self, name)
+            if not (is_positive(value) and value <= 1):
+                raise _bad(name, value, "a share above 0 and at most 1")
         flops = self.peak_flops
         if not isinstance(flops, dict) or not flops or \
                 not all(isinstance(k, str) and k and is_positive(v)
@@ -140,16 +159,8 @@ class Topology:
         return float(value)
 
     def flop_rate(self, dtype: str) -> float:
-        """FLOP/s a training step reaches in `dtype`: peak x efficiency."""
+        """FLOP/s matrix products reach in `dtype`: peak x efficiency."""
         return self.peak(dtype) * float(self.efficiency)
-
-    def link(self, crosses_nodes: bool) -> tuple[float, float]:
-        """(bytes/s, seconds per step) of the link a transfer uses."""
-        if crosses_nodes:
-            return (float(self.inter_node_bandwidth),
-                    float(self.inter_node_latency))
-        return (float(self.intra_node_bandwidth),
-                float(self.intra_node_latency))
 
 
 def as_topology(value: Any) -> Topology:

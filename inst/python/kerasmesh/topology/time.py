@@ -1,28 +1,33 @@
-"""Modeled seconds of a compiled training step on a topology.
+"""The time model: how long each operation of a step takes on a topology.
 
-`step_time()` turns what one compiled step costs (XLA's count of
-floating-point operations, and the collectives `cost/hlo.py` reads from
-the HLO: the collective, bytes per device, device groups, mesh axes) into
-seconds per global batch:
+One model for every cost, search and print-out; `cost/schedule.py` walks
+a compiled step's operations in the order they run with it, and says
+what overlaps. Each operation takes:
 
-* compute: FLOPs over the topology's FLOP/s for the model's compute
-  dtype times its efficiency (`Topology.flop_rate()`); FLOPs spent
-  recomputing (rematerialization) are their own part;
-* each collective: the share of its bytes each device sends under its
-  algorithm (`ALGORITHMS`: ring all-reduce 2(n-1)/n, all-gather,
-  reduce-scatter and all-to-all (n-1)/n, collective-permute 1) over the
-  slowest link its device groups span (inside a node or across nodes),
-  plus a latency per ring step: steps between nodes at the inter-node
-  latency, the others at the intra-node one, as NCCL's tuning model
-  counts them;
-* with `accumulation_steps`, the compiled step is one micro-batch, and
-  every part is paid once per micro-batch.
+* a matrix product (`MATMUL`): its FLOPs over the topology's peak FLOP/s
+  for the model's compute dtype times `efficiency` (the share cuBLAS and
+  Triton matrix products reach), or its bytes' time when that is longer
+  (a roofline);
+* fused attention (`ATTENTION`): its FLOPs over peak times
+  `attention_efficiency` (the share fused attention kernels reach,
+  forward and backward together);
+* any other operation (`MEMORY`): the bytes it reads and writes over
+  `memory_bandwidth` times `memory_efficiency` (0 where the topology has
+  no memory bandwidth);
+* a collective: the share of its bytes its algorithm moves per device
+  (`ALGORITHMS`: ring all-reduce 2(n-1)/n, all-gather, reduce-scatter and
+  all-to-all (n-1)/n, collective-permute 1) over the bus bandwidth NCCL
+  reaches on the links its device groups span, plus a latency per ring
+  step: steps between nodes at the inter-node latency, the others at the
+  intra-node one, as NCCL's tuning model counts them. Inside a node:
+  `intra_node_bandwidth`, or `all_reduce_bandwidth` for an all-reduce.
+  Across nodes NCCL stripes a ring over every network card its devices
+  have, one per GPU: a group with g devices in each node reaches g times
+  `inter_node_bandwidth`, at most the in-node figure (a group of one
+  device per node, one card's).
 
-Compute and communication are added, not overlapped: the figure is the
-step without overlap, which ranks layouts as their exposed traffic does.
-
-Which node a device is in: the mesh's devices, in the order of their ids,
-fill node 0 first, then node 1 (`device_nodes()`). The HLO numbers a
+Which node a device is in: the mesh's devices, in the order of their
+ids, fill node 0 first, then node 1 (`device_nodes()`). The HLO numbers a
 collective's devices by their position in the mesh (row-major), so the
 mesh's shape and device order decide which axis crosses nodes.
 """
@@ -31,10 +36,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..core.errors import KerasmeshError
 from ..core import kinds
 from .machine import Topology
+
+# What decides an operation's time.
+MATMUL = "matmul"
+ATTENTION = "attention"
+MEMORY = "memory"
+NONE = "none"
 
 
 def _ring(sends: float, steps: float) -> Callable[[int], tuple[float,
@@ -45,8 +57,9 @@ def _ring(sends: float, steps: float) -> Callable[[int], tuple[float,
 
 
 # collective -> n devices -> (share of its bytes each device sends, steps).
-# The bytes are `hlo.py`'s: the array each device takes part with (the
-# gathered array of an all-gather, the array a reduce-scatter reduces).
+# The bytes are `cost/collectives.py`'s: the array each device takes part
+# with (the gathered array of an all-gather, the array a reduce-scatter
+# reduces).
 ALGORITHMS: dict[str, Callable[[int], tuple[float, float]]] = {
     "all-reduce": _ring(2, 2),
     "all-gather": _ring(1, 1),
@@ -95,13 +108,26 @@ def device_nodes(devices: Sequence[str], topology: Topology) -> list[int]:
     return nodes
 
 
+def bus_bandwidth(topology: Topology, collective: str, spanned: int,
+                  per_node: int) -> float:
+    """The bus bandwidth (bytes/s) of one collective whose group spans
+    `spanned` nodes with `per_node` of its devices in each."""
+    inside = float(topology.all_reduce_bandwidth or
+                   topology.intra_node_bandwidth) \
+        if collective == "all-reduce" else float(topology.intra_node_bandwidth)
+    if spanned <= 1:
+        return inside
+    return min(inside, per_node * float(topology.inter_node_bandwidth))
+
+
 def collective_seconds(op: dict, nodes: Sequence[int],
                        topology: Topology) -> float:
     """Seconds one collective takes each device.
 
     Args:
-        op: one of `hlo.parse_collectives()`'s dicts (`collective`, `bytes`,
-            `groups`: device positions; none for one group of all).
+        op: one of `collectives.parse_collectives()`'s dicts (`collective`,
+            `bytes`, `groups`: device positions; none for one group of
+            all).
         nodes: the node of each position (`device_nodes()`).
         topology: the machine.
     """
@@ -113,79 +139,65 @@ def collective_seconds(op: dict, nodes: Sequence[int],
         n = max(len(g) for g in groups)
     if n < 2 or op["collective"] not in ALGORITHMS:
         return 0.0
-    spanned = max(len({nodes[i] for i in g if 0 <= i < len(nodes)})
-                  for g in groups)
+    spans = [{nodes[i] for i in g if 0 <= i < len(nodes)} for g in groups]
+    spanned = max(len(s) for s in spans)
+    per_node = max(1, n // max(spanned, 1))
     share, steps = ALGORITHMS[op["collective"]](n)
     if op["collective"] == "collective-permute":
         inter = 1.0 if spanned > 1 else 0.0
     else:
         inter = _INTER_STEPS.get(op["collective"], 1) * (spanned - 1)
-    bandwidth, _ = topology.link(crosses_nodes=spanned > 1)
-    _, intra_latency = topology.link(crosses_nodes=False)
-    inter_latency = topology.link(crosses_nodes=True)[1] if spanned > 1 \
+    bandwidth = bus_bandwidth(topology, op["collective"], spanned, per_node)
+    inter_latency = float(topology.inter_node_latency) if spanned > 1 \
         else 0.0
     return (share * float(op["bytes"]) / bandwidth +
-            (steps - inter) * intra_latency + inter * inter_latency)
+            (steps - inter) * float(topology.intra_node_latency) +
+            inter * inter_latency)
 
 
-def step_time(ops: Sequence[dict], flops: float, topology: Topology,
-              nodes: Sequence[int], dtype: str, recompute_flops: float = 0.0,
-              accumulation_steps: int = 1) -> dict:
-    """Modeled seconds per global batch of one compiled step.
+@dataclass(frozen=True)
+class Rates:
+    """What an operation's time comes from on one topology.
 
-    Args:
-        ops: the step's collectives (`hlo.parse_collectives()`).
-        flops: XLA's floating-point operations per device per step,
-            recomputation included.
-        topology: the machine.
-        nodes: the node of each mesh position (`device_nodes()`).
-        dtype: the model's compute dtype ("bfloat16"), for its FLOP/s.
-        recompute_flops: the part of `flops` spent recomputing.
-        accumulation_steps: micro-batches per global batch: the compiled
-            step is one, so every part is paid that many times.
+    Attributes:
+        matmul: FLOP/s of matrix products.
+        attention: FLOP/s of fused attention.
+        memory: bytes/s of the device's memory (0: not timed).
+        collective: seconds of one collective (a `parse_collectives()`
+            dict).
+    """
 
-    Returns:
-        Plain values: `compute`, `recompute` (seconds), `communication`
-        (`{"axes": [...], "seconds": [...]}`, one entry per set of mesh
-        axes, joined with "+", slowest first), `total`, and what they
-        come from: `compute_dtype`, `flop_rate`, `accumulation_steps`.
+    matmul: float
+    attention: float
+    memory: float
+    collective: Callable[[dict], float]
+
+    def seconds(self, kind: str, flops: float, nbytes: float) -> float:
+        """The time of one operation of `kind` (`MATMUL`, `ATTENTION`,
+        `MEMORY`) that computes `flops` and moves `nbytes`."""
+        moved = nbytes / self.memory if self.memory else 0.0
+        if kind == MATMUL:
+            return max(flops / self.matmul, moved)
+        if kind == ATTENTION:
+            return max(flops / self.attention, moved)
+        if kind == MEMORY:
+            return moved
+        return 0.0
+
+
+def rates(topology: Topology, dtype: str, nodes: Sequence[int]) -> Rates:
+    """The rates of a topology for a model computing in `dtype`, its mesh
+    positions in `nodes`.
 
     Raises:
-        KerasmeshError: kind `topology` for a dtype without peak FLOP/s;
-            kind `argument` for recompute FLOPs outside [0, flops] or
-            accumulation steps below 1.
+        KerasmeshError: kind `topology` for a dtype without peak FLOP/s.
     """
-    flops = float(flops)
-    recompute = float(recompute_flops)
-    if not 0 <= recompute <= flops:
-        raise KerasmeshError(
-            kinds.ARGUMENT, "`recompute_flops` must be between 0 and the "
-            "step's FLOPs.", received=recompute_flops)
-    if not (isinstance(accumulation_steps, (int, float)) and
-            float(accumulation_steps).is_integer() and accumulation_steps >= 1):
-        raise KerasmeshError(
-            kinds.ARGUMENT, "`accumulation_steps` must be a whole number of "
-            "at least 1.", received=accumulation_steps)
-    k = int(accumulation_steps)
-    rate = topology.flop_rate(dtype)
-    by_axes: dict[str, float] = {}
-    for op in ops:
-        key = "+".join(op["axes"])
-        by_axes[key] = by_axes.get(key, 0.0) + \
-            k * collective_seconds(op, nodes, topology)
-    axes = sorted(by_axes, key=lambda a: (-by_axes[a], a))
-    compute = k * (flops - recompute) / rate
-    again = k * recompute / rate
-    return {
-        "compute": compute,
-        "recompute": again,
-        "communication": {"axes": axes,
-                          "seconds": [by_axes[a] for a in axes]},
-        "total": compute + again + sum(by_axes.values()),
-        "compute_dtype": str(dtype),
-        "flop_rate": rate,
-        "accumulation_steps": k,
-    }
+    peak = topology.peak(dtype)
+    memory = float(topology.memory_bandwidth or 0.0) * \
+        float(topology.memory_efficiency)
+    return Rates(peak * float(topology.efficiency),
+                 peak * float(topology.attention_efficiency), memory,
+                 lambda op: collective_seconds(op, nodes, topology))
 
 
 def model_compute_dtype(model) -> str:
