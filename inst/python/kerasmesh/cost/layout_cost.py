@@ -119,13 +119,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         topology: the machine to model the step's time on, or None.
 
     Returns:
-        Plain values: `memory` (kerasmesh's breakdown per device), `xla`
-        (XLA's own), `need` (what decides a fit: `fits.need()`),
-        `collectives` (by collective and axes), `ops` (each), `attribution`
-        (bytes by variable and layer), `plan` (the planner's summary, of
-        the micro-step), `mesh`, `compile_seconds`, `versions`, `flops`, the
-        levers (`recompute.Levers.report()`), what the compile said and,
-        with a topology, `time` (`_extras()`), and facts about the step.
+        The compiled step's cost as plain values (`report.report()`).
 
     Raises:
         KerasmeshError: the planner's error for a layout or batch size that
