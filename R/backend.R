@@ -90,10 +90,10 @@ abort_backend <- function(state, call) {
   )
 }
 
-# Shim functions that never import Keras (the modules backend and session,
-# and JAX's device count for simulate_devices()): calling them needs no
-# backend.
+# Shim functions that never import Keras (the modules backend, cache and
+# session, and JAX's device count for simulate_devices()): calling them
+# needs no backend.
 backend_free_module <- function(name) {
-  sub("\\..*$", "", name) %in% c("backend", "session") ||
+  sub("\\..*$", "", name) %in% c("backend", "cache", "session") ||
     identical(name, "devices.local_cpu_device_count")
 }

@@ -131,16 +131,17 @@ as_remat <- function(remat) {
 }
 
 # A remat's runs over the blocks: `values` (quoted) and `lengths`.
-remat_runs <- function(remat) {
+remat_runs <- function(remat, quote = TRUE) {
   runs <- rle(as_remat(remat))
-  list(values = encodeString(runs$values, quote = '"'),
+  list(values = if (quote) encodeString(runs$values, quote = '"') else
+         runs$values,
        lengths = runs$lengths)
 }
 
 # A remat in words: '"full"', or its runs over the blocks
-# ('"full" x4, "save_matmuls" x28').
-remat_label <- function(remat) {
-  runs <- remat_runs(remat)
+# ('"full" x4, "save_matmuls" x28'); unquoted for a table's column.
+remat_label <- function(remat, quote = TRUE) {
+  runs <- remat_runs(remat, quote)
   if (length(as_remat(remat)) == 1) {
     return(runs$values)
   }

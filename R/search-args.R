@@ -117,3 +117,19 @@ check_start <- function(x, call = rlang::caller_env()) {
                              or {.fn model_parallel}.",
                   kind = kinds$layout_map, arg = "start", call = call)
 }
+
+# Where a search keeps its profile: `TRUE` the user cache directory
+# (search_cache_dir()), `FALSE` none, or a directory; NULL for none.
+check_search_cache <- function(cache, call = rlang::caller_env()) {
+  if (isTRUE(cache)) {
+    return(search_cache_dir())
+  }
+  if (isFALSE(cache)) {
+    return(NULL)
+  }
+  if (!rlang::is_string(cache) || !nzchar(cache)) {
+    stop_input_type(cache, "`TRUE`, `FALSE` or a directory",
+                    kind = kinds$argument, arg = "cache", call = call)
+  }
+  path.expand(cache)
+}

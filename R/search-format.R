@@ -29,23 +29,33 @@ format.kerasmesh_layout_search <- function(x, ...) {
   found <- search_found(x)
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
-    sprintf("<kerasmesh_layout_search> %s, %d costed of %s layouts (%s)",
-            x$objective, nrow(x$candidates), format_whole(x$space_size),
-            x$method),
-    sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
-            x$seconds, as.integer(x$compiles), budget),
+    sprintf(
+      "<kerasmesh_layout_search> %s, %s predicted of %s layouts (%s)",
+      x$objective, count_text(nrow(x$candidates), "configuration"),
+      format_whole(x$space_size), x$method
+    ),
+    sprintf("Found in %.1f s, %s%s; memory budget %s per device.",
+            x$seconds, count_text(as.integer(x$compiles), "compile"),
+            format_cache_hits(x$cache), budget),
     if (isTRUE(x$pruned > 0)) {
       sprintf("%d more layouts not compiled: their weights alone break it.",
               as.integer(x$pruned))
     },
-    if (!is.null(x$stopped)) "The time ran out: the best layout by then.",
+    if (NROW(x$unprofiled) > 0) {
+      sprintf(paste("Partial: the time ran out before %s of the profile;",
+                    "more time may find another configuration."),
+              count_text(nrow(x$unprofiled), "part"))
+    } else if (!is.null(x$stopped)) {
+      "The time ran out: the best configuration by then."
+    },
     if (isFALSE(x$verified)) {
       "Not verified: XLA had no time left to compile it at full depth."
     },
+    if (!is.null(x$cache$note)) sprintf("Cache: %s.", x$cache$note),
     "",
     format_search_config(x),
     "",
-    "Per device (memory, traffic per step):",
+    "Per device (memory, traffic per global batch):",
     sprintf("  found          %s (%s)", figure(found),
             if (isFALSE(x$verified)) "the search's own figure" else
               "verified by XLA"),
@@ -62,8 +72,11 @@ format.kerasmesh_layout_search <- function(x, ...) {
       sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
               100 * x$linearity$memory, 100 * x$linearity$traffic)
     },
+    format_search_why(x),
     if (!is.null(x$memory)) format_search_memory(x$memory),
-    if (!is.null(x$time)) c("", format_cost_time(x$time, x$topology)),
+    if (!is.null(x$time)) {
+      c("", format_cost_time(x$time, x$topology, x$cost$compiled_for))
+    },
     if (!is.null(x$cost)) format_compile_notes(x$cost),
     format_top_traffic(x$cost),
     "",
@@ -95,6 +108,54 @@ format_search_config <- function(x) {
   )
 }
 
+# ", 12 read from the cache" when the cache served any figures.
+format_cache_hits <- function(cache) {
+  hits <- as.integer(cache$hits %||% 0L)
+  if (hits == 0) "" else sprintf(", %d figures read from the cache", hits)
+}
+
+# What binds the found configuration, and per lever its best rival.
+format_search_why <- function(x) {
+  why <- x$why
+  if (is.null(why)) {
+    return(character())
+  }
+  unit <- if (identical(x$objective, "time")) "the time" else "the traffic"
+  rival <- function(r, what) {
+    sprintf("  %-15s %s: %s, %s%s", what, search_lever_text(r),
+            if (is.na(r$ratio)) "-" else sprintf("%.3gx %s", r$ratio, unit),
+            bytes_text(r$memory), if (isTRUE(r$fits)) "" else
+              " (over budget)")
+  }
+  levers <- why$levers
+  c("",
+    if (identical(why$binds, "memory")) {
+      c("Why this one: memory binds; faster, over budget:",
+        rival(why$faster, "fastest"))
+    } else {
+      sprintf("Why this one: the least %s that fits.",
+              if (identical(x$objective, "time")) "time" else "traffic")
+    },
+    if (nrow(levers)) "Best with one lever changed:",
+    vapply(seq_len(nrow(levers)), function(i) {
+      rival(levers[i, ], search_lever_names[[levers$lever[[i]]]])
+    }, ""))
+}
+
+search_lever_names <- c(mesh = "mesh", device_order = "device order",
+                        layout = "layout", remat = "remat",
+                        accumulation_steps = "micro-batches")
+
+# A row of the candidates table in words: mesh, order, layout, levers.
+search_lever_text <- function(r) {
+  order <- if (is.na(r$device_order)) "" else {
+    sprintf(" (%s fastest)", r$device_order)
+  }
+  sprintf("%s%s, %s, remat %s, %d micro-batch%s", r$mesh, order, r$layout,
+          r$remat, r$accumulation_steps,
+          if (r$accumulation_steps == 1) "" else "es")
+}
+
 format_search_memory <- function(memory) {
   parts <- memory[setdiff(names(memory), "total")]
   parts <- parts[parts > 0]
@@ -110,7 +171,7 @@ search_found <- function(x) {
     return(list(memory = x$predicted$memory, traffic = x$predicted$traffic))
   }
   list(memory = x$cost$need,
-       traffic = sum(x$cost$collectives$bytes))
+       traffic = sum(x$cost$collectives$bytes) * x$accumulation_steps)
 }
 
 # The found layout's variables with the most traffic, when the verified

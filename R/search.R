@@ -27,100 +27,72 @@
 #' @section Levers:
 #' Rematerialization and micro-batches make a large model fit, at a price
 #' in time: recomputed operations, and collectives paid once per
-#' micro-batch. The search takes the fewest that fit: for each `remat`
-#' choice in the order `"none"`, `"save_matmuls"`, `"full"`, the fewest
-#' micro-batches that fit (predicted from a compile at fewer: activations
-#' shrink with the micro-batch), a later choice tried only with fewer
-#' micro-batches than an earlier one needed; the objective decides among
-#' them. Where `"full"` fits at micro-batches that `"save_matmuls"` does
-#' not, a blend is tried too: `"full"` on the first blocks, as few as the
-#' memory between the two (taken as linear in those blocks) says,
-#' `"save_matmuls"` on the rest. A blend is not compiled at reduced depth
-#' (its figures lie between its choices'), and only its full-depth compile
-#' decides that it fits. Where `"save_matmuls"` fits the full model with
-#' room to spare and `"none"` is allowed, `"none"` goes on as many of the
-#' last blocks as the room takes (fewer operations recomputed, and the
-#' weights gathered once less for those blocks). `accumulation_steps`
-#' keeps `batch_size` the global batch; each micro-batch must split evenly
-#' over the data axis.
+#' micro-batch. The search weighs them with the layout: every `remat`
+#' choice allowed, and between two neighbouring choices the blend with
+#' the fewest blocks of the heavier one that fits (the heavier choice on
+#' the first blocks: the result's `remat` is then one choice per block),
+#' and every micro-batch count allowed whose micro-batch the data axis
+#' splits; `accumulation_steps` keeps `batch_size` the global batch.
 #' Remat needs blocks (see [set_remat()]): on a model without any the
 #' search keeps `"none"`, and asking for another choice is an error of
-#' class `kerasmesh_error_remat_blocks`. Weights and optimizer state sharded
-#' over the data axis too (as FSDP or ZeRO-3 do) are layouts like others.
+#' class `kerasmesh_error_remat_blocks`.
 #'
-#' @section How the search runs:
-#' Variables are grouped into classes as [layout_plan()] lists them: one
-#' class per path with its block numbers abstracted (every block's query
-#' kernel is one class), so the result has at most one rule per class.
-#' Each dimension is unsplit or on one mesh axis (Keras allows one axis
-#' per dimension), each axis at most once per variable, and only where
-#' the axis divides the dimension. Classes that end up with the same axes
-#' share one rule where one regular expression matches exactly their
-#' variables (the fewest rules), and unsplit classes get none. Rules in
-#' `fixed` are never changed. On a model with blocks (see [set_remat()])
-#' and a batch axis of more than one device, every layout also has one
-#' rule for the blocks' outputs (such as `"transformer_layer_\\d+/output"
-#' = c("data", NA, NA)`): each block's output split over the batch axis,
-#' as data parallelism has it. Without it, XLA can split activations over
-#' the batch axis on another dimension where weights are split over that
-#' axis too, and all-reduce them in every block (a Llama-3-70B-sized
-#' model on 4 x 8 devices, weights split over both axes: 387 GB per
-#' device per step over the batch axis, 5 MB with the rule). Rules of
-#' `fixed` for those outputs stand instead.
+#' @section How the search works:
+#' In three steps, each deterministic, so that the same call gives the
+#' same configuration on any machine and under any load: *profile* (a
+#' fixed set of small XLA compiles: each layout family on each mesh, at
+#' one and two blocks with `blocks`, per remat choice), *solve* (every
+#' configuration, mesh x device order x layout x remat x micro-batches,
+#' predicted from the profile and ranked by its modeled time, or traffic,
+#' among those that fit) and *verify* (the best compiled at full depth,
+#' as [layout_cost()] costs it: only XLA's figure decides that it fits; a
+#' miss corrects the figures it was predicted from, and the solve runs
+#' again). The algorithm, with every rule and constant it uses, is stated
+#' once, in the docstring of the package's Python module
+#' `kerasmesh/search/pipeline.py` (under
+#' `system.file("python", package = "kerasmesh")`).
 #'
-#' In three rounds: (1) on every mesh, the layouts a person writes first
-#' (data parallel, `start`, tensor parallel over the model axis, weights
-#' fully sharded over the data axis, and the last two together) at the
-#' cheapest levers; (2) for the best of the three best meshes, the levers
-#' (above); (3) from the best so far, a walk over that mesh's layouts at
-#' its levers: each step takes the first move that improves, among *tied*
-#' moves (every dimension of one size, in every class, onto one axis or
-#' unsplit: all heads, all MLP columns or the vocabulary at once) and
-#' single-class moves, until none improves or the time is up. A space of
-#' at most 64 layouts is costed whole instead, and at the cheapest levers
-#' first. A candidate whose weights and optimizer state alone exceed
-#' `memory` on a device is not compiled.
+#' Layouts: where a mesh's space of layouts is small (each variable
+#' class's dimensions unsplit or on one mesh axis), every one;
+#' otherwise the layouts people train with, data parallel, fully sharded
+#' (FSDP/ZeRO-3), tensor parallel (Megatron's), both, and `start`. Classes
+#' are as [layout_plan()] lists them (one per path, block numbers
+#' abstracted), rules in `fixed` stand in every layout, and on a model
+#' with blocks every layout keeps each block's output split over the batch
+#' axis (see [layout_plan()]'s warnings). A layout whose weights and
+#' optimizer state alone break `memory` is not compiled.
 #'
-#' @section How candidates are costed:
-#' Every candidate is compiled by XLA (shape-only, as [layout_cost()]
-#' does), with XLA's code generation cut short: its sharding, partitioning
-#' and buffer passes, which give the memory and the collectives, run as
-#' always, in about half the time. With `blocks`, `model` builds any
-#' depth; candidates are compiled at 1 and 2 blocks and every figure is
-#' extrapolated linearly to `blocks`
-#' (`f(L) = f(1) + (L - 1) (f(2) - f(1))`). The best candidates are then
-#' compiled again, at full depth (quick too: XLA's memory and collectives
-#' are those of its default options), on the mesh in the chosen device
-#' order, with the levers and the topology: only that
-#' figure decides whether a configuration fits `memory` (when the best
-#' one misses it, the same layout and micro-batches recomputing more are
-#' compiled next), so the result
-#' never fits by an estimate, and `predicted` beside `cost` shows how far
-#' the search's own figure was off. A layout whose compile shows XLA
-#' resharding tensors by replicating them (the cost's `reshardings`)
-#' counts 10% slower, and the print-out says so.
+#' The search keeps its compiles' figures on disk (see
+#' [search_cache_dir()]): a repeated or slightly changed search compiles
+#' only what it has not seen.
+#'
+#' @section Why it won:
+#' The result's `why` names what binds the found configuration
+#' (`"memory"` when a configuration predicted faster breaks the budget,
+#' with that configuration as `faster`; else `"objective"`) and, for each
+#' lever (mesh, device order, layout, remat, micro-batches), the best
+#' configuration that differs from it in that lever alone, with its
+#' modeled time (or traffic), memory and ratio to the found one's.
 #'
 #' @section Objectives:
-#' `"time"` on a topology is the modeled seconds per global batch. On a
-#' mesh, `"time"` is an estimate in seconds per global batch: each
-#' collective's bytes divided by the slowest `bandwidth` of the mesh axes
-#' it runs over, plus XLA's count of floating-point operations per device
-#' divided by `flop_rate`, once per micro-batch. `"traffic"` is the bytes
-#' of all collectives per device per global batch.
+#' `"time"` on a topology is the modeled seconds per global batch (see
+#' [layout_cost()]'s section "Time on a machine"). On a mesh, `"time"` is
+#' the same model on a machine of the mesh's devices: each collective at
+#' the slowest `bandwidth` of the mesh axes it runs over, the operations
+#' at `flop_rate`. `"traffic"` is the bytes of all collectives per device
+#' per global batch.
 #'
 #' @section When nothing fits, and long searches:
 #' When no configuration fits, the error (class
-#' `kerasmesh_error_search_no_fit`) names the smallest memory reached and
-#' the mesh, levers and rules that reached it. A progress bar shows how
-#' many candidates were costed and the best so far when a search takes
-#' more than 2 seconds. `timeout` stops the search (at 85% of it, or 75%
-#' with `blocks`, leaving the rest for the full compiles; runners-up are
-#' verified only while time is left) and returns the best configuration
-#' found by then, saying so. When the time runs out before XLA compiles
-#' the best one at full depth, it is returned with the search's own
-#' figures (its quick compile, or, with `blocks`, the extrapolation and no
-#' `cost`) and `verified` `FALSE`: its fit then rests on those figures
-#' alone. An interrupt (Ctrl-C) stops it and leaves the session usable.
+#' `kerasmesh_error_search_no_fit`) names the least memory reached and
+#' the configuration that reached it. A progress bar shows how many
+#' compiles were made when a search takes more than 2 seconds. `timeout`
+#' bounds the search; it never changes the answer, only cuts it short:
+#' when the profile runs out of its share of `timeout` (the rest is kept
+#' for the full-depth compile), the result lists what it left out
+#' (`unprofiled`) and says that it is partial; when the time runs out before the full-depth compile, the
+#' best prediction is returned with `verified` `FALSE` and no `cost`. An
+#' interrupt (Ctrl-C) stops it and leaves the session usable.
 #'
 #' @inheritParams layout_cost
 #' @param model A function of no arguments that builds the model (built
@@ -161,8 +133,10 @@
 #'   the mesh's first axis (`"data"` on a topology).
 #' @param timeout Seconds the whole search may take, from the call. The
 #'   default, 600, is [layout_cost()]'s 300 doubled: a search runs many
-#'   compiles, and stops at the deadline with the best layout found by
-#'   then rather than failing.
+#'   compiles, and stops at the deadline with the best configuration found
+#'   by then (saying what it left out) rather than failing.
+#' @param cache Where to keep the figures of the search's compiles: `TRUE`
+#'   for [search_cache_dir()], `FALSE` for nowhere, or a directory.
 #' @param verbose Whether to say which layouts were compiled.
 #' @return A `kerasmesh_layout_search`: a list with `layout_map` (the
 #'   chosen [layout_map()]), `mesh` (the [device_mesh()] it is on, in the
@@ -173,19 +147,27 @@
 #'   cost's modeled time: `compute`, `recompute`, `communication` by mesh
 #'   axes and `total`, seconds per global batch; `NULL` without a
 #'   topology), `memory` (its memory per device, by part), `cost` (its
-#'   [layout_cost()], verified unless `verified` is `FALSE`), `topology`,
-#'   `predicted` (the search's figures for it), `runners_up`,
-#'   `data_parallel` and `start` (figures: `memory`, `traffic`, by axes,
-#'   `flops`), `classes` (per class: the chosen axes and what the other
-#'   placements cost), `candidates` (a data frame: every candidate costed,
-#'   with its mesh and levers), `meshes` (a data frame: each mesh
-#'   searched and its best candidate), `compiles`, `pruned` (candidates
-#'   not compiled: their weights and optimizer state alone break
-#'   `memory`), `space_size`, `method`, `stopped` and `seconds`.
+#'   [layout_cost()] at full depth; `NULL` when not `verified`),
+#'   `topology`, `predicted` (the search's figures for it: `memory`,
+#'   `traffic`, by axes, `flops`, `value`), `why` (above),
+#'   `data_parallel` and `start` (the same figures for those layouts),
+#'   `classes` (per class: the chosen axes and what the other placements
+#'   profiled cost), `candidates` (a data frame: every configuration
+#'   predicted, the best first, with its mesh, device order, layout,
+#'   levers, memory, traffic, objective `value` and whether it `fits`),
+#'   `meshes` (a data frame: each mesh searched and its best
+#'   configuration), `compiles` (XLA compiles made), `profiled` (profile
+#'   figures used, compiled or read from the cache), `cache` (its
+#'   directory, hits and misses, and a note when it could not be used),
+#'   `pruned` (layouts not compiled: their weights and optimizer state
+#'   alone break `memory`), `unprofiled` (a data frame: what the profile
+#'   left out when the time ran out), `space_size`, `method`
+#'   (`"exhaustive"` or `"families"`), `stopped` and `seconds`.
 #'   `format()` shows the R code that costs the found configuration again
 #'   with [layout_cost()], `as_layout_map()` gives the layout map, and
-#'   `plot()` draws every candidate costed, memory against traffic, with
-#'   the budget and the found, start and data-parallel layouts marked.
+#'   `plot()` draws every configuration predicted, memory against
+#'   traffic, with the budget and the found, start and data-parallel
+#'   layouts marked.
 #' @seealso [compare_layouts()] to cost configurations of your own.
 #' @export
 #' @examplesIf keras_available()
@@ -219,7 +201,7 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
                           remat = NULL, accumulation_steps = NULL,
                           blocks = NULL, bandwidth = NULL, flop_rate = NULL,
                           batch_dim_name = NULL, timeout = 600,
-                          verbose = FALSE) {
+                          cache = TRUE, verbose = FALSE) {
   check_dots_none()
   call <- rlang::current_env()
   started <- elapsed_seconds()
@@ -238,6 +220,7 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
                             min = 0, exclusive_min = TRUE, allow_null = TRUE)
   if (!is.null(batch_dim_name)) check_string(batch_dim_name)
   check_flag(verbose)
+  cache_dir <- check_search_cache(cache, call = call)
   step <- check_step_settings(optimizer, loss, input_shapes, timeout, call)
   timeout <- step$timeout
   bar <- search_progress(verbose, started)
@@ -251,7 +234,8 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
       batch_dim_name = batch_dim_name, timeout = timeout,
       spent = elapsed_seconds() - started, progress = bar,
       remat = levers$remat, accumulation_steps = levers$accumulation_steps,
-      topology = check_topology(where$topology, call = call), call = call
+      topology = check_topology(where$topology, call = call),
+      cache_dir = cache_dir, call = call
     )
   }, deadline = started + timeout, timeout = timeout, arg = "model",
   call = call)
@@ -270,6 +254,8 @@ new_layout_search <- function(desc, topology = NULL, call = list()) {
   lm <- new_layout_map(desc$layout_map)
   desc$candidates <- search_candidates(desc$candidates)
   desc$meshes <- search_meshes(desc$meshes)
+  desc$why <- search_why(desc$why)
+  desc$unprofiled <- search_unprofiled(desc$unprofiled)
   if (!is.null(desc$cost)) desc$cost <- new_layout_cost(desc$cost, topology)
   desc$mesh <- NULL
   desc$remat <- as_remat(desc$remat)
@@ -286,6 +272,7 @@ new_layout_search <- function(desc, topology = NULL, call = list()) {
   )
 }
 
+# One row per configuration the search predicted, the best first.
 search_candidates <- function(candidates) {
   column <- function(name, type, default) {
     vapply(candidates, function(c) {
@@ -294,15 +281,53 @@ search_candidates <- function(candidates) {
     }, type)
   }
   data.frame(
+    mesh = column("mesh", "", NA_character_),
+    device_order = column("device_order", "", NA_character_),
+    layout = column("layout", "", NA_character_),
+    remat = vapply(candidates, function(c) {
+      remat_label(c$remat, quote = FALSE)
+    }, ""),
+    accumulation_steps = as.integer(column("accumulation_steps", 1, 1)),
     memory = column("memory", 1, NA_real_),
     traffic = column("traffic", 1, NA_real_),
     value = column("value", 1, NA_real_),
+    fits = column("fits", TRUE, NA),
     rules = as.integer(column("rules", 1, NA_real_)),
-    seconds = column("seconds", 1, NA_real_),
-    mesh = column("mesh", "", NA_character_),
-    remat = column("remat", "", "none"),
-    accumulation_steps = as.integer(column("accumulation_steps", 1, 1)),
     reshardings = as.integer(column("reshardings", 1, 0)),
+    stringsAsFactors = FALSE
+  )
+}
+
+# Why the winner won: what binds it, and per lever the best configuration
+# that differs in that lever alone (a data frame, one row per lever that
+# has one).
+search_why <- function(why) {
+  if (is.null(why)) {
+    return(NULL)
+  }
+  levers <- Filter(Negate(is.null), why$levers)
+  rivals <- search_candidates(unname(levers))
+  rivals <- cbind(lever = names(levers), rivals[setdiff(
+    names(rivals), c("traffic", "rules", "reshardings")
+  )], ratio = vapply(levers, function(l) l$ratio %||% NA_real_, 1),
+  stringsAsFactors = FALSE)
+  rownames(rivals) <- NULL
+  faster <- if (!is.null(why$faster)) {
+    f <- search_candidates(list(why$faster))
+    f$ratio <- why$faster$ratio %||% NA_real_
+    f
+  }
+  list(binds = why$binds, faster = faster, levers = rivals)
+}
+
+# What the profile left out when the time ran out: mesh, layout, remat.
+search_unprofiled <- function(unprofiled) {
+  data.frame(
+    mesh = vapply(unprofiled, function(u) u$mesh, ""),
+    layout = vapply(unprofiled, function(u) u$layout, ""),
+    remat = vapply(unprofiled, function(u) {
+      remat_label(u$remat, quote = FALSE)
+    }, ""),
     stringsAsFactors = FALSE
   )
 }
@@ -330,7 +355,7 @@ search_meshes <- function(meshes) {
 search_progress <- function(verbose, started, env = parent.frame()) {
   id <- cli::cli_progress_bar(
     "Searching layouts", total = NA, .envir = env,
-    format = "{cli::pb_spin} Searching layouts: {cli::pb_current} costed"
+    format = "{cli::pb_spin} Searching layouts: {cli::pb_current} profiled"
   )
   function(n, best = NULL, memory = NULL, traffic = NULL) {
     if (isTRUE(verbose) && !is.null(memory)) {

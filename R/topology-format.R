@@ -20,9 +20,10 @@ format.kerasmesh_device_topology <- function(x, ...) {
   if (x$nodes == 1 && is.na(x$inter_node_bandwidth)) {
     links <- links[1, , drop = FALSE]
   }
-  if (all(links$link == "")) {
-    links$link <- NULL
-  }
+  named <- links$link != ""
+  kinds <- paste(sprintf("%s %s", links$link[named], links[[1]][named]),
+                 collapse = "; ")
+  links$link <- NULL
   memory <- bytes_text(x$memory)
   if (!is.na(x$memory_bandwidth)) {
     memory <- paste(memory, "at", format_rate(x$memory_bandwidth))
@@ -37,6 +38,7 @@ format.kerasmesh_device_topology <- function(x, ...) {
     format_efficiency(x$efficiency, x$memory_bandwidth),
     "Links (NCCL's bus bandwidth):",
     format_table(links, right = c("bus bandwidth", "latency a step")),
+    if (any(named)) strwrap(kinds, width = 78, initial = "  ", exdent = 2),
     if (length(x$given)) {
       strwrap(paste0("Given in place of the preset's: ",
                      paste(x$given, collapse = ", ")), width = 78,

@@ -56,7 +56,8 @@ gb <- function(x) x / 1e9
 cost_figures <- function(cost) {
   k <- cost$accumulation_steps
   traffic <- cost$traffic
-  comm <- cost$time$communication
+  comm <- stats::setNames(cost$time$communication$exposed,
+                          cost$time$communication$axes)
   axis <- function(v, a) sum(v[names(v) == a])
   list(
     need = cost$need, time = cost$time$total, k = k,
@@ -174,13 +175,17 @@ if (part == "hand") {
 } else if (part == "search") {
   cat(model$label, "\n")
   started <- Sys.time()
+  # A cold search unless KERASMESH_BENCH_CACHE names a cache to reuse.
+  cache <- Sys.getenv("KERASMESH_BENCH_CACHE", tempfile("kerasmesh-cache-"))
   found <- search_layout(build, topo, batch_size = model$batch,
                          optimizer = "adam", input_shapes = shapes,
                          memory = memory, blocks = model$blocks,
-                         timeout = timeout)
+                         timeout = timeout, cache = cache)
   elapsed <- as.numeric(Sys.time() - started, units = "secs")
   print(found)
   line("seconds", elapsed)
+  line("compiles", found$compiles)
+  line("cache_hits", found$cache$hits)
   line("peak_rss_gib", peak_rss() / 2^30)
   if (!is.null(found$cost)) {
     f <- cost_figures(found$cost)

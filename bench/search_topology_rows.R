@@ -26,7 +26,7 @@ run_logged <- function(command, args, timeout) {
     error = function(e) list(status = NA, stdout = conditionMessage(e))
   )
   lines <- strsplit(out$stdout, "\n", fixed = TRUE)[[1]]
-  lines <- lines[!grepl("Searching layouts: [0-9]+ costed", lines)]
+  lines <- lines[!grepl("Searching layouts: [0-9]+ (costed|profiled)", lines)]
   numeric_lines <- grep("^[a-z_]+ [-0-9.eE+]+\\s*$", lines, value = TRUE)
   fields <- strsplit(trimws(numeric_lines), " +")
   values <- vapply(fields, function(f) as.numeric(f[[2]]), 1)

@@ -33,10 +33,15 @@ def step(between: int, sync: str = "") -> str:
     return "\n".join(lines + ["}"])
 
 
-def walk(text):
-    module = hlo.parse(text)
-    op = {"axes": ["data"], "groups": [], "collective": "all-gather"}
-    return schedule.walk(module, {"ag": op}, rates())
+def gather(name, weights=False):
+    return {"axes": ["data"], "groups": [], "collective": "all-gather",
+            "instruction": name, "weights": weights}
+
+
+def walk(text, scale=1.0, weights=False):
+    ops = [gather("ag", weights)]
+    return schedule.walk(schedule.trace(hlo.parse(text), ops), ops, rates(),
+                         scale)
 
 
 @pytest.mark.parametrize("between,exposed", [(0, COLLECTIVE), (1, 0.5),
@@ -63,12 +68,47 @@ def test_collectives_run_one_at_a_time():
         "all-gather-start(%w), replica_groups=[1,8]<=[8], dimensions={0}\n"
         "  %f0 =").replace(
         "  %agd =", "  %agd2 = f32[80000]{0} all-gather-done(%ag2)\n  %agd =")
-    module = hlo.parse(text)
-    op = {"axes": ["data"], "groups": [], "collective": "all-gather"}
-    w = schedule.walk(module, {"ag": op, "ag2": op}, rates())
+    ops = [gather("ag"), gather("ag2")]
+    w = schedule.walk(schedule.trace(hlo.parse(text), ops), ops, rates())
     # Two of 1.5 s, back to back, beside 1 s of compute: 2 s waited.
     assert w.exposed["data"] == pytest.approx(2.0)
     assert w.hidden["data"] == pytest.approx(1.0)
+
+
+def test_a_trace_is_plain_values_in_the_order_they_run():
+    ops = [gather("ag")]
+    entries = schedule.trace(hlo.parse(step(1)), ops)
+    assert [e[0] for e in entries] == ["s", "c", "d", "c"]
+    assert entries[1] == ["c", MEMORY, 125000.0, 1e6]
+    assert entries[0] == ["s", 0] and entries[2] == ["d", 0]
+
+
+def test_another_micro_batch_scales_work_and_activations_not_weights():
+    # Half the micro-batch: each operation takes half the time; a
+    # collective of activations takes half too, one of weights all of it.
+    half = walk(step(0), scale=0.5)
+    assert half.exposed["data"] == pytest.approx(COLLECTIVE / 2)
+    assert half.compute[MEMORY] == pytest.approx(0.16, rel=1e-4)
+    weights = walk(step(0), scale=0.5, weights=True)
+    assert weights.exposed["data"] == pytest.approx(COLLECTIVE)
+
+
+def test_a_loop_runs_its_body_every_trip():
+    text = "\n".join([
+        "HloModule m, is_scheduled=true",
+        "%body (p: (s32[], f32[125000])) -> (s32[], f32[125000]) {",
+        "  %p = (s32[], f32[125000]{0}) parameter(0)",
+        "  %x = f32[125000]{0} get-tuple-element(%p), index=1",
+        "  %n = f32[125000]{0} negate(%x)",
+        "  ROOT %t = (s32[], f32[125000]{0}) tuple(%i, %n)",
+        "}",
+        "ENTRY %main (x: f32[125000]) -> f32[125000] {",
+        '  %w = (s32[], f32[125000]{0}) while(%t), condition=%c, body=%body,'
+        ' backend_config={"known_trip_count":{"n":"3"}}',
+        "}"])
+    entries = schedule.trace(hlo.parse(text), [])
+    assert entries == [["l", 3, [["c", MEMORY, 125000.0, 1e6]]]]
+    assert schedule.walk(entries, [], rates()).total == pytest.approx(3.0)
 
 
 def test_a_cpu_compiles_weight_collectives_hide_behind_compute():

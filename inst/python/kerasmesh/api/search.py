@@ -1,8 +1,6 @@
 """What R calls as "search.<function>"."""
 
-from ..search.entry import (
-    search_layout,
-)
+from ..search.pipeline import search_layout
 
 __all__ = [
     "search_layout",

@@ -40,7 +40,7 @@ from ..topology.machine import as_topology
 from ..topology.time import device_nodes, model_compute_dtype
 from ..plan.accumulation import accumulating_optimizer
 from ..remat.choice import remat_scope
-from .recompute import Levers, recompute_share
+from .recompute import StepLevers, recompute_share
 
 # --------------------------------------------------------------------------
 # Arguments
@@ -95,7 +95,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
                 input_shapes: dict | None = None, timeout: Any = 300,
                 spent: Any = 0, quick: bool = False, remat: Any = None,
                 accumulation_steps: Any = None, topology: Any = None,
-                measure: bool | None = None) -> dict:
+                measure: bool | None = None, trace: bool = False) -> dict:
     """Compile one training step abstractly and report its per-device cost.
 
     Args:
@@ -114,9 +114,10 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
         quick: compile with `deadline.QUICK` (the same memory and
             collectives); measure: whether to measure what remat
             recomputes (one more lowering; None: unless `quick`).
-        remat, accumulation_steps: the step's levers (`recompute.Levers`):
+        remat, accumulation_steps: the step's levers (`recompute.StepLevers`):
             None: the model's, and the optimizer's, as they are.
         topology: the machine to model the step's time on, or None.
+        trace: whether to keep the step's schedule (a search's).
 
     Returns:
         The compiled step's cost as plain values (`report.report()`).
@@ -131,7 +132,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     batch_size, timeout = _check_batch(batch_size), _check_timeout(timeout)
     clock = Deadline(timeout - (spent if is_positive(spent) else 0))
     layout_map, batch_dim, dist_type = distribution_layout(distribution)
-    levers = Levers.of(remat, accumulation_steps, batch_size,
+    levers = StepLevers.of(remat, accumulation_steps, batch_size,
                        mesh_sizes(layout_map.device_mesh).get(batch_dim),
                        batch_dim)
     levers.measure = not quick if measure is None else bool(measure)
@@ -145,7 +146,7 @@ def layout_cost(model: Any, distribution: Any, batch_size: Any,
     return report(CompiledStep(
         compiled, traced.planned, traced.step, dist_type, batch_dim,
         layout_map.device_mesh, time.perf_counter() - traced.start, levers,
-        target, how, log, dtype, machine, traced.fused.how))
+        target, how, log, dtype, machine, traced.fused.how, trace))
 
 
 def _compile_traced(traced: Traced, args: tuple, clock: Deadline,
@@ -254,7 +255,7 @@ def _trace_within(clock: Deadline, timeout: float, *args: Any) -> Traced:
 
 
 def _trace(clock: Deadline, model: Any, distribution: Any, batch_dim: str,
-           levers: Levers, optimizer: Any, loss: Any,
+           levers: StepLevers, optimizer: Any, loss: Any,
            input_shapes: dict | None, attention: str) -> Traced:
     """Build the model, plan it and lower its step (with `levers`, and
     attention traced as `attention` says), saying in `clock.phase` what

@@ -1,7 +1,9 @@
 """The step's memory levers besides the layout, and what recomputing costs.
 
-`Levers` holds a step's rematerialization choice and micro-batches as the
-cost reports them. `recompute_share()` measures the part of a step's
+`Levers` is a step's rematerialization choice and micro-batch count, the
+one value a cost and a search both name a configuration's levers by;
+`StepLevers` holds them for one cost, with what the cost measures.
+`recompute_share()` measures the part of a step's
 floating-point operations that rematerialization adds: the step with
 remat and the same step without it are lowered (traced, not compiled),
 and the operations of each unoptimized program are counted
@@ -19,14 +21,34 @@ from typing import Any
 
 from ..plan.accumulation import check_accumulation_steps, micro_batch_size
 from ..remat.choice import NONE, check_remat, remat_scope
+from ..remat.choice import rank as remat_rank
 from . import hlo
 from .operations import step_flops
 from .step import StepSpecs, lower_step
 
 
-@dataclass
+@dataclass(frozen=True)
 class Levers:
-    """A step's rematerialization and micro-batches.
+    """What each block recomputes and how many micro-batches make a batch.
+
+    Attributes:
+        remat: a choice of `remat.choice.CHOICES`, or one per block.
+        accumulation_steps: micro-batches per optimizer update.
+    """
+
+    remat: str | tuple = NONE
+    accumulation_steps: int = 1
+
+    @property
+    def rank(self) -> tuple:
+        """Fewer first: the remat's place in `CHOICES`
+        (`choice.rank()`), then the micro-batches."""
+        return (remat_rank(self.remat), self.accumulation_steps)
+
+
+@dataclass
+class StepLevers:
+    """One cost's rematerialization and micro-batches.
 
     Attributes:
         remat: the choice asked for (None: the model's own), then the one
@@ -56,7 +78,7 @@ class Levers:
 
     @classmethod
     def of(cls, remat: Any, accumulation_steps: Any, batch_size: int,
-           ways: int | None, batch_dim: str) -> Levers:
+           ways: int | None, batch_dim: str) -> StepLevers:
         """The levers of a step of `batch_size` samples, checked.
 
         Raises:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import attribution, collectives, hlo, precision, xla_log
+from . import attribution, collectives, hlo, precision, schedule, xla_log
 from .attention import AS_WRITTEN
 from .operations import step_flops
-from .recompute import Levers
+from .recompute import StepLevers
 from .step import StepSpecs, shard_bytes
 from .step_time import step_time
 from .target import Target
@@ -60,6 +60,9 @@ class CompiledStep:
         dtype: the model's compute dtype.
         machine: (Topology, node of each mesh position), or None.
         attention: how Keras's attention was costed (`attention.py`).
+        keep_trace: whether the cost keeps the step's schedule
+            (`schedule.trace()`) and marks the collectives that move
+            weights, for a search to walk again on other machines.
     """
 
     compiled: Any
@@ -69,13 +72,14 @@ class CompiledStep:
     batch_dim: str
     keras_mesh: Any
     seconds: float
-    levers: Levers
+    levers: StepLevers
     target: Target
     bfloat16: tuple = (precision.ABSENT, None)
     log: dict | None = None
     dtype: str = "float32"
     machine: tuple[Topology, list[int]] | None = None
     attention: str = AS_WRITTEN
+    keep_trace: bool = False
 
 
 def report(step: CompiledStep) -> dict:
@@ -106,7 +110,13 @@ def report(step: CompiledStep) -> dict:
         collectives.parse_collectives(module, list(sizes.values()),
                                       list(sizes)),
         step.bfloat16[1])
-    return _extras(step, module, ops) | {
+    weights = attribution.moves_weights(ops, planned["variables"])
+    kept = {}
+    if step.keep_trace:
+        kept["trace"] = schedule.trace(module, ops)
+        for op, moves in zip(ops, weights):
+            op["weights"] = moves
+    return _extras(step, module, ops, weights) | kept | {
         "memory": memory,
         "xla": xla,
         "need": fits.need(xla),
@@ -132,7 +142,8 @@ def report(step: CompiledStep) -> dict:
     }
 
 
-def _extras(step: CompiledStep, module: hlo.Module, ops: list[dict]) -> dict:
+def _extras(step: CompiledStep, module: hlo.Module, ops: list[dict],
+            weights: list[bool]) -> dict:
     """What the compile said beyond its figures: `compiled_for` (what
     compiled it: `target.py`), `bfloat16` (how: `precision.py`),
     `attention` (`attention.py`), `reshardings` and `xla_log` (what XLA
@@ -146,9 +157,8 @@ def _extras(step: CompiledStep, module: hlo.Module, ops: list[dict]) -> dict:
     if step.machine is not None:
         machine, nodes = step.machine
         out["time"] = step_time(
-            module, ops,
-            attribution.moves_weights(ops, step.planned["variables"]),
-            machine, nodes, step.dtype, step.target.overlaps_by_class,
+            module, ops, weights, machine, nodes, step.dtype,
+            step.target.overlaps_by_class,
             recompute_share=step.levers.recompute_share,
             accumulation_steps=step.levers.accumulation_steps)
     return out

@@ -1,9 +1,11 @@
 """The time of one compiled step, walked in the order it runs.
 
-`walk()` runs through a compiled module's entry computation, each
-instruction given its time by the time model (`topology/time.py`'s
-`Rates`, from the work `operations.py` counts; a loop: its body's time
-per trip).
+`trace()` turns a compiled module's entry computation into the entries
+the time depends on, in the order they run (the work `operations.py`
+counts, and where each collective starts and ends), plain values that
+keep; `walk()` runs through them, each operation given its time by the
+time model (`topology/time.py`'s `Rates`; a loop: its body's time per
+trip), at the compiled micro-batch or another (`scale`).
 
 A device computes one operation at a time, and runs collectives one at
 a time beside it. A collective the compiler made asynchronous (a GPU
@@ -47,56 +49,118 @@ class Walk:
         table[key] = table.get(key, 0.0) + seconds
 
 
-def walk(module: Module, ops_by_instruction: dict[str, dict],
-         rates: Rates) -> Walk:
-    """The time of one run of `module`'s entry computation.
+def trace(module: Module, ops: list[dict]) -> list:
+    """A compiled step's entry computation as the walk needs it: plain,
+    JSON-ready entries in the order they run.
 
     Args:
         module: the compiled step, parsed.
-        ops_by_instruction: {instruction name: its collective}
-            (`collectives.parse_collectives()`'s dicts, by `instruction`).
+        ops: its collectives (`collectives.parse_collectives()`'s dicts,
+            each with the `instruction` it came from).
+
+    Returns:
+        Entries: `["c", kind, flops, bytes]` an operation (its work:
+        `operations.py`); `["l", trips, [entries]]` a loop; `["s", k]` the
+        start of collective `ops[k]`, run beside compute, `["d", k]` its
+        end; `["y", k]` a collective waited for where it stands.
+    """
+    work = Operations(module)
+    index = {op["instruction"]: k for k, op in enumerate(ops)}
+    return _entries(module, module.entry_computation, work, index, True)
+
+
+def _entries(module: Module, c: hlo.Computation, work: Operations,
+             index: dict[str, int], entry: bool) -> list:
+    out: list = []
+    started: dict[str, int] = {}
+    for i in c.instructions:
+        if entry and collective_of(module, i) is not None:
+            k = index.get(i.name)
+            if k is None:
+                continue
+            if _asynchronous(i):
+                started[i.name] = k
+                out.append(["s", k])
+            else:
+                out.append(["y", k])
+            continue
+        if i.opcode.endswith("-done") and i.operands and \
+                i.operands[0] in started:
+            out.append(["d", started.pop(i.operands[0])])
+            continue
+        w = work.work(c, i)
+        if w.kind == NONE:
+            continue
+        if i.opcode == "while":
+            body = module.computations.get(i.attr("body") or "")
+            if body is not None:
+                out.append(["l", hlo.loop_trips(module, i),
+                            _entries(module, body, work, index, False)])
+            continue
+        out.append(["c", w.kind, w.flops, w.bytes])
+    return out + [["d", k] for k in started.values()]
+
+
+def walk(entries: list, ops: list[dict], rates: Rates,
+         scale: float = 1.0) -> Walk:
+    """The time of one run of a step's `trace()`.
+
+    Args:
+        entries: the trace.
+        ops: the step's collectives, as the trace numbers them, each with
+            `weights` (whether it moves weights or their gradients) where
+            known.
         rates: what each operation's time comes from.
+        scale: the micro-batch over the one compiled: every operation's
+            work, and the collectives of activations, scale with it; those
+            of weights do not.
     """
     result = Walk()
-    work = Operations(module)
     now, free = 0.0, 0.0
-    running: dict[str, tuple[float, float, str]] = {}
-    entry = module.entry_computation
-    for i in entry.instructions:
-        found = collective_of(module, i)
-        if found is not None:
-            op = ops_by_instruction.get(i.name)
-            seconds = rates.collective(op) if op else 0.0
-            axes = "+".join(op["axes"]) if op else ""
+    running: dict[int, tuple[float, float, str]] = {}
+    for e in entries:
+        if e[0] in ("s", "y"):
+            op = ops[e[1]]
+            seconds = rates.collective(op) * (
+                1.0 if op.get("weights") else scale)
+            axes = "+".join(op["axes"])
             begin = max(now, free)
             free = begin + seconds
-            if _asynchronous(i):
-                running[i.name] = (free, seconds, axes)
+            if e[0] == "s":
+                running[e[1]] = (free, seconds, axes)
             else:
                 result.add(result.exposed, axes, free - now)
                 now = free
-            continue
-        if i.opcode.endswith("-done") and i.operands and \
-                i.operands[0] in running:
-            end, seconds, axes = running.pop(i.operands[0])
+        elif e[0] == "d":
+            if e[1] not in running:
+                continue
+            end, seconds, axes = running.pop(e[1])
             waited = max(end - now, 0.0)
             result.add(result.exposed, axes, waited)
             result.add(result.hidden, axes, seconds - waited)
             now = max(now, end)
-            continue
-        w = work.work(entry, i)
-        if w.kind == NONE:
-            continue
-        seconds = _loop_seconds(module, work, i, rates) \
-            if i.opcode == "while" else rates.seconds(w.kind, w.flops,
-                                                      w.bytes)
-        result.add(result.compute, w.kind, seconds)
-        now += seconds
-    for end, seconds, axes in running.values():
-        result.add(result.exposed, axes, max(end - now, 0.0))
-        now = max(now, end)
+        else:
+            kind, seconds = _seconds(e, rates, scale)
+            result.add(result.compute, kind, seconds)
+            now += seconds
     result.total = now
     return result
+
+
+def _seconds(e: list, rates: Rates, scale: float) -> tuple[str, float]:
+    """(kind, seconds) of an operation or a loop (its body's operations,
+    every trip; the loop's kind its costliest part's)."""
+    if e[0] == "c":
+        return e[1], rates.seconds(e[1], scale * e[2], scale * e[3])
+    parts: dict[str, float] = {}
+    for inner in e[2]:
+        if inner[0] in ("c", "l"):
+            kind, seconds = _seconds(inner, rates, scale)
+            parts[kind] = parts.get(kind, 0.0) + seconds
+    if not parts:
+        return NONE, 0.0
+    kind = max(sorted(parts), key=lambda k: parts[k])
+    return kind, e[1] * sum(parts.values())
 
 
 def _asynchronous(i: hlo.Instruction) -> bool:
@@ -105,24 +169,6 @@ def _asynchronous(i: hlo.Instruction) -> bool:
     GPU compiler gives collectives it runs on the compute stream)."""
     started = i.opcode.endswith("-start") or i.opcode == "async-start"
     return started and '"is_sync":true' not in i.attrs
-
-
-def _loop_seconds(module: Module, work: Operations, loop: hlo.Instruction,
-                  rates: Rates) -> float:
-    """A loop's time: its body's operations, every trip."""
-    body = module.computations.get(loop.attr("body") or "")
-    if body is None:
-        return 0.0
-    trips = hlo.loop_trips(module, loop)
-    seconds = 0.0
-    for i in body.instructions:
-        w = work.work(body, i)
-        if w.kind == NONE:
-            continue
-        seconds += _loop_seconds(module, work, i, rates) \
-            if i.opcode == "while" else rates.seconds(w.kind, w.flops,
-                                                      w.bytes)
-    return trips * seconds
 
 
 def overlap_by_class(result: Walk, weight_axes: dict[str, float]) -> Walk:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .hlo import Module
-from .schedule import overlap_by_class, walk
+from .schedule import overlap_by_class, trace, walk
 from ..topology.machine import Topology
 from ..topology.time import ATTENTION, MATMUL, MEMORY, Rates, rates
 
@@ -66,7 +66,7 @@ def step_time(module: Module, ops: Sequence[dict], weight_ops: Sequence[bool],
         KerasmeshError: kind `topology` for a dtype without peak FLOP/s.
     """
     rate = rates(machine, dtype, nodes)
-    result = walk(module, {op["instruction"]: op for op in ops}, rate)
+    result = walk(trace(module, ops), ops, rate)
     if by_class:
         result = overlap_by_class(result,
                                   _weight_seconds(ops, weight_ops, rate))

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.errors import KerasmeshError
+from ..core.errors import KerasmeshError, warn
+from ..cost.compare import build_model
 from ..core.text import format_shape
 from ..core.placement import model_variables, variable_shape
 from ..core.text import plural
@@ -79,3 +80,35 @@ def check_depths(models: dict) -> None:
                 i="Only the number of blocks may depend on the builder's "
                   "argument: keep widths, heads and the vocabulary the "
                   "same, or search without `blocks`.")
+
+
+def check_paths_stable(model: Any, models: dict, rules: list,
+                       seconds: float) -> None:
+    """Warn when a builder gives its variables other paths on its next
+    run (Keras numbers unnamed layers): the rules found would match
+    nothing in the user's next build. Other shapes are an error
+    (`check_rebuild()`). Skipped for a built model, a layout without
+    rules, or with under a second left."""
+    depth, first = next(iter(models.items()))
+    if not rules or first is model or seconds < 1:
+        return
+    try:
+        again = build_model(model if depth is None else
+                            (lambda: model(depth)), seconds)
+    except KerasmeshError as e:
+        if e.kind == kinds.TIMEOUT:
+            return
+        raise
+    check_rebuild(first, again)
+    moved = [(a, b) for a, b in zip(model_variables(first),
+                                    model_variables(again))
+             if a.path != b.path]
+    if not moved:
+        return
+    a, b = moved[0]
+    warn(kinds.SEARCH_UNSTABLE_PATHS,
+         "The model's variables get other paths each time it is built.",
+         [("x", f'The search built "{a.path}"; the next build has '
+                f'"{b.path}", which the found rules don\'t match.'),
+          ("i", "Name the model and its layers (`name =`) so that the "
+                "rules match every build, and search again.")])

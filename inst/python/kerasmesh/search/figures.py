@@ -1,118 +1,95 @@
-"""The figures a search judges a candidate by, from one compiled step.
+"""What one profile compile says, and what a configuration is predicted
+to need and take from those figures.
 
-`figures()` reads a `cost.layout_cost()` result: XLA's per-device memory
-(`need`, what decides a fit), the collectives' bytes by mesh axes, the
-FLOPs, the step's levers, the reshardings XLA reported and, on a
-topology, the modeled seconds per global batch for each device order
-(`topology.time.step_time()`, the one time model: the compile's
-collectives with each order's nodes). `extrapolate()` takes figures at 1
-and 2 blocks to the full depth, every figure on a line:
-`f(L) = f(1) + (L - 1) * (f(2) - f(1))`; `between()` puts a remat blended
-over the blocks on the line between its two choices' figures.
+`Figures.of()` keeps what the search needs of a `cost.layout_cost()`
+result (compiled with `trace=True`): XLA's memory split into what does
+not depend on the micro-batch (`static`: weights, optimizer state, the
+outputs not written over the arguments) and what does (`temp`, XLA's
+temporaries, and `inputs`, the batch), the trainable bytes an
+accumulator doubles (`gradients`), the collectives' bytes by mesh axes,
+the schedule (`trace`, `ops`) and the reshardings. How a prediction is
+made from them is `pipeline.py`'s docstring, step 4.
 """
 
 from __future__ import annotations
 
-from ..topology.machine import Topology
-from ..topology.time import step_time
-
-# Modeled time is raised by this share for a layout XLA reshards by
-# replicating tensors (it holds and moves more than its collectives say).
-RESHARD_PENALTY = 0.1
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 
-def reshardings(r: dict) -> int:
-    """How many tensors XLA replicated in full to reshard them."""
-    rows = r.get("reshardings") or {}
-    if isinstance(rows, dict):
-        return len(rows.get("op_name", []))
-    return len(rows)
+@dataclass(frozen=True)
+class Figures:
+    """One compile's figures (per device, one micro-step).
 
-
-def figures(r: dict, topology: Topology | None = None,
-            nodes: dict[str, list[int]] | None = None) -> dict:
-    """The figures of one `layout_cost()` result.
-
-    Args:
-        r: the cost.
-        topology: the machine, or None.
-        nodes: {device order: node of each mesh position}, for `times`.
-
-    Returns:
-        `memory` (XLA's need), `traffic`, `by_axes`, `flops`,
-        `activations` (XLA's temporaries and the batch: what shrinks with
-        the micro-batch), `gradients` (trainable bytes per device: what
-        accumulators add), `steps` and `remat` (the levers),
-        `reshardings`, and `times` ({order: seconds per global batch}, on
-        a topology).
+    Attributes:
+        static, temp, inputs: bytes (memory is their sum).
+        gradients: trainable bytes per device (an accumulator's).
+        flops: FLOPs of the micro-step; recompute_share: the part spent
+            recomputing.
+        by_axes: collective bytes by mesh axes ("+"-joined), split into
+            `weights` (moving weights or their gradients) and the rest.
+        trace, ops: the compiled schedule (`cost/schedule.py`).
+        reshardings: tensors XLA replicated to reshard them.
+        micro_batch: the micro-batch compiled.
+        by_class: whether collectives overlap by class (a CPU compile).
     """
-    by_axes: dict[str, float] = {}
-    for axes, b in zip(r["collectives"]["axes"], r["collectives"]["bytes"]):
-        by_axes[axes] = by_axes.get(axes, 0.0) + b
-    memory = r.get("memory") or {}
-    out = {"memory": r["need"], "traffic": sum(by_axes.values()),
-           "by_axes": by_axes, "flops": r.get("flops", 0.0),
-           "activations": float(memory.get("activations", 0.0) +
-                                memory.get("inputs", 0.0)),
-           "gradients": float((r.get("plan") or {}).get(
-               "device_gradients", 0.0)),
-           "steps": int(r.get("accumulation_steps", 1) or 1),
-           "remat": r.get("remat", "none"),
-           "reshardings": reshardings(r)}
-    if topology is not None and nodes:
-        out["times"] = {
-            order: step_time(r.get("ops", []), r.get("flops", 0.0),
-                             topology, n, r.get("compute_dtype", "float32"),
-                             accumulation_steps=out["steps"])["total"]
-            for order, n in nodes.items()}
-    return out
+
+    static: float
+    temp: float
+    inputs: float
+    gradients: float
+    flops: float
+    recompute_share: float
+    by_axes: dict = field(default_factory=dict)
+    trace: list = field(default_factory=list)
+    ops: list = field(default_factory=list)
+    reshardings: int = 0
+    micro_batch: int = 1
+    by_class: bool = False
+
+    @property
+    def memory(self) -> float:
+        return self.static + self.temp + self.inputs
+
+    @classmethod
+    def of(cls, r: dict) -> Figures:
+        """The figures of one `layout_cost(trace=True)` result."""
+        xla, memory = r["xla"], r["memory"]
+        by_axes: dict[str, dict[str, float]] = {}
+        for op in r["ops"]:
+            key = "+".join(op["axes"])
+            part = "weights" if op.get("weights") else "activations"
+            row = by_axes.setdefault(key, {"weights": 0.0,
+                                           "activations": 0.0})
+            row[part] += float(op["bytes"])
+        share = r["recompute_flops"] / r["flops"] if r["flops"] else 0.0
+        resh = r.get("reshardings") or {}
+        return cls(
+            static=float(r["need"] - xla["temp"] - memory["inputs"]),
+            temp=float(xla["temp"]), inputs=float(memory["inputs"]),
+            gradients=float(r["plan"].get("device_gradients", 0.0)),
+            flops=float(r["flops"]), recompute_share=float(share),
+            by_axes=by_axes, trace=r["trace"], ops=r["ops"],
+            reshardings=len(resh.get("op_name", [])) if isinstance(
+                resh, dict) else len(resh),
+            micro_batch=int(r["micro_batch_size"]),
+            by_class=r["compiled_for"]["kind"] == "cpu")
+
+    def corrected(self, memory: float) -> Figures:
+        """These figures with `temp` set so that their memory is `memory`
+        (a full-depth compile's correction: `verify.py`)."""
+        return replace(self, temp=max(memory - self.static - self.inputs,
+                                      0.0))
+
+    def plain(self) -> dict[str, Any]:
+        """Plain values for R: memory, traffic, by axes, FLOPs."""
+        return {"memory": self.memory,
+                "traffic": sum(sum(v.values()) for v in self.by_axes.values()),
+                "by_axes": {k: sum(v.values())
+                            for k, v in self.by_axes.items()},
+                "flops": self.flops, "reshardings": self.reshardings}
 
 
-def extrapolate(f1: dict, f2: dict, depth: int) -> dict:
-    """Figures at `depth` blocks from those at 1 and 2 blocks."""
-    return _on_line(f1, f2, depth - 1)
-
-
-def between(a: dict, b: dict, share: float) -> dict:
-    """Figures `share` of the way from `a` to `b`: those of a remat that
-    is `b`'s on that share of the blocks and `a`'s on the others (both at
-    the same micro-batches)."""
-    return _on_line(a, b, share)
-
-
-def _on_line(f1: dict, f2: dict, t: float) -> dict:
-    """Every figure at `f1 + t * (f2 - f1)`; the others are `f2`'s."""
-    def line(a: float, b: float) -> float:
-        return a + t * (b - a)
-
-    axes = set(f1["by_axes"]) | set(f2["by_axes"])
-    by_axes = {a: line(f1["by_axes"].get(a, 0.0), f2["by_axes"].get(a, 0.0))
-               for a in axes}
-    out = dict(f2)
-    out.update({k: line(f1[k], f2[k]) for k in
-                ("memory", "flops", "activations", "gradients")})
-    out.update({"traffic": sum(by_axes.values()), "by_axes": by_axes,
-                "reshardings": max(f1["reshardings"], f2["reshardings"])})
-    if "times" in f1:
-        out["times"] = {o: line(f1["times"][o], f2["times"][o])
-                        for o in f1["times"]}
-    return out
-
-
-def bandwidth_time(f: dict, bandwidth: dict, flop_rate: float) -> float:
-    """Seconds per global batch without a topology: each collective's
-    bytes over the slowest of its axes' bandwidths (bytes/s), plus FLOPs
-    over `flop_rate`, once per micro-batch."""
-    seconds = 0.0
-    for axes, b in f["by_axes"].items():
-        if axes:
-            seconds += b / min(bandwidth[a] for a in axes.split("+"))
-    return f["steps"] * (seconds + f["flops"] / flop_rate)
-
-
-def best_order(f: dict) -> str | None:
-    """The device order with the least modeled time, or None."""
-    times = f.get("times")
-    if not times:
-        return None
-    return min(times, key=lambda o: (times[o], o))
+def line(a: float, b: float, t: float) -> float:
+    """`a + t (b - a)`."""
+    return a + t * (b - a)

@@ -65,7 +65,7 @@ class MeshOption:
         import keras
         import numpy as np
 
-        if order is None or order == ORDERS[0]:
+        if order != ORDERS[1]:
             return self.mesh
         devices = sorted_devices(self.mesh)
         return keras.distribution.DeviceMesh(

@@ -1,10 +1,10 @@
-"""The end of a search: the verified configuration as plain values.
+"""The end of a search: the winner and why it won, as plain values.
 
-`result()` picks the winner (`verify.pick()`: full-depth compiles
-decide) and describes it for R: the mesh in its device order, the layout
-map, the levers, the verified cost with its time and memory, and what
-the search saw on the way (every candidate, each mesh's best, each
-class's alternatives).
+`result()` describes for R the configuration `verify.py` picked (its
+mesh in its device order, layout map, levers, full-depth cost and
+predicted figures), why it won (`why()`), and what the search saw: every
+configuration predicted, each mesh's best, each variable class's
+placement and the compiles it made or read from the cache.
 """
 
 from __future__ import annotations
@@ -13,157 +13,267 @@ import time
 from typing import Any
 
 from ..core.errors import warn
-from ..layout_map.rules import describe_layout_map
-from ..mesh.device_mesh import describe_mesh
 from ..core import kinds
 from ..cost.layout_cost import distribution_layout
-from ..remat.choice import SAVE_MATMULS, label
-from .figures import figures
-from .verify import Verifier, distribution_of, pick
+from ..layout_map.rules import describe_layout_map
+from ..mesh.device_mesh import describe_mesh
+from .arguments import Settings, Space
+from .families import DATA_PARALLEL
+from .figures import Figures
+from .solve import Candidate, Prediction
+from .tuning import EXHAUSTIVE, LINEAR_WITHIN
+from .verify import distribution_of
 
-# How far an extrapolated figure may be off before the result says so.
-LINEAR_WITHIN = 0.05
-
-
-def _plain(f: dict | None) -> dict | None:
-    return None if f is None else {k: v for k, v in f.items()}
-
-
-def _rules(space: Any, choice: tuple) -> list[list]:
-    """Every rule a choice's layout map holds (the fixed and the block
-    output rules too), as [pattern, axes]."""
-    return [[k, list(a)] for k, a in space.all_rules(choice)]
+# The levers `why()` varies one at a time, with how a candidate names it.
+LEVERS = ("mesh", "device_order", "layout", "remat", "accumulation_steps")
 
 
-def _choice_facts(searches: list, key: tuple, verify: Verifier) -> dict:
-    i, c, lv = key
-    s = searches[i]
-    return {"rules": _rules(s.space, c),
-            "mesh": s.option.label, "remat": label(lv[0]),
-            "accumulation_steps": lv[1],
-            "predicted": _plain(s.seen.get((c, lv))),
-            "verified": _plain(verify.figures(key))}
+def _remat(remat: Any) -> Any:
+    """A remat as facts (a choice, or one per block) for R to word."""
+    return remat if isinstance(remat, str) else list(remat)
 
 
-def _classes(s: Any, winner: tuple, levers: tuple) -> list[dict]:
-    """Per class: its placement in the winner, and what each other
-    placement costed (the winner with this class changed)."""
-    space, out = s.space, []
-    for i, c in enumerate(space.classes):
-        alternatives = []
-        for k, axes in enumerate(c.options):
-            alt = winner[:i] + (k,) + winner[i + 1:]
-            f = s.seen.get((alt, levers))
-            if k != winner[i] and f is not None:
-                alternatives.append({"axes": list(axes),
-                                     "memory": f["memory"],
-                                     "traffic": f["traffic"]})
-        out.append({"template": c.template, "count": len(c.paths),
-                    "shape": c.shape, "dtype": c.dtype, "bytes": c.bytes,
-                    "axes": list(space.axes(winner)[i]),
-                    "fixed": c.fixed is not None,
-                    "alternatives": alternatives})
+def facts(space: Space, c: Candidate) -> dict:
+    """A candidate as plain facts: mesh, device order, layout, levers."""
+    mesh = space.meshes[c.mesh]
+    return {"mesh": mesh.option.label,
+            "device_order": c.order if c.order in ("model", "data") else
+            None,
+            "layout": mesh.layouts[c.layout][0],
+            "remat": _remat(c.levers.remat),
+            "accumulation_steps": c.levers.accumulation_steps}
+
+
+def _only(a: Candidate, b: Candidate, lever: str) -> bool:
+    """Whether `b` differs from `a` in `lever` and (but for the mesh,
+    which changes what a layout is) in nothing else."""
+    if lever == "mesh":
+        return a.mesh != b.mesh
+    same = {"device_order": a.order == b.order,
+            "layout": a.layout == b.layout,
+            "remat": a.levers.remat == b.levers.remat,
+            "accumulation_steps":
+            a.levers.accumulation_steps == b.levers.accumulation_steps}
+    return a.mesh == b.mesh and not same[lever] and \
+        all(v for k, v in same.items() if k != lever)
+
+
+def _entry(space: Space, p: Prediction, best: Prediction) -> dict:
+    return {**facts(space, p.candidate), "value": p.value,
+            "memory": p.memory, "fits": p.fits,
+            "ratio": p.value / best.value if best.value else None}
+
+
+def why(space: Space, winner: Prediction, ranked: list[Prediction]
+        ) -> dict:
+    """What binds the winner and its nearest rivals.
+
+    Returns:
+        `binds`: "memory" when a configuration predicted faster (or with
+        less traffic, or as fast with fewer levers) breaks the budget,
+        else "objective"; `faster`: the best of those, or None; `levers`: for each lever, the best
+        configuration that differs from the winner in it alone (another
+        mesh: any layout and levers), or None where there is none.
+    """
+    w = winner.candidate
+    def order(p: Prediction) -> tuple:
+        return (p.value, p.candidate.levers.rank)
+
+    faster = min((p for p in ranked if not p.fits and
+                  order(p) < order(winner)), key=order, default=None)
+    levers = {}
+    for lever in LEVERS:
+        rival = next((p for p in ranked if _only(w, p.candidate, lever)),
+                     None)
+        levers[lever] = None if rival is None else \
+            _entry(space, rival, winner)
+    return {"binds": "memory" if faster else "objective",
+            "faster": None if faster is None else
+            _entry(space, faster, winner),
+            "levers": levers}
+
+
+def _plain_cost(r: dict | None) -> dict | None:
+    """A full-depth cost without what only the search reads."""
+    if r is None:
+        return None
+    out = {k: v for k, v in r.items() if k != "trace"}
+    out["ops"] = [{k: v for k, v in op.items() if k != "weights"}
+                  for op in r["ops"]]
     return out
 
 
-def linearity(predicted: dict | None, full: dict) -> dict | None:
-    """How far the extrapolated figures were off the full compile's
-    (relative errors), warning past `LINEAR_WITHIN`; None when the search
-    compiled the full model itself."""
-    if predicted is None:
-        return None
-    actual = figures(full)
-    off = {k: abs(predicted[k] - actual[k]) / max(actual[k], 1.0)
-           for k in ("memory", "traffic")}
-    if max(off.values()) > LINEAR_WITHIN:
+def linearity(predicted: dict, full: dict, compiled_k: int) -> dict:
+    """How far the predicted memory and traffic (per global batch) were
+    off the full-depth compile's (relative errors). At the micro-batches
+    the profile compiled, the prediction is the line through the blocks
+    alone, and a figure off by more than `LINEAR_WITHIN` is a warning;
+    at others it also scales the temporaries with the micro-batch, which
+    only the full-depth compile decides."""
+    k = int(full["accumulation_steps"])
+    actual = {"memory": float(full["need"]),
+              "traffic": k * Figures.of(full).plain()["traffic"]}
+    off = {key: abs(predicted[key] - actual[key]) / max(actual[key], 1.0)
+           for key in actual}
+    if k == compiled_k and max(off.values()) > LINEAR_WITHIN:
         warn(kinds.SEARCH_EXTRAPOLATION,
              "Per-block cost is not linear in the number of blocks.",
              [("x", f"Extrapolated from 1 and 2 blocks, memory was off by "
                     f"{100 * off['memory']:.1f}% and traffic by "
                     f"{100 * off['traffic']:.1f}% of the full model's."),
               ("i", "The result's cost is the full model's own; other "
-                    "candidates were ranked by the extrapolation.")])
+                    "configurations were ranked by the extrapolation.")])
     return off
 
 
-def _candidates(searches: list) -> list[dict]:
-    ctx = searches[0].ctx
-    return [{"memory": f["memory"], "traffic": f["traffic"],
-             "value": ctx.value(f), "seconds": e["seconds"],
-             "rules": len(s.space.rules(e["choice"])),
-             "mesh": s.option.label, "remat": label(e["levers"][0]),
-             "accumulation_steps": e["levers"][1],
-             "reshardings": f["reshardings"]}
-            for s in searches for e in s.log if (f := e["figures"])]
+class _Described:
+    """Plain figures of predictions, for the result."""
+
+    def __init__(self, settings: Settings, space: Space, profiler: Any):
+        self.settings, self.space = settings, space
+        self.predictor = profiler.predictor
+        self.profiles = profiler.profiles
+
+    def figures(self, m: int, l: int, order: str | None,
+                levers: Any) -> dict | None:
+        p = self.profiles.get((m, l))
+        if p is None or p.failed or not self.predictor.has(p, levers.remat):
+            return None
+        orders = self.space.meshes[m].orders()
+        nodes = orders.get(order, next(iter(orders.values())))
+        out = self.predictor.figures_at(p, levers)
+        out["value"] = self.predictor.value(p, nodes, levers)
+        if self.settings.objective == "time":
+            out["time"] = out["value"]
+        return out
+
+    def candidates(self, ranked: list[Prediction]) -> list[dict]:
+        out = []
+        for p in ranked:
+            c = p.candidate
+            mesh = self.space.meshes[c.mesh]
+            profile = self.profiles[(c.mesh, c.layout)]
+            out.append({
+                **facts(self.space, c), "memory": p.memory,
+                "value": p.value, "fits": p.fits,
+                "traffic": self.predictor.traffic(profile, c.levers),
+                "rules": len(mesh.space.rules(mesh.layouts[c.layout][1])),
+                "reshardings": self.predictor.reshardings(profile)})
+        return out
+
+    def meshes(self, ranked: list[Prediction], pruned: list) -> list[dict]:
+        out = []
+        for m, mesh in enumerate(self.space.meshes):
+            best = next((p for p in ranked if p.candidate.mesh == m), None)
+            out.append({
+                "mesh": mesh.option.label, "shape": list(mesh.option.shape),
+                "orders": [o for o in mesh.orders() if o is not None],
+                "costed": sum(1 for (i, _) in self.profiles if i == m),
+                "pruned": sum(1 for (i, _) in pruned if i == m),
+                "fits": bool(best is not None and best.fits),
+                "memory": None if best is None else best.memory,
+                "value": None if best is None else best.value})
+        return out
+
+    def classes(self, c: Candidate) -> list[dict]:
+        """Per class: its placement in the winner, and the predicted
+        figures of each profiled layout that differs in it alone."""
+        mesh = self.space.meshes[c.mesh]
+        space, choice = mesh.space, mesh.layouts[c.layout][1]
+        out = []
+        for i, cls in enumerate(space.classes):
+            alternatives = []
+            for l, (_, other) in enumerate(mesh.layouts):
+                if other[i] == choice[i] or any(
+                        a != b for j, (a, b) in enumerate(zip(other, choice))
+                        if j != i):
+                    continue
+                f = self.figures(c.mesh, l, c.order, c.levers)
+                if f is not None:
+                    alternatives.append({
+                        "axes": list(cls.options[other[i]]),
+                        "memory": f["memory"], "traffic": f["traffic"]})
+            out.append({"template": cls.template, "count": len(cls.paths),
+                        "shape": cls.shape, "dtype": cls.dtype,
+                        "bytes": cls.bytes, "axes": list(space.axes(choice)[i]),
+                        "fixed": cls.fixed is not None,
+                        "alternatives": alternatives})
+        return out
 
 
-def _meshes(searches: list) -> list[dict]:
-    """Each mesh searched: its shape, orders and best candidate."""
-    ctx = searches[0].ctx
-    out = []
-    for s in searches:
-        costed = [f for f in s.seen.values() if f is not None]
-        best = min(costed, key=ctx.score) if costed else None
-        out.append({"mesh": s.option.label, "shape": list(s.option.shape),
-                    "orders": list(s.option.nodes), "costed": len(costed),
-                    "pruned": len(s.pruned),
-                    "fits": bool(best is not None and ctx.fits(best)),
-                    "memory": None if best is None else best["memory"],
-                    "value": None if best is None else ctx.value(best)})
-    return out
+def _space_size(space: Space) -> float:
+    n = sum(m.space.size() for m in space.meshes)
+    return float(n) if n < 10 ** 300 else float("inf")
 
 
-def _winner_cost(searches: list, verify: Verifier, winner: tuple
-                 ) -> tuple[dict | None, bool]:
-    full = verify.costs.get(winner)
-    best = searches[0].ctx.best_cost
-    if full is None and best is not None and best[0] == winner:
-        return best[1], False  # the search's quick compile, full depth
-    return full, full is not None
+def _data_parallel(d: _Described, space: Space, settings: Settings
+                   ) -> dict | None:
+    mesh = space.meshes[0]
+    if not mesh.layouts or mesh.layouts[0][0] != DATA_PARALLEL:
+        return None
+    order = next(iter(mesh.orders()))
+    return d.figures(0, 0, order, settings.levers.base(mesh.option.shape[0]))
 
 
-def result(searches: list, verify: Verifier, data_parallel: tuple | None,
-           start: tuple | None, began: float) -> dict:
+def _start(d: _Described, space: Space, c: Candidate) -> dict | None:
+    mesh = space.meshes[c.mesh]
+    if mesh.start is None:
+        return None
+    l = next(i for i, (_, choice) in enumerate(mesh.layouts)
+             if choice == mesh.start)
+    return d.figures(c.mesh, l, c.order, c.levers)
+
+
+def result(settings: Settings, space: Space, profiler: Any, verifier: Any,
+           picked: tuple[Prediction, list[Prediction]], began: float
+           ) -> dict:
     """The search as plain values for R."""
-    ctx = searches[0].ctx
-    winner, runners = pick(searches, verify)
-    i, choice, levers = winner
-    s = searches[i]
-    full, verified = _winner_cost(searches, verify, winner)
-    order = verify.orders.get(winner)
-    dist = distribution_of(searches, winner, order)
-    base = ctx.levers.base(searches[0].data)
-    predicted = s.seen.get((choice, levers))
+    winner, ranked = picked
+    c = winner.candidate
+    mesh = space.meshes[c.mesh]
+    choice = mesh.layouts[c.layout][1]
+    dist = distribution_of(settings, space, c)
+    full = verifier.costs.get(c)
+    d = _Described(settings, space, profiler)
+    predicted = d.figures(c.mesh, c.layout, c.order, c.levers)
+    compiles = sum(1 for e in profiler.log if not e["cached"])
     return {
         "layout_map": describe_layout_map(distribution_layout(dist)[0]),
         "mesh": describe_mesh(dist.device_mesh),
-        "device_order": order if order in ("model", "data") else None,
-        "batch_dim_name": ctx.step["batch_dim"],
-        "remat": levers[0] if isinstance(levers[0], str) else
-        list(levers[0]),
-        "accumulation_steps": levers[1],
-        "micro_batch_size": ctx.step["batch_size"] // levers[1],
-        "rules": _rules(s.space, choice),
-        "cost": full, "predicted": _plain(predicted), "verified": verified,
-        "linearity": linearity(predicted if ctx.depth is not None and
-                               verified else None, full),
-        "runners_up": [_choice_facts(searches, k, verify) for k in runners],
-        "data_parallel": None if data_parallel is None else
-        _plain(searches[0].seen.get((data_parallel, base))),
-        "start": None if start is None else
-        _plain(s.seen.get((start, levers))),
-        "classes": _classes(s, choice, levers if isinstance(levers[0], str)
-                            else (SAVE_MATMULS, levers[1])),
-        "candidates": _candidates(searches),
-        "meshes": _meshes(searches),
-        "compiles": sum(len(x.log) for x in searches) * len(ctx.models) +
-        len(verify.costs),
-        "pruned": sum(len(x.pruned) for x in searches),
-        "space_size": sum(x.space.size() for x in searches),
-        "method": s.method,
-        "depths": [d for d in ctx.models if d is not None],
-        "blocks": ctx.depth,
-        "stopped": "timeout" if ctx.out_of_time or not verified else None,
-        "budget": ctx.budget, "objective": ctx.objective,
+        "device_order": c.order if c.order in ("model", "data") else None,
+        "batch_dim_name": settings.step.batch_dim,
+        "remat": _remat(c.levers.remat),
+        "accumulation_steps": c.levers.accumulation_steps,
+        "micro_batch_size": settings.step.batch_size //
+        c.levers.accumulation_steps,
+        "rules": [[k, list(a)] for k, a in mesh.space.all_rules(choice)],
+        "cost": _plain_cost(full) if verifier.verified else None,
+        "predicted": predicted, "verified": verifier.verified,
+        "linearity": linearity(
+            predicted, full, settings.levers.base(
+                mesh.option.shape[0]).accumulation_steps)
+        if verifier.verified and settings.blocks is not None else None,
+        "why": why(space, winner, ranked),
+        "data_parallel": _data_parallel(d, space, settings),
+        "start": _start(d, space, c),
+        "classes": d.classes(c),
+        "candidates": d.candidates(ranked),
+        "meshes": d.meshes(ranked, profiler.pruned),
+        "compiles": compiles + len(verifier.costs),
+        "profiled": len(profiler.log),
+        "pruned": len(profiler.pruned),
+        "unprofiled": [{"mesh": space.meshes[m].option.label,
+                        "layout": space.meshes[m].layouts[l][0],
+                        "remat": r}
+                       for m, l, r in profiler.unprofiled],
+        "space_size": _space_size(space),
+        "method": "exhaustive" if mesh.space.size() <= EXHAUSTIVE else
+        "families",
+        "depths": [k for k in settings.models if k is not None],
+        "blocks": settings.blocks,
+        "stopped": "timeout" if profiler.stopped or not verifier.verified
+        else None,
+        "cache": profiler.cache.report(),
+        "budget": settings.budget, "objective": settings.objective,
         "seconds": time.monotonic() - began,
     }

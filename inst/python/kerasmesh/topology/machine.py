@@ -100,6 +100,9 @@ class Topology:
     memory_efficiency: float = 0.9
     memory_bandwidth: float | None = None
     name: str = "custom"
+    # Bus bandwidth by mesh axis, for a machine known only by its axes (a
+    # search's time on a mesh with `bandwidth`): it replaces the links.
+    axis_bandwidth: dict | None = None
 
     def __post_init__(self):
         for name in ("nodes", "devices_per_node"):

@@ -148,6 +148,8 @@ def collective_seconds(op: dict, nodes: Sequence[int],
     else:
         inter = _INTER_STEPS.get(op["collective"], 1) * (spanned - 1)
     bandwidth = bus_bandwidth(topology, op["collective"], spanned, per_node)
+    if topology.axis_bandwidth and op.get("axes"):
+        bandwidth = min(float(topology.axis_bandwidth[a]) for a in op["axes"])
     inter_latency = float(topology.inter_node_latency) if spanned > 1 \
         else 0.0
     return (share * float(op["bytes"]) / bandwidth +

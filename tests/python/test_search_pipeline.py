@@ -1,5 +1,6 @@
-"""search_layout(): the walk finds the exhaustive optimum, extrapolates
-honestly from reduced depths, never reports a false fit, and on a
+"""search_layout(): profile, solve, verify. It finds the exhaustive
+optimum, extrapolates honestly from reduced depths, never reports a false
+fit, says what it could not profile in time, reuses its cache, and on a
 topology chooses the mesh, its device order and the levers."""
 
 import itertools
@@ -9,8 +10,7 @@ import keras
 import pytest
 
 from kerasmesh.cost import layout_cost as cost
-from kerasmesh.search import entry as search
-from kerasmesh.search.figures import figures
+from kerasmesh.search import pipeline as search
 from kerasmesh.core.errors import KerasmeshError
 
 keras_hub = pytest.importorskip("keras_hub")
@@ -39,7 +39,17 @@ def one_kernel_free(mesh):
 
 
 def verified(r):
-    return r["cost"]["xla"]["total"], sum(r["cost"]["collectives"]["bytes"])
+    return r["cost"]["need"], sum(r["cost"]["collectives"]["bytes"])
+
+
+def traffic(cost):
+    return sum(cost["collectives"]["bytes"])
+
+
+def base(candidates):
+    """The configurations without levers: one per layout."""
+    return [c for c in candidates
+            if c["remat"] == "none" and c["accumulation_steps"] == 1]
 
 
 @pytest.fixture(scope="module")
@@ -48,19 +58,38 @@ def exhaustive(mesh):
                                 fixed=biases_pinned(mesh))
 
 
-def test_a_small_space_is_costed_exhaustively(exhaustive):
+def test_a_small_space_is_profiled_exhaustively(exhaustive):
     assert exhaustive["method"] == "exhaustive"
-    assert len(exhaustive["candidates"]) == exhaustive["space_size"] == 25
-    best = min(c["traffic"] for c in exhaustive["candidates"])
-    assert verified(exhaustive)[1] == best
+    layouts = base(exhaustive["candidates"])
+    assert len(layouts) == exhaustive["space_size"] == 25
+    assert exhaustive["compiles"] == 25 + 1  # the profile, the verification
+    # Micro-batches only add traffic here: the winner has none, and the
+    # least traffic of every layout, by XLA's own figures.
+    assert exhaustive["accumulation_steps"] == 1
+    assert verified(exhaustive)[1] == min(c["traffic"] for c in layouts)
+    assert exhaustive["verified"] and exhaustive["stopped"] is None
 
 
-def test_the_walk_finds_the_exhaustive_optimum(mesh, exhaustive):
-    walked = search.search_layout(mlp, mesh, 16, "sgd", "mse",
-                                  fixed=biases_pinned(mesh), exhaustive=0)
-    assert walked["method"] == "walk"
-    assert len(walked["candidates"]) < 25
-    assert verified(walked)[1] == verified(exhaustive)[1]
+def test_why_names_each_levers_best_rival(exhaustive):
+    why = exhaustive["why"]
+    assert why["binds"] == "objective" and why["faster"] is None
+    assert why["levers"]["mesh"] is None  # a mesh given: nothing else
+    rival = why["levers"]["accumulation_steps"]
+    assert rival["layout"] == exhaustive["candidates"][0]["layout"]
+    assert rival["accumulation_steps"] == 2 and rival["ratio"] > 1
+
+
+def test_a_repeated_search_reads_its_figures_from_the_cache(mesh, tmp_path):
+    cold = search.search_layout(mlp, mesh, 16, "sgd", "mse",
+                                fixed=biases_pinned(mesh),
+                                cache_dir=str(tmp_path))
+    warm = search.search_layout(mlp, mesh, 16, "sgd", "mse",
+                                fixed=biases_pinned(mesh),
+                                cache_dir=str(tmp_path))
+    assert cold["cache"]["misses"] == 25 and cold["cache"]["hits"] == 0
+    assert warm["cache"]["hits"] == 25 and warm["compiles"] == 1
+    assert warm["rules"] == cold["rules"]
+    assert warm["candidates"] == cold["candidates"]
 
 
 def test_no_false_fits_under_a_budget_the_best_layout_breaks(mesh):
@@ -88,7 +117,7 @@ def test_a_budget_nothing_fits_names_the_smallest_memory(mesh):
         search.search_layout(mlp, mesh, 16, "sgd", "mse", memory=100,
                              fixed=one_kernel_free(mesh))
     assert e.value.kind == "search_no_fit"
-    assert "smallest memory" in str(e.value) and "rules" in str(e.value)
+    assert "least memory" in str(e.value) and "layout" in str(e.value)
 
 
 def test_a_batch_the_mesh_can_not_split_is_the_planners_error(mesh):
@@ -114,16 +143,16 @@ def test_the_time_objective_weighs_slow_axes(mesh):
                              fixed=one_kernel_free(mesh), objective="time",
                              bandwidth={"data": 1e12, "model": 1e3},
                              flop_rate=1e12)
-    by_axes = figures(r["cost"])["by_axes"]
-    assert by_axes.get("model", 0.0) == 0.0
+    ops = r["cost"]["collectives"]
+    assert all("model" not in a for a in ops["axes"])
 
 
-def test_the_timeout_stops_the_search_with_the_best_so_far(mesh):
-    r = search.search_layout(mlp, mesh, 16, "sgd", "mse", timeout=3,
-                             exhaustive=0)
+def test_the_timeout_stops_the_profile_and_says_what_is_missing(mesh):
+    r = search.search_layout(mlp, mesh, 16, "sgd", "mse", timeout=4,
+                             fixed=biases_pinned(mesh))
     assert r["seconds"] < 15
-    if r["stopped"] is None:
-        assert r["method"] == "walk"
+    assert r["stopped"] == "timeout"
+    assert r["unprofiled"] and r["profiled"] < 25
     with pytest.raises(KerasmeshError) as e:
         search.search_layout(mlp, mesh, 16, "sgd", "mse", timeout=0.01)
     assert e.value.kind == "timeout"
@@ -142,9 +171,9 @@ def test_reduced_depths_extrapolate_linearly_to_the_full_model(mesh):
         fixed=_only_a_norm_free(mesh))
     assert r["depths"] == [1, 2] and r["blocks"] == 4
     assert r["method"] == "exhaustive" and r["space_size"] == 3
-    predicted, actual = r["predicted"], figures(r["cost"])
-    assert actual["traffic"] == pytest.approx(predicted["traffic"], rel=0.01)
-    assert actual["memory"] == pytest.approx(predicted["memory"], rel=0.05)
+    predicted, actual = r["predicted"], r["cost"]
+    assert traffic(actual) == pytest.approx(predicted["traffic"], rel=0.01)
+    assert actual["need"] == pytest.approx(predicted["memory"], rel=0.05)
     assert max(r["linearity"].values()) <= 0.05
 
 
@@ -154,7 +183,7 @@ def test_a_builder_of_two_blocks_is_searched_whole(mesh):
         {"token_ids": [16], "padding_mask": [16]}, blocks=2,
         fixed=_only_a_norm_free(mesh))
     assert r["depths"] == [2] and r["blocks"] is None
-    assert r["predicted"]["memory"] == r["cost"]["xla"]["total"]
+    assert r["predicted"]["memory"] == r["cost"]["need"]
 
 
 def _only_a_norm_free(mesh):
@@ -205,11 +234,12 @@ def test_layouts_whose_weights_break_the_budget_are_spared(mesh):
     budget = 300e3  # under one replicated kernel and a 2-way split one
     r = search.search_layout(wide, mesh, 8, "sgd", "mse", memory=budget)
     assert r["pruned"] > 0
-    assert len(r["candidates"]) + r["pruned"] == len(everything["candidates"])
+    assert len(base(r["candidates"])) + r["pruned"] == \
+        len(base(everything["candidates"]))
     best = min(c["traffic"] for c in everything["candidates"]
                if c["memory"] <= budget)
-    assert figures(r["cost"])["traffic"] == best
-    assert r["cost"]["xla"]["total"] <= budget
+    assert traffic(r["cost"]) == best
+    assert r["cost"]["need"] <= budget
 
 
 def test_out_of_time_before_the_full_compile_returns_the_best_so_far(mesh):
@@ -231,19 +261,19 @@ def test_out_of_time_before_the_full_compile_returns_the_best_so_far(mesh):
     assert r["linearity"] is None
 
 
-def test_a_search_of_the_whole_model_out_of_time_keeps_its_own_cost(
-        mesh, monkeypatch):
+def test_out_of_time_to_verify_keeps_the_predicted_best(mesh, monkeypatch):
     from kerasmesh.search import verify as search_verify
 
-    def out_of_time(self, choice):
+    def out_of_time(self, candidate):
         raise KerasmeshError("timeout", "Costing took longer than 0.4 s.")
 
-    monkeypatch.setattr(search_verify.Verifier, "_compile", out_of_time)
+    monkeypatch.setattr(search_verify.Verifier, "cost", out_of_time)
     r = search.search_layout(mlp, mesh, 16, "sgd", "mse",
                              fixed=one_kernel_free(mesh))
     assert r["verified"] is False and r["stopped"] == "timeout"
+    assert r["cost"] is None
     best = min(c["traffic"] for c in r["candidates"])
-    assert figures(r["cost"])["traffic"] == best
+    assert r["predicted"]["traffic"] == best
 
 
 # --------------------------------------------------------------------------
@@ -275,26 +305,36 @@ def dp_memory(levers):
     d = keras.distribution.ModelParallel(
         layout_map=keras.distribution.LayoutMap(mesh), batch_dim_name="data")
     return cost.layout_cost(residual, d, 4096, "adam", "mse",
-                            remat=levers[0],
-                            accumulation_steps=levers[1])["need"]
+                            remat=levers[0], accumulation_steps=levers[1],
+                            topology=topology())["need"]
 
 
-def test_the_fewest_levers_that_fit_on_the_mesh_the_search_chose(mesh):
-    # Two micro-batches are not enough here; remat is.
-    remat, halves = dp_memory(("save_matmuls", 1)), dp_memory(("none", 2))
-    assert remat < halves < dp_memory(("none", 1))
-    budget = (remat + halves) / 2
+def test_the_fastest_levers_that_fit_on_the_mesh_the_search_chose(mesh):
+    # Either lever fits the budget; two micro-batches cost no time here,
+    # remat costs its recomputation.
+    halves, remat = dp_memory(("none", 2)), dp_memory(("save_matmuls", 1))
+    whole = dp_memory(("none", 1))
+    assert halves < remat < whole
+    budget = (remat + whole) / 2
     r = search.search_layout(residual, None, 4096, "adam", "mse",
                              memory=budget, fixed=replicated(mesh),
                              topology=topology(),
                              remat=["none", "save_matmuls"],
                              accumulation_steps=[1, 2])
     assert r["objective"] == "time" and r["verified"]
-    assert (r["remat"], r["accumulation_steps"]) == ("save_matmuls", 1)
-    assert r["mesh"]["shape"] == [8, 1] and r["micro_batch_size"] == 4096
+    assert (r["remat"], r["accumulation_steps"]) == ("none", 2)
+    assert r["mesh"]["shape"] == [8, 1] and r["micro_batch_size"] == 2048
     assert r["cost"]["need"] <= budget
-    assert r["cost"]["time"]["accumulation_steps"] == 1
+    assert r["cost"]["time"]["accumulation_steps"] == 2
     assert {m["mesh"] for m in r["meshes"]} == {"8x1", "4x2", "2x4", "1x8"}
+    assert r["why"]["binds"] == "memory"
+    assert r["why"]["faster"]["accumulation_steps"] == 1
+    only_remat = search.search_layout(
+        residual, None, 4096, "adam", "mse", memory=budget,
+        fixed=replicated(mesh), topology=topology(),
+        remat=["none", "save_matmuls"], accumulation_steps=1)
+    assert only_remat["remat"] == "save_matmuls"
+    assert only_remat["cost"]["need"] <= budget
     with pytest.raises(KerasmeshError) as e:
         search.search_layout(residual, None, 4096, "adam", "mse",
                              memory=budget, fixed=replicated(mesh),

@@ -1,0 +1,170 @@
+"""A configuration's memory and objective, predicted from the profile.
+
+How (the lines through the blocks, the micro-batch's scaling, the walk
+of the schedule per device order) is `pipeline.py`'s docstring, step 4.
+`Predictor` keeps each walk it makes: a profile's schedule is walked once
+per device order and micro-batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..cost.recompute import Levers
+from ..cost.schedule import overlap_by_class, walk
+from ..topology.time import rates
+from .arguments import Settings
+from .figures import Figures
+from .tuning import RESHARD_PENALTY
+
+
+@dataclass
+class Profile:
+    """One (mesh, layout) profiled.
+
+    Attributes:
+        mesh, layout: their places in the search's space.
+        figures: by (remat, depth): what each compile said.
+        failed: XLA's refusal of the layout, or None.
+        correction: by remat, bytes a full-depth compile found the
+            prediction short by (`verify.py`).
+    """
+
+    mesh: int
+    layout: int
+    figures: dict = field(default_factory=dict)
+    failed: str | None = None
+    correction: dict = field(default_factory=dict)
+
+
+class Predictor:
+    """Predictions for one search.
+
+    Args:
+        settings: the search's settings.
+        dtype: the model's compute dtype (for the topology's FLOP/s).
+    """
+
+    def __init__(self, settings: Settings, dtype: str):
+        self.settings = settings
+        self.dtype = dtype
+        self.first = settings.levers.remats[0]
+        self._walks: dict[tuple, float] = {}
+
+    def depths(self, remat: str) -> list:
+        """The depths a remat choice is profiled at."""
+        depths = list(self.settings.models)
+        if self.settings.blocks is None:
+            return depths
+        return depths if remat == self.first else depths[-1:]
+
+    def has(self, p: Profile, remat: str | tuple) -> bool:
+        """Whether `p` holds the figures `remat` is predicted from."""
+        choices = {remat} if isinstance(remat, str) else set(remat)
+        need = {(self.first, d) for d in self.depths(self.first)} if \
+            self.settings.blocks is not None else set()
+        for r in choices:
+            need |= {(r, d) for d in self.depths(r)}
+        return need <= set(p.figures)
+
+    def _full(self, p: Profile, remat: str | tuple,
+              get: Callable[[Figures], float]) -> float:
+        """One figure of the full model: the line through the blocks."""
+        blocks = self.settings.blocks
+        if blocks is None:
+            return get(p.figures[(remat, self.depths(remat)[-1])])
+        one, two = (get(p.figures[(self.first, d)]) for d in (1, 2))
+        base = 2 * one - two
+        counts = {remat: blocks} if isinstance(remat, str) else {
+            r: remat.count(r) for r in set(remat)}
+        total = base
+        for r, n in counts.items():
+            slope = two - one if r == self.first else \
+                (get(p.figures[(r, 2)]) - base) / 2
+            total += n * slope
+        return total
+
+    def _compiled(self, p: Profile) -> Figures:
+        any_depth = self.depths(self.first)[0]
+        return p.figures[(self.first, any_depth)]
+
+    def scale(self, p: Profile, k: int) -> float:
+        """The micro-batch at `k` micro-batches over the one compiled."""
+        return self.settings.step.batch_size / k / \
+            self._compiled(p).micro_batch
+
+    def reshardings(self, p: Profile) -> int:
+        """Tensors XLA replicates to reshard under `p`'s layout."""
+        return self._compiled(p).reshardings
+
+    def memory(self, p: Profile, levers: Levers) -> float:
+        """Bytes per device (`pipeline.py`, step 4)."""
+        k = levers.accumulation_steps
+        s = self.scale(p, k)
+        r = levers.remat
+        compiled_k = self.settings.step.batch_size // \
+            self._compiled(p).micro_batch
+        memory = self._full(p, r, lambda f: f.static) + s * (
+            self._full(p, r, lambda f: f.temp) +
+            self._full(p, r, lambda f: f.inputs))
+        if k > 1 and compiled_k == 1:
+            memory += self._compiled(p).gradients
+        return memory + self._correction(p, r)
+
+    @staticmethod
+    def _correction(p: Profile, remat: str | tuple) -> float:
+        """What full-depth compiles added to `remat`'s prediction: its own,
+        or a blend's choices' by their share of the blocks."""
+        if remat in p.correction or isinstance(remat, str):
+            return p.correction.get(remat, 0.0)
+        return sum(p.correction.get(c, 0.0) * remat.count(c) / len(remat)
+                   for c in set(remat))
+
+    def _walk(self, f: Figures, nodes: list[int], scale: float) -> float:
+        key = (id(f), tuple(nodes), scale)
+        if key not in self._walks:
+            rate = rates(self.settings.timing, self.dtype, nodes)
+            result = walk(f.trace, f.ops, rate, scale)
+            if f.by_class:
+                weights: dict[str, float] = {}
+                for op in f.ops:
+                    if op.get("weights"):
+                        key_axes = "+".join(op["axes"])
+                        weights[key_axes] = weights.get(key_axes, 0.0) + \
+                            rate.collective(op)
+                result = overlap_by_class(result, weights)
+            self._walks[key] = result.total
+        return self._walks[key]
+
+    def time(self, p: Profile, nodes: list[int], levers: Levers) -> float:
+        """Seconds per global batch on the search's machine."""
+        k = levers.accumulation_steps
+        s = self.scale(p, k)
+        step = self._full(p, levers.remat,
+                          lambda f: self._walk(f, nodes, s))
+        penalty = RESHARD_PENALTY if self.reshardings(p) else 0.0
+        return k * step * (1 + penalty)
+
+    def traffic(self, p: Profile, levers: Levers) -> float:
+        """Collective bytes per device per global batch."""
+        k = levers.accumulation_steps
+        s = self.scale(p, k)
+
+        def moved(f: Figures) -> float:
+            return sum(v["weights"] + s * v["activations"]
+                       for v in f.by_axes.values())
+        return k * self._full(p, levers.remat, moved)
+
+    def value(self, p: Profile, nodes: list[int], levers: Levers) -> float:
+        """The objective per global batch (lower is better)."""
+        if self.settings.objective == "time":
+            return self.time(p, nodes, levers)
+        return self.traffic(p, levers)
+
+    def figures_at(self, p: Profile, levers: Levers) -> dict:
+        """Plain figures of a prediction (for the result)."""
+        f = self._compiled(p).plain()
+        f["memory"] = self.memory(p, levers)
+        f["traffic"] = self.traffic(p, levers)
+        return f
