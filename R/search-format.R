@@ -26,6 +26,11 @@ format.kerasmesh_layout_search <- function(x, ...) {
     if (is.null(f)) "-" else sprintf("%s, %s", bytes_text(f$memory),
                                      bytes_text(f$traffic))
   }
+  timed <- function(f) {
+    if (is.null(f$time)) figure(f) else {
+      paste0(figure(f), ", ", format_seconds(f$time))
+    }
+  }
   found <- search_found(x)
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
@@ -55,14 +60,18 @@ format.kerasmesh_layout_search <- function(x, ...) {
     "",
     format_search_config(x),
     "",
-    "Per device (memory, traffic per global batch):",
-    sprintf("  found          %s (%s)", figure(found),
+    sprintf("Per device (memory, traffic%s per global batch):",
+            if (identical(x$objective, "time")) ", time" else ""),
+    sprintf("  found          %s (%s)", timed(found),
             if (isFALSE(x$verified)) "the search's own figure" else
               "verified by XLA"),
-    if (!is.null(x$data_parallel)) {
-      sprintf("  data parallel  %s", figure(x$data_parallel))
+    if (!isFALSE(x$verified) && !is.null(x$predicted)) {
+      sprintf("  predicted      %s (the search's own)", timed(x$predicted))
     },
-    if (!is.null(x$start)) sprintf("  start          %s", figure(x$start)),
+    if (!is.null(x$data_parallel)) {
+      sprintf("  data parallel  %s", timed(x$data_parallel))
+    },
+    if (!is.null(x$start)) sprintf("  start          %s", timed(x$start)),
     if (length(x$blocks)) {
       sprintf("  (%s extrapolated from %s blocks)",
               if (is.null(x$cost)) "all" else "the others",
@@ -168,10 +177,12 @@ format_search_memory <- function(memory) {
 # time ran out before the full compile, the search's own figures.
 search_found <- function(x) {
   if (is.null(x$cost)) {
-    return(list(memory = x$predicted$memory, traffic = x$predicted$traffic))
+    return(list(memory = x$predicted$memory, traffic = x$predicted$traffic,
+                time = x$predicted$time))
   }
   list(memory = x$cost$need,
-       traffic = sum(x$cost$collectives$bytes) * x$accumulation_steps)
+       traffic = sum(x$cost$collectives$bytes) * x$accumulation_steps,
+       time = x$time$total)
 }
 
 # The found layout's variables with the most traffic, when the verified

@@ -129,3 +129,17 @@ def test_a_model_parallel_dense_layer_owns_its_collectives(compiled_cost):
     assert variables["dense_1/kernel"] == 64 * 4 * 4
     assert set(variables) == {"dense/kernel", "dense/bias", "dense_1/kernel",
                               "dense_1/bias"}
+
+
+def test_collectives_that_move_weights_by_their_names_or_their_sizes():
+    named = op(["jit(step)/transpose(jvp(sequential))/dense/dot_general"],
+               [[32, 16]], "reduce-scatter")
+    activation = op(["jit(step)/jvp(sequential)/dense/add"], [[8, 64, 3]])
+    # XLA's combiners drop the names: each array sized as a variable's
+    # shard (dense's kernel, the query bias) is a gradient reduced; one
+    # array of another size makes the combined collective an activation's.
+    combined = op(["", ""], [[16, 32], [8]], "reduce-scatter")
+    mixed = op(["", ""], [[16, 32], [1281]])
+    assert attribution.moves_weights(
+        [named, activation, combined, mixed], VARIABLES) == \
+        [True, False, True, False]

@@ -36,9 +36,23 @@ fixture_search <- function() {
   structure(
     list(
       layout_map = fixture_layout_map(), mesh = fixture_mesh(),
-      candidates = data.frame(memory = c(3e9, 2e9), traffic = c(6e9, 1.5e9),
-                              value = c(6e9, 1.5e9), rules = c(0L, 2L),
-                              seconds = c(1.2, 2.5)),
+      candidates = kerasmesh:::search_candidates(list(
+        list(mesh = "2x4", layout = "layout 2", remat = "none",
+             accumulation_steps = 1, memory = 2e9, traffic = 1.5e9,
+             value = 1.5e9, fits = TRUE, rules = 2, reshardings = 0),
+        list(mesh = "2x4", layout = "data parallel", remat = "none",
+             accumulation_steps = 1, memory = 3e9, traffic = 6e9,
+             value = 6e9, fits = TRUE, rules = 0, reshardings = 0)
+      )),
+      why = kerasmesh:::search_why(list(binds = "objective", levers = list(
+        mesh = NULL, device_order = NULL,
+        layout = list(mesh = "2x4", layout = "data parallel",
+                      remat = "none", accumulation_steps = 1, memory = 3e9,
+                      value = 6e9, fits = TRUE, ratio = 4),
+        remat = NULL, accumulation_steps = NULL
+      ))),
+      unprofiled = kerasmesh:::search_unprofiled(list()),
+      cache = list(directory = NULL, hits = 0, misses = 2, note = NULL),
       cost = fixture_cost(), data_parallel = list(memory = 3e9,
                                                   traffic = 6e9),
       objective = "traffic", method = "exhaustive", space_size = 2,

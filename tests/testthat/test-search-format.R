@@ -19,7 +19,7 @@ test_that("a search prints its costs beside data parallel's", {
   skip_if_no_keras()
   found <- within_seconds(small_search(memory = "1MB"), 120)
   text <- format(found)
-  expect_match(text[1], "7 costed of 7 layouts \\(exhaustive\\)")
+  expect_match(text[1], "configurations predicted of 7 layouts \\(exhaustive\\)")
   expect_true(any(grepl("^  found .*verified by XLA", text)))
   expect_true(any(grepl("^  data parallel ", text)))
   expect_true(any(grepl("budget 1 MB", text)))
@@ -53,7 +53,7 @@ test_that("a search prints a large space in full, never negative", {
   found$space_size <- 15332469805107
   found$candidates <- found$candidates[c(1, 2, 2), ]
   expect_match(format(found)[1],
-               "3 costed of 15,332,469,805,107 layouts (exhaustive)",
+               "3 configurations predicted of 15,332,469,805,107 layouts",
                fixed = TRUE)
 })
 
@@ -71,4 +71,26 @@ test_that("a search out of time before its full compile says so", {
   grDevices::png(path)
   on.exit(grDevices::dev.off(), add = TRUE)
   expect_identical(plot(found), found)
+})
+
+test_that("a partial search says what it left out", {
+  found <- fixture_search()
+  found$unprofiled <- data.frame(mesh = "2x4", layout = "tensor parallel",
+                                 remat = "full", stringsAsFactors = FALSE)
+  found$stopped <- "timeout"
+  text <- format(found)
+  expect_true(any(grepl("^Partial: the time ran out before 1 part of the",
+                        text)))
+})
+
+test_that("why a configuration won reads as its rivals, lever by lever", {
+  found <- fixture_search()
+  expect_true(any(grepl("^Why this one", format(found))))
+  rival <- found$why$levers[1, ]
+  rival$fits <- FALSE
+  found$why <- list(binds = "memory", faster = rival,
+                    levers = found$why$levers)
+  text <- format(found)
+  expect_true(any(grepl("memory binds", text)))
+  expect_true(any(grepl("\\(over budget\\)$", text)))
 })

@@ -3,9 +3,14 @@ test_that("search_layout() finds the least traffic, verified, as R code", {
   found <- within_seconds(small_search(), 120)
   expect_s3_class(found, "kerasmesh_layout_search")
   expect_equal(found$method, "exhaustive")
-  expect_equal(nrow(found$candidates), 7)
+  expect_length(unique(found$candidates$layout), 7)
   traffic <- sum(found$cost$collectives$bytes)
   expect_equal(traffic, min(found$candidates$traffic))
+  # The best first, and why: each lever's best rival is predicted worse.
+  expect_equal(found$candidates$traffic[[1]], traffic)
+  expect_equal(found$why$binds, "objective")
+  expect_true(all(found$why$levers$ratio >= 1))
+  expect_true(any(grepl("^Why this one", text <- format(found))))
   text <- format(found)
   expect_true(any(grepl("verified by XLA", text)))
   code <- text[grep("^# To reproduce", text):length(text)]
@@ -146,7 +151,7 @@ test_that("classes of one name pattern get keys that tell them apart", {
   found <- within_seconds(search_layout(alternating, mesh, batch_size = 16,
                                         loss = "mse"), 120)
   expect_equal(found$method, "exhaustive")
-  expect_equal(nrow(found$candidates), 8)
+  expect_length(unique(found$candidates$layout), 8)
   keys <- names(as.list(as_layout_map(found)))
   expect_false(anyDuplicated(keys) > 0)
 })
@@ -267,7 +272,8 @@ test_that("on a topology the search chooses the mesh, order and levers", {
   expect_equal(found$time$total, found$cost$time$total)
   expect_equal(found$memory, found$cost$memory)
   expect_setequal(found$meshes$mesh, c("8x1", "4x2", "2x4", "1x8"))
-  expect_true(all(c("mesh", "remat", "accumulation_steps") %in%
+  expect_true(all(c("mesh", "device_order", "layout", "remat",
+                    "accumulation_steps", "fits") %in%
                     names(found$candidates)))
   # Its figures are layout_cost()'s for the distribution it gives.
   again <- layout_cost(search_net, found$distribution, batch_size = 16,
@@ -293,4 +299,37 @@ test_that("a topology search's bad input is a classed error", {
                class = "kerasmesh_error_accumulation_steps")
   expect_error(within_seconds(topology_search(memory = "1kB"), 120),
                class = "kerasmesh_error_search_no_fit")
+})
+
+test_that("a repeated search reads its figures from the cache", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir()
+  cold <- within_seconds(small_search(cache = dir), 120)
+  warm <- within_seconds(small_search(cache = dir), 120)
+  expect_equal(cold$cache$hits, 0)
+  # The profile's 7 compiles and the full-depth one, all kept.
+  expect_equal(warm$cache$hits, 8)
+  expect_equal(warm$compiles, 0)
+  expect_equal(as.list(as_layout_map(warm)), as.list(as_layout_map(cold)))
+  expect_equal(warm$cost$need, cold$cost$need)
+  expect_true(any(grepl("8 figures read from the cache", format(warm))))
+  expect_message(removed <- clear_search_cache(dir),
+                 class = "kerasmesh_message_search_cache")
+  expect_equal(removed, 8)
+  off <- within_seconds(small_search(cache = FALSE), 120)
+  expect_null(off$cache$directory)
+  expect_error(small_search(cache = NA), class = "kerasmesh_error_argument")
+  expect_error(small_search(cache = c("a", "b")),
+               class = "kerasmesh_error_argument")
+})
+
+test_that("an unwritable cache is said once, and the search goes on", {
+  skip_if_no_keras()
+  # A file where the directory should be (unwritable even for root).
+  dir <- withr::local_tempfile()
+  writeLines("not a directory", dir)
+  found <- within_seconds(small_search(cache = dir), 120)
+  expect_s3_class(found, "kerasmesh_layout_search")
+  expect_match(found$cache$note, "can't be written")
+  expect_true(any(grepl("^Cache: ", format(found))))
 })

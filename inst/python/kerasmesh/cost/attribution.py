@@ -114,20 +114,34 @@ def _variable_of(owned: list, elements: int, group: int) -> str | None:
 def moves_weights(ops: Sequence[dict], variables: dict) -> list[bool]:
     """For each collective, whether an array it moves is a variable's (a
     weight gathered, its gradient reduced), by its layer and size as
-    `attribute()` matches them."""
+    `attribute()` matches them. A collective whose arrays name no layer
+    (XLA's combiners drop the names of what they combine) moves
+    variables when each of its arrays has the size of one."""
     owners, layers = _owners(variables)
+    every = [v for owned in owners.values() for v in owned]
     out = []
     for op in ops:
         group = len(op["groups"][0]) if op["groups"] else 1
-        found = False
+        found, named = False, False
         for shape, name in zip(op["shapes"], op["names"]):
             layer = layers.match(scope_path(name))
+            named = named or layer is not None
             if layer is not None and _variable_of(
                     owners.get(layer, []), math.prod(shape), group):
                 found = True
                 break
+        if not named and op["shapes"]:
+            found = all(_sized_like(every, math.prod(shape), group)
+                        for shape in op["shapes"])
         out.append(found)
     return out
+
+
+def _sized_like(owned: list, elements: int, group: int) -> bool:
+    """Whether some variable's shard, whole or gathered part has
+    `elements` elements."""
+    return any(elements in (shard, full, shard * group)
+               for _, (shard, full) in owned)
 
 
 def attribute(ops: Sequence[dict], variables: dict) -> dict:

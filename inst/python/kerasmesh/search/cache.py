@@ -5,9 +5,10 @@ canonical JSON: the model (its class, each variable's path, shape and
 dtype, its inputs, its dtype policy), the layout's rules and the mesh
 (shape, axes, devices in order), the levers, the batch, the optimizer's
 and the loss's configurations, the compiler (`cost/target.py`'s label
-and GPU target) and the versions of kerasmesh, Keras, JAX and jaxlib. A
-value is one compile's figures (`figures.Figures`) as JSON, in a file
-named by the key under the directory R gives (`tools::R_user_dir(
+and GPU target) and the versions of kerasmesh's cost code, Keras, JAX and
+jaxlib. A value is plain JSON: a profile compile's figures
+(`figures.Figures`) or a full-depth compile's cost (`verify.py`), in a
+file named by the key under the directory R gives (`tools::R_user_dir(
 "kerasmesh", "cache")`). The cache holds at most `MAX_BYTES`: the files
 read least recently go first.
 
@@ -24,17 +25,15 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import asdict, fields
+from collections.abc import Callable
 from typing import Any
-
-from .figures import Figures
 
 # Figures of one 2-block compile take 0.1 to 5 MB (the schedule); 2 GB
 # keep a few hundred searches.
 MAX_BYTES = 2 * 2 ** 30
 # What a cache file must hold to be read back (a file of another layout
 # is discarded).
-SCHEMA = 1
+SCHEMA = 2
 
 
 class Cache:
@@ -67,18 +66,20 @@ class Cache:
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, f"{key}.json")
 
-    def get(self, key: str | None) -> Figures | None:
-        """The figures kept under `key`, or None."""
+    def get(self, key: str | None,
+            read: Callable[[Any], Any] = lambda v: v) -> Any:
+        """What is kept under `key`, as `read` makes it of the stored JSON
+        (raising KeyError, TypeError or ValueError for a value it can't
+        take), or None."""
         if self.directory is None or key is None:
             return None
         path = self._path(key)
         try:
             with open(path, encoding="utf-8") as f:
-                value = json.load(f)
-            if value.get("schema") != SCHEMA:
+                stored = json.load(f)
+            if stored.get("schema") != SCHEMA:
                 raise ValueError("another schema")
-            figures = Figures(**{k.name: value["figures"][k.name]
-                                 for k in fields(Figures)})
+            value = read(stored["value"])
             os.utime(path)
         except FileNotFoundError:
             self.misses += 1
@@ -92,13 +93,17 @@ class Cache:
             self.misses += 1
             return None
         self.hits += 1
-        return figures
+        return value
 
-    def put(self, key: str | None, figures: Figures) -> None:
-        """Keep `figures` under `key` (written whole, or not at all)."""
+    def put(self, key: str | None, value: Any) -> None:
+        """Keep `value` (plain JSON values) under `key`, written whole or
+        not at all."""
         if self.directory is None or key is None:
             return
-        text = json.dumps({"schema": SCHEMA, "figures": asdict(figures)})
+        try:
+            text = json.dumps({"schema": SCHEMA, "value": value})
+        except (TypeError, ValueError):
+            return  # not plain values: not kept
         try:
             fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -13,7 +13,7 @@ made from them is `pipeline.py`'s docstring, step 4.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 
@@ -74,6 +74,19 @@ class Figures:
                 resh, dict) else len(resh),
             micro_batch=int(r["micro_batch_size"]),
             by_class=r["compiled_for"]["kind"] == "cpu")
+
+    def stored(self) -> dict:
+        """Plain values for the cache (`read()` reads them back)."""
+        return asdict(self)
+
+    @classmethod
+    def read(cls, value: dict) -> Figures:
+        """Figures from `stored()`'s values.
+
+        Raises:
+            KeyError, TypeError: for values of another shape.
+        """
+        return cls(**{f.name: value[f.name] for f in fields(cls)})
 
     def corrected(self, memory: float) -> Figures:
         """These figures with `temp` set so that their memory is `memory`

@@ -174,18 +174,15 @@ class Profiler:
         mesh = self.space.meshes[m]
         label, choice = mesh.layouts[l]
         k = self.settings.levers.base(mesh.option.shape[0]).accumulation_steps
-        key = key_of({**self._fixed_key, "model": self._signatures[depth],
-                      "rules": mesh.space.all_rules(choice),
-                      "mesh": describe_mesh(mesh.option.mesh)["devices"],
-                      "shape": list(mesh.option.shape), "remat": remat,
-                      "k": k, "target": _target(self.settings, mesh)})
+        key = self.key(self._signatures[depth], mesh, choice,
+                       mesh.option.mesh, remat, k)
         began = time.monotonic()
-        figures = self.cache.get(key)
+        figures = self.cache.get(key, Figures.read)
         cached = figures is not None
         if figures is None:
             figures = self._compile(m, l, remat, depth, k)
             if figures is not None:
-                self.cache.put(key, figures)
+                self.cache.put(key, figures.stored())
         self.log.append({"mesh": m, "layout": l, "label": label,
                          "remat": remat, "depth": depth, "k": k,
                          "figures": figures, "cached": cached,
@@ -195,6 +192,17 @@ class Profiler:
                           *((figures.memory, figures.plain()["traffic"])
                             if figures else ()))
         return figures
+
+    def key(self, signature: dict, mesh: Any, choice: tuple,
+            keras_mesh: Any, remat: Any, k: int) -> str | None:
+        """The cache key of a compile (`cache.py` says what it holds)."""
+        return key_of({**self._fixed_key, "model": signature,
+                       "rules": mesh.space.all_rules(choice),
+                       "mesh": describe_mesh(keras_mesh)["devices"],
+                       "shape": list(mesh.option.shape),
+                       "remat": remat if isinstance(remat, str) else
+                       list(remat), "k": k,
+                       "target": _target(self.settings, mesh)})
 
     def _compile(self, m: int, l: int, remat: str, depth: int | None,
                  k: int) -> Figures | None:

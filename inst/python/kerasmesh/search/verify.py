@@ -21,7 +21,9 @@ from ..cost.compare import build_model
 from ..remat.choice import label
 from .arguments import Settings, Space
 from .builds import check_depths
+from ..mesh.device_mesh import describe_mesh
 from .meshes import rebind_to
+from .profile import model_signature
 from .solve import Candidate, Prediction
 from .tuning import MAX_VERIFIED
 
@@ -56,12 +58,14 @@ class Verifier:
     Attributes:
         costs: by candidate: `layout_cost()`'s result (None when XLA
             refused it).
+        compiles: the full-depth compiles made (not read from the cache).
         verified: whether the winner was compiled at full depth.
     """
 
     def __init__(self, settings: Settings, space: Space, profiler: Any):
         self.settings, self.space, self.profiler = settings, space, profiler
         self.costs: dict[Candidate, dict | None] = {}
+        self.compiles = 0
         self.verified = False
         self._model: Any = None
 
@@ -77,21 +81,37 @@ class Verifier:
         return self._model
 
     def cost(self, c: Candidate) -> dict | None:
-        """`layout_cost()` of a candidate at full depth, once."""
+        """`layout_cost()` of a candidate at full depth, once, or as the
+        cache kept it."""
         if c not in self.costs:
             s = self.settings
-            try:
-                self.costs[c] = cost.layout_cost(
-                    self._full_model(), distribution_of(s, self.space, c),
-                    s.step.batch_size, s.step.optimizer, s.step.loss,
-                    s.step.input_shapes, max(s.left(), 0.01), quick=True,
-                    remat=c.levers.remat,
-                    accumulation_steps=c.levers.accumulation_steps,
-                    topology=s.machine, measure=True, trace=True)
-            except KerasmeshError as e:
-                if e.kind != kinds.COMPILE:
-                    raise
-                self.costs[c] = None
+            model = self._full_model()
+            dist = distribution_of(s, self.space, c)
+            mesh = self.space.meshes[c.mesh]
+            key = self.profiler.key(
+                {**model_signature(model), "full": True}, mesh,
+                mesh.layouts[c.layout][1], dist.device_mesh,
+                c.levers.remat, c.levers.accumulation_steps)
+            found = self.profiler.cache.get(
+                key, lambda v: {**v, "mesh": describe_mesh(dist.device_mesh)})
+            if found is None:
+                try:
+                    found = cost.layout_cost(
+                        model, dist, s.step.batch_size, s.step.optimizer,
+                        s.step.loss, s.step.input_shapes,
+                        max(s.left(), 0.01), quick=True,
+                        remat=c.levers.remat,
+                        accumulation_steps=c.levers.accumulation_steps,
+                        topology=s.machine, measure=True, trace=True)
+                except KerasmeshError as e:
+                    if e.kind != kinds.COMPILE:
+                        raise
+                    found = None
+                else:
+                    self.compiles += 1
+                    self.profiler.cache.put(
+                        key, {k: v for k, v in found.items() if k != "mesh"})
+            self.costs[c] = found
         return self.costs[c]
 
     def pick(self, ranked: list[Prediction],
