@@ -19,5 +19,5 @@ python3 -c 'import jax, keras; print("jax", jax.__version__, "keras",
 keras.__version__, jax.devices())' | tee -a "$out/gpu.txt"
 timeout 480 python3 "$here/step_time.py" measure "$out/measured.csv"
 python3 "$here/compare.py" "$out/measured.csv" "$here/deviceless.csv" \
-  | tee "$out/compare.txt"
+  "$here/cpu.csv" | tee "$out/compare.txt"
 echo "check took $((SECONDS - began)) s"

@@ -1,8 +1,8 @@
-"""Join measured.csv (check.sh, on the GPU) with deviceless.csv (CPUs):
-per configuration, the measured step over each modeled one, and XLA's
-memory beside the peak JAX saw.
+"""Join measured.csv (check.sh, on the GPU) with deviceless.csv and
+cpu.csv (step_time.py on CPUs): per configuration, the measured step over
+each modeled one, and each compile's memory beside the peak JAX saw.
 
-    python3 bench/gpu/compare.py MEASURED.csv DEVICELESS.csv
+    python3 bench/gpu/compare.py MEASURED.csv DEVICELESS.csv CPU.csv
 """
 
 import csv
@@ -10,24 +10,32 @@ import sys
 
 
 def rows(path):
-    with open(path, encoding="utf-8") as f:
-        return {r["config"]: r for r in csv.DictReader(f)}
+    try:
+        with open(path, encoding="utf-8") as f:
+            return {r["config"]: r for r in csv.DictReader(f)}
+    except FileNotFoundError:
+        return {}
 
 
-def main(measured_path, deviceless_path):
-    measured, deviceless = rows(measured_path), rows(deviceless_path)
-    print("config, measured s, modeled on the GPU s (ratio), modeled "
-          "deviceless s (ratio), peak GB, XLA GB on the GPU, deviceless GB")
+def main(measured_path, *others):
+    measured = rows(measured_path)
+    compiles = [("on the GPU", measured)] + [
+        (path.rsplit("/", 1)[-1].removesuffix(".csv"), rows(path))
+        for path in others]
+    print("config, measured s, peak GB; then per compile: modeled s "
+          "(measured / modeled), XLA GB")
     for name, m in measured.items():
-        d = deviceless.get(name, {})
         t = float(m["measured_s"])
-        on_gpu = float(m["modeled_s"])
-        off_gpu = float(d.get("modeled_s", "nan"))
-        print(f"{name}, {t:.4f}, {on_gpu:.4f} ({t / on_gpu:.3f}), "
-              f"{off_gpu:.4f} ({t / off_gpu:.3f}), {float(m['peak_gb']):.2f}"
-              f", {float(m['need_gb']):.2f}, "
-              f"{float(d.get('need_gb', 'nan')):.2f}")
+        parts = [f"{name}, {t:.4f} s, {float(m['peak_gb']):.2f} GB"]
+        for label, table in compiles:
+            r = table.get(name)
+            if r is None:
+                continue
+            modeled = float(r["modeled_s"])
+            parts.append(f"{label}: {modeled:.4f} s ({t / modeled:.3f}), "
+                         f"{float(r['need_gb']):.2f} GB")
+        print("; ".join(parts))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

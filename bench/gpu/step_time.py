@@ -3,6 +3,7 @@ figures for it.
 
     python3 bench/gpu/step_time.py measure OUT.csv      # on the GPU
     python3 bench/gpu/step_time.py deviceless OUT.csv   # on CPUs
+    python3 bench/gpu/step_time.py cpu OUT.csv          # on CPUs
     python3 bench/gpu/step_time.py tiny OUT.csv         # CPU smoke test
 
 `measure` builds each configuration (`CONFIGS`) on the GPU, costs it with
@@ -12,9 +13,12 @@ trains it: `WARMUP` steps, then `STEPS` steps timed (each
 `train_on_batch()` returns host values, so each step has finished), and
 JAX's peak bytes in use. `deviceless` costs the same configurations
 compiled for the H100 without one (the compiler kerasmesh uses on
-machines without GPUs); `tiny` runs `measure`'s code on a small model and
-the CPU, to check this script where no GPU is. One CSV row a
-configuration; `check.sh` runs both modes and `compare.py` joins them.
+machines without GPUs, XLA's GPU compiler installed); `cpu` as kerasmesh
+costs them where that compiler is not installed (XLA's CPU compiler);
+`tiny` runs `measure`'s code on a small model and the CPU, to check this
+script where no GPU is. One CSV row a configuration; `check.sh` measures
+on the GPU, and `compare.py` joins its rows with `deviceless.csv` and
+`cpu.csv`, made on CPUs.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ LLAMA_8B = {"vocabulary_size": 128256, "num_query_heads": 32,
             "num_key_value_heads": 8, "hidden_dim": 4096,
             "intermediate_dim": 14336}
 CONFIGS = [
-    {"name": "llama8b_2blocks_1x4096", "model": LLAMA_8B, "blocks": 2,
-     "batch": 1, "sequence": 4096, "remat": "none"},
+    {"name": "llama8b_1block_2x4096", "model": LLAMA_8B, "blocks": 1,
+     "batch": 2, "sequence": 4096, "remat": "none"},
     {"name": "llama8b_2blocks_2x4096", "model": LLAMA_8B, "blocks": 2,
      "batch": 2, "sequence": 4096, "remat": "none"},
-    {"name": "llama8b_4blocks_2x4096_full", "model": LLAMA_8B, "blocks": 4,
+    {"name": "llama8b_2blocks_2x4096_full", "model": LLAMA_8B, "blocks": 2,
      "batch": 2, "sequence": 4096, "remat": "full"},
 ]
 TINY = [{"name": "tiny", "model": {"vocabulary_size": 256,
@@ -114,6 +118,11 @@ def measured(config):
 
 def main(mode, out):
     import keras
+
+    if mode == "cpu":
+        from kerasmesh.cost import target
+
+        target.gpu_compiler = lambda: None  # as where it is not installed
 
     configs = TINY if mode == "tiny" else CONFIGS
     device = keras.distribution.list_devices()[0]

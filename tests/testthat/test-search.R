@@ -300,36 +300,3 @@ test_that("a topology search's bad input is a classed error", {
   expect_error(within_seconds(topology_search(memory = "1kB"), 120),
                class = "kerasmesh_error_search_no_fit")
 })
-
-test_that("a repeated search reads its figures from the cache", {
-  skip_if_no_keras()
-  dir <- withr::local_tempdir()
-  cold <- within_seconds(small_search(cache = dir), 120)
-  warm <- within_seconds(small_search(cache = dir), 120)
-  expect_equal(cold$cache$hits, 0)
-  # The profile's 7 compiles and the full-depth one, all kept.
-  expect_equal(warm$cache$hits, 8)
-  expect_equal(warm$compiles, 0)
-  expect_equal(as.list(as_layout_map(warm)), as.list(as_layout_map(cold)))
-  expect_equal(warm$cost$need, cold$cost$need)
-  expect_true(any(grepl("8 figures read from the cache", format(warm))))
-  expect_message(removed <- clear_search_cache(dir),
-                 class = "kerasmesh_message_search_cache")
-  expect_equal(removed, 8)
-  off <- within_seconds(small_search(cache = FALSE), 120)
-  expect_null(off$cache$directory)
-  expect_error(small_search(cache = NA), class = "kerasmesh_error_argument")
-  expect_error(small_search(cache = c("a", "b")),
-               class = "kerasmesh_error_argument")
-})
-
-test_that("an unwritable cache is said once, and the search goes on", {
-  skip_if_no_keras()
-  # A file where the directory should be (unwritable even for root).
-  dir <- withr::local_tempfile()
-  writeLines("not a directory", dir)
-  found <- within_seconds(small_search(cache = dir), 120)
-  expect_s3_class(found, "kerasmesh_layout_search")
-  expect_match(found$cache$note, "can't be written")
-  expect_true(any(grepl("^Cache: ", format(found))))
-})

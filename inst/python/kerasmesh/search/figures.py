@@ -13,7 +13,7 @@ made from them is `pipeline.py`'s docstring, step 4.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -87,12 +87,6 @@ class Figures:
             KeyError, TypeError: for values of another shape.
         """
         return cls(**{f.name: value[f.name] for f in fields(cls)})
-
-    def corrected(self, memory: float) -> Figures:
-        """These figures with `temp` set so that their memory is `memory`
-        (a full-depth compile's correction: `verify.py`)."""
-        return replace(self, temp=max(memory - self.static - self.inputs,
-                                      0.0))
 
     def plain(self) -> dict[str, Any]:
         """Plain values for R: memory, traffic, by axes, FLOPs."""

@@ -43,8 +43,9 @@ then says which figures it lacks.
    (`f(L) = f(0) + L s`, the slope of each remat its 2-block figure's over
    the intercept without remat; a blend of n heavier blocks `f(0) + n
    s_heavy + (L - n) s_light`); the batch's memory and temporaries scaled
-   by the micro-batch, an accumulator per trainable weight above one
-   micro-batch; time by walking the compiled schedule with the
+   by the micro-batch (but a share of the temporaries that verification
+   found not to shrink with it, 0 until then), an accumulator per
+   trainable weight above one micro-batch; time by walking the compiled schedule with the
    topology's time model (`cost/schedule.py`, `topology/time.py`) in that
    device order, the operations and the activations' collectives scaled
    by the micro-batch, once per micro-batch. The objective is that time
@@ -55,10 +56,13 @@ then says which figures it lacks.
    to fit the budget, fewer levers first on a tie.
 5. **Verify** (`verify.py`). The best configuration is compiled at full
    depth, as `layout_cost()` costs it; only that compile decides that it
-   fits. A miss corrects the figures it was predicted from (their
-   temporaries set so the prediction meets XLA's figure) and the solve
-   runs again, up to `MAX_VERIFIED` compiles; nothing verified is an
-   error naming the least memory reached.
+   fits. A miss feeds back into the profile: at the micro-batch profiled,
+   the bytes its remat choice lacked; at a smaller one, the share of the
+   temporaries that does not shrink with the micro-batch that makes the
+   prediction XLA's figure (for that layout, and the largest such share
+   for every layout not verified), and the solve runs again, up to
+   `MAX_VERIFIED` compiles; nothing verified is an error naming the least
+   memory reached.
 
 The result (`result.py`) names the configuration, its verified cost and
 predicted figures, and why it won: what binds it (the budget, when faster

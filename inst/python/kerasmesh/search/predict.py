@@ -27,8 +27,11 @@ class Profile:
         mesh, layout: their places in the search's space.
         figures: by (remat, depth): what each compile said.
         failed: XLA's refusal of the layout, or None.
-        correction: by remat, bytes a full-depth compile found the
-            prediction short by (`verify.py`).
+        correction: by remat, bytes a full-depth compile at the profile's
+            micro-batch found the prediction short by (`verify.py`).
+        fixed_share: the share of the temporaries that does not shrink
+            with the micro-batch, as a full-depth compile at a smaller
+            micro-batch found it, or None (`Predictor.fixed_share`).
     """
 
     mesh: int
@@ -36,6 +39,7 @@ class Profile:
     figures: dict = field(default_factory=dict)
     failed: str | None = None
     correction: dict = field(default_factory=dict)
+    fixed_share: float | None = None
 
 
 class Predictor:
@@ -44,12 +48,19 @@ class Predictor:
     Args:
         settings: the search's settings.
         dtype: the model's compute dtype (for the topology's FLOP/s).
+
+    Attributes:
+        fixed_share: the largest share of the temporaries found not to
+            shrink with the micro-batch (`Profile.fixed_share`), taken for
+            every profile that has none of its own: 0 until a full-depth
+            compile says otherwise.
     """
 
     def __init__(self, settings: Settings, dtype: str):
         self.settings = settings
         self.dtype = dtype
         self.first = settings.levers.remats[0]
+        self.fixed_share = 0.0
         self._walks: dict[tuple, float] = {}
 
     def depths(self, remat: str) -> list:
@@ -105,12 +116,22 @@ class Predictor:
         r = levers.remat
         compiled_k = self.settings.step.batch_size // \
             self._compiled(p).micro_batch
-        memory = self._full(p, r, lambda f: f.static) + s * (
-            self._full(p, r, lambda f: f.temp) +
-            self._full(p, r, lambda f: f.inputs))
+        fixed = self.share(p)
+        memory = self._full(p, r, lambda f: f.static) + \
+            self.temp(p, r) * (fixed + (1 - fixed) * s) + \
+            s * self._full(p, r, lambda f: f.inputs)
         if k > 1 and compiled_k == 1:
             memory += self._compiled(p).gradients
         return memory + self._correction(p, r)
+
+    def temp(self, p: Profile, remat: str | tuple) -> float:
+        """XLA's temporaries at full depth, at the micro-batch profiled."""
+        return self._full(p, remat, lambda f: f.temp)
+
+    def share(self, p: Profile) -> float:
+        """The share of `p`'s temporaries that does not shrink with the
+        micro-batch: its own, or the search's."""
+        return self.fixed_share if p.fixed_share is None else p.fixed_share
 
     @staticmethod
     def _correction(p: Profile, remat: str | tuple) -> float:

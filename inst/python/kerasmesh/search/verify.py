@@ -2,8 +2,8 @@
 
 `Verifier.pick()` compiles the best prediction that fits at full depth,
 as `layout_cost()` costs it (quick, with what remat recomputes measured,
-on the topology). XLA's figure decides the fit: a miss adds what the
-prediction lacked to the profile it came from (`Profile.correction`) and
+on the topology). XLA's figure decides the fit: a miss feeds what the
+prediction lacked back into the profile it came from (`_correct()`) and
 the solve runs again, up to `tuning.MAX_VERIFIED` compiles. When the time
 runs out first, the best prediction stands, unverified.
 """
@@ -149,12 +149,26 @@ class Verifier:
         return self._nothing_fits(ranked)
 
     def _correct(self, p: Prediction, memory: float) -> None:
-        """Add what `p`'s memory lacked to its profile's figures."""
+        """Feed what `p`'s memory lacked back into its profile: at the
+        micro-batch profiled, as bytes its remat choice lacked; at a
+        smaller one, as a larger share of the temporaries that does not
+        shrink with the micro-batch (for this profile, and for every
+        profile without a share of its own, `Predictor.fixed_share`)."""
         c = p.candidate
+        predictor = self.profiler.predictor
         profile = self.profiler.profiles[(c.mesh, c.layout)]
-        remat = c.levers.remat
-        profile.correction[remat] = profile.correction.get(remat, 0.0) + \
-            max(memory - p.memory, 0.0)
+        short = max(memory - p.memory, 0.0)
+        s = predictor.scale(profile, c.levers.accumulation_steps)
+        temp = predictor.temp(profile, c.levers.remat)
+        if s >= 1 or temp <= 0:
+            remat = c.levers.remat
+            profile.correction[remat] = \
+                profile.correction.get(remat, 0.0) + short
+            return
+        profile.fixed_share = min(
+            1.0, predictor.share(profile) + short / (temp * (1 - s)))
+        predictor.fixed_share = max(predictor.fixed_share,
+                                    profile.fixed_share)
 
     def _nothing_fits(self, ranked: list[Prediction]) -> Any:
         s = self.settings
