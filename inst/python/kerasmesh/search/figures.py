@@ -13,7 +13,7 @@ made from them is `pipeline.py`'s docstring, step 4.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -75,12 +75,6 @@ class Figures:
             micro_batch=int(r["micro_batch_size"]),
             by_class=r["compiled_for"]["kind"] == "cpu")
 
-    def corrected(self, memory: float) -> Figures:
-        """These figures with `temp` set so that their memory is `memory`
-        (a full-depth compile's correction: `verify.py`)."""
-        return replace(self, temp=max(memory - self.static - self.inputs,
-                                      0.0))
-
     def plain(self) -> dict[str, Any]:
         """Plain values for R: memory, traffic, by axes, FLOPs."""
         return {"memory": self.memory,
@@ -89,7 +83,3 @@ class Figures:
                             for k, v in self.by_axes.items()},
                 "flops": self.flops, "reshardings": self.reshardings}
 
-
-def line(a: float, b: float, t: float) -> float:
-    """`a + t (b - a)`."""
-    return a + t * (b - a)
