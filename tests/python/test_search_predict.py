@@ -82,6 +82,20 @@ def test_other_remats_are_profiled_at_two_blocks_and_need_the_first():
     assert pr.has(p, "save_matmuls") and not pr.has(p, blend(3, 10))
 
 
+def test_memory_scales_the_batchs_part_with_the_micro_batch():
+    pr, p = predictor(blocks=10, remats=REMATS), blocks_profile()
+    static, batch = 6 + 10 * 4, (1 + 10 * 3) + 1
+    assert pr.scale(p, 4) == 0.25
+    assert pr.memory(p, Levers("none", 1)) == static + batch
+    # Above one micro-batch, an accumulator as large as the full model's
+    # trainable weights (1 + 1 a block), not the 1-block compile's (2).
+    accumulator = 1 + 10 * 1
+    assert pr.memory(p, Levers("none", 2)) == \
+        static + batch / 2 + accumulator
+    assert pr.memory(p, Levers("none", 4)) == \
+        static + batch / 4 + accumulator
+
+
 def test_a_profile_compiled_with_micro_batches_holds_its_accumulator():
     # The batch of 8 compiled as 2 micro-batches of 4: the static part
     # already counts the accumulator.

@@ -109,7 +109,7 @@ class Predictor:
             self._full(p, r, lambda f: f.temp) +
             self._full(p, r, lambda f: f.inputs))
         if k > 1 and compiled_k == 1:
-            memory += self._compiled(p).gradients
+            memory += self._full(p, r, lambda f: f.gradients)
         return memory + self._correction(p, r)
 
     @staticmethod
