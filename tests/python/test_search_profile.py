@@ -134,6 +134,14 @@ def test_a_second_profile_reads_every_figure_from_the_cache(
         {k: p.figures for k, p in cold.profiles.items()}
 
 
+def test_out_of_time_the_profile_lists_every_layout_it_left_out(
+        mesh, compiles):
+    p = profiler(mesh, profile_left=-1.0)
+    p.run()
+    assert compiles == [] and p.stopped
+    assert p.unprofiled == [(0, 0, "none"), (0, 1, "none"), (0, 2, "none")]
+
+
 def fake_layout_cost(monkeypatch, failure_at):
     """`layout_cost()` that raises `failure_at` {call: error} and
     otherwise returns `cost_result()`."""
@@ -157,3 +165,13 @@ def test_a_layout_xla_refuses_is_marked_and_the_profile_goes_on(
     assert p.profiles[(0, 1)].failed and not p.profiles[(0, 1)].figures
     assert p.profiles[(0, 0)].figures[("none", None)].memory == 40.0
     assert p.profiles[(0, 2)].figures and not p.stopped
+
+
+def test_a_compile_out_of_time_stops_the_profile(mesh, monkeypatch):
+    calls = fake_layout_cost(
+        monkeypatch, {2: KerasmeshError(kinds.TIMEOUT, "late")})
+    p = profiler(mesh)
+    p.run()
+    assert len(calls) == 2 and p.stopped
+    assert p.profiles[(0, 0)].figures and not p.profiles[(0, 1)].failed
+    assert p.unprofiled == [(0, 1, "none"), (0, 2, "none")]

@@ -156,9 +156,10 @@ class Profiler:
         """Compile (or read) every depth `remat` is predicted from."""
         p = self.profiles[(m, layout)]
         for depth in self.predictor.depths(remat):
-            if self.stopped or p.failed or (remat, depth) in p.figures:
+            if p.failed or (remat, depth) in p.figures:
                 continue
-            if self.settings.left(self.settings.profile_end) <= 0:
+            if self.stopped or \
+                    self.settings.left(self.settings.profile_end) <= 0:
                 self._stop(m, layout, remat)
                 return
             figures = self._point(m, layout, remat, depth)
@@ -166,8 +167,10 @@ class Profiler:
                 p.figures[(remat, depth)] = figures
 
     def _stop(self, m: int, layout: int, remat: str) -> None:
+        """Stop profiling; `remat` of (m, layout) is left out."""
         self.stopped = True
-        self.unprofiled.append((m, layout, remat))
+        if (m, layout, remat) not in self.unprofiled:
+            self.unprofiled.append((m, layout, remat))
 
     def _point(self, m: int, layout: int, remat: str,
                depth: int | None) -> Figures | None:
