@@ -351,13 +351,14 @@ search_meshes <- function(meshes) {
 }
 
 # A Python-callable progress reporter: a cli progress bar (shown after 2 s),
-# and with `verbose` a line per layout costed.
+# and with `verbose` a line per profile compile (or figures read from the
+# cache): its memory and traffic.
 search_progress <- function(verbose, started, env = parent.frame()) {
   id <- cli::cli_progress_bar(
     "Searching layouts", total = NA, .envir = env,
     format = "{cli::pb_spin} Searching layouts: {cli::pb_current} profiled"
   )
-  function(n, best = NULL, memory = NULL, traffic = NULL) {
+  function(n, memory = NULL, traffic = NULL) {
     if (isTRUE(verbose) && !is.null(memory)) {
       cli::cli_inform(c(i = sprintf(
         "Layout %d: %s per device, %s of traffic (%.0f s).", as.integer(n),

@@ -5,7 +5,7 @@
 # `Rscript bench/run.R NAME ...` (or `make bench BENCH="NAME ..."`) runs only
 # the named benchmarks (throughput, startup, layout_resolution, book_plan,
 # book_cost, hub_70b, search_8b, search_8b_32, search_70b, search_gemma,
-# search_qwen2, search_exhaustive, checkpoint, search_topology_8b,
+# search_qwen2, search_exhaustive, search_mlp, checkpoint, search_topology_8b,
 # search_topology_70b, search_topology_gemma; search_topology or
 # search-topology for all three) and replaces only their rows in
 # bench/results.csv.
@@ -44,7 +44,7 @@ run <- function(command, args, timeout = 600) {
 benchmarks <- c("throughput", "startup", "layout_resolution", "book_plan",
                 "book_cost", "hub_70b", "search_8b", "search_8b_32", "search_70b",
                 "search_gemma", "search_qwen2", "search_exhaustive",
-                "checkpoint", "search_topology_8b", "search_topology_70b",
+                "search_mlp", "checkpoint", "search_topology_8b", "search_topology_70b",
                 "search_topology_gemma")
 only <- commandArgs(trailingOnly = TRUE)
 topology_names <- c("search_topology_8b", "search_topology_gemma",
@@ -227,14 +227,29 @@ for (name in names(searches)) {
   if (wanted(name)) do.call(add_search_rows, c(name, searches[[name]]))
 }
 
-# 8. The walk against the exhaustive optimum where exhaustive is feasible.
+# 8. The layout families against the exhaustive optimum where that is feasible.
 if (wanted("search_exhaustive")) {
   v <- run(python, "search_exhaustive.py")$values
-  add_row("search_exhaustive", "walk / exhaustive traffic", "B", "lower",
-          v[["walk_traffic"]], v[["exhaustive_traffic"]],
-          sprintf("Dense 32-6-16, 2x4, biases pinned: %d vs %d layouts costed",
-                  as.integer(v[["walk_costed"]]),
+  add_row("search_exhaustive", "families / exhaustive traffic", "B", "lower",
+          v[["families_traffic"]], v[["exhaustive_traffic"]],
+          sprintf("Dense 32-6-16, 2x4, biases pinned: %d vs %d layouts profiled",
+                  as.integer(v[["families_costed"]]),
                   as.integer(v[["exhaustive_costed"]])))
+}
+
+# 8b. A small search on a topology, cold and then warm (its cache), against
+# the targets (20 s cold, 10 s warm).
+if (wanted("search_mlp")) {
+  v <- run(rscript, "search_mlp.R", timeout = 900)$values
+  add_row("search_mlp", "cold search / 20 s", "s", "lower",
+          v[["cold_seconds"]], 20,
+          sprintf("five-layer MLP, 1 node of 8 H100, 3.5 MB: %d compiles",
+                  as.integer(v[["cold_compiles"]])))
+  add_row("search_mlp", "warm search / 10 s", "s", "lower",
+          v[["warm_seconds"]], 10,
+          sprintf("the same, %d figures from the cache, %d compiles",
+                  as.integer(v[["warm_cache_hits"]]),
+                  as.integer(v[["warm_compiles"]])))
 }
 
 # 9. Checkpoints (bench/checkpoint.py): the stall per save in fit() beside

@@ -150,7 +150,7 @@ def keras_gpu_step(batch, length):
     x = {"token_ids": tokens, "padding_mask": tokens}
     model._symbolic_build(data_batch=(x, np.zeros((batch, length, 32),
                                                     "float32")))
-    state = model._get_jax_state(
+    model._get_jax_state(
         trainable_variables=True, non_trainable_variables=True,
         optimizer_variables=True, metrics_variables=True)
 

@@ -8,7 +8,7 @@ import pytest
 
 from kerasmesh.core.errors import KerasmeshError
 from kerasmesh.search import builds
-from kerasmesh.search import entry as search
+from kerasmesh.search import pipeline as search
 
 
 def dense(width, name="net"):

@@ -1,54 +1,68 @@
-"""The figures a candidate is judged by: extrapolation, time per device
-order, reshardings."""
+"""What the search keeps of one compile: memory split by what the
+micro-batch changes, collectives by axes and by what they move, the
+schedule, and plain values for R."""
 
+import keras
 import pytest
 
-from kerasmesh.search import figures
-from kerasmesh.topology.machine import as_topology
+from kerasmesh.cost import layout_cost as cost
+from kerasmesh.search.figures import Figures
+from search_fakes import cost_result
+from small_models import mlp
 
 
-def test_extrapolation_is_linear_in_every_figure():
-    base = {"activations": 0.0, "gradients": 0.0, "steps": 1,
-            "remat": "none", "reshardings": 0}
-    f1 = dict(base, memory=10.0, by_axes={"a": 1.0}, flops=5.0,
-              times={"model": 1.0})
-    f2 = dict(base, memory=14.0, by_axes={"a": 3.0, "b": 2.0}, flops=7.0,
-              times={"model": 1.5}, reshardings=2)
-    f = figures.extrapolate(f1, f2, 5)
-    assert f["memory"] == 26.0 and f["flops"] == 13.0
-    assert f["by_axes"] == {"a": 9.0, "b": 8.0} and f["traffic"] == 17.0
-    assert f["times"] == {"model": 3.0} and f["reshardings"] == 2
-    # A blend a quarter of the way from f1 to f2.
-    g = figures.between(f1, f2, 0.25)
-    assert g["memory"] == 11.0 and g["flops"] == 5.5
-    assert g["by_axes"] == {"a": 1.5, "b": 0.5} and g["times"] == \
-        {"model": 1.125}
+def result(**changes):
+    """`cost_result()` with collectives over "data" (weights, 6 bytes),
+    "model" (activations, 3) and both (activations, 2)."""
+    r = cost_result(need=100.0, temp=30.0, inputs=5.0)
+    r["ops"] = [{"axes": ["data"], "bytes": 6.0, "weights": True},
+                {"axes": ["model"], "bytes": 3.0},
+                {"axes": ["data", "model"], "bytes": 2.0,
+                 "weights": False}]
+    r.update({"flops": 200.0, "recompute_flops": 50.0, **changes})
+    return r
 
 
-def test_bandwidth_time_takes_each_collective_at_its_slowest_axis():
-    f = {"by_axes": {"a": 100.0, "a+b": 100.0}, "flops": 1e3, "steps": 2}
-    assert figures.bandwidth_time(f, {"a": 100.0, "b": 10.0}, 1e3) == \
-        pytest.approx(2 * (1 + 10 + 1))
+def test_memory_is_split_by_what_the_micro_batch_changes():
+    f = Figures.of(result())
+    assert (f.static, f.temp, f.inputs) == (65.0, 30.0, 5.0)
+    assert f.memory == 100.0 and f.gradients == 1.0
 
 
-def cost():
-    """A cost with one all-reduce of 1 GB over positions 0-3."""
-    return {"need": 1.0, "flops": 0.0, "compute_dtype": "float32",
-            "collectives": {"axes": ["model"], "bytes": [1e9]},
-            "ops": [{"collective": "all-reduce", "bytes": 1e9,
-                     "groups": [[0, 1, 2, 3], [4, 5, 6, 7]],
-                     "axes": ["model"]}],
-            "reshardings": {"op_name": ["a", "b"]}}
+def test_collectives_are_kept_by_axes_and_by_what_they_move():
+    f = Figures.of(result())
+    assert f.by_axes == {
+        "data": {"weights": 6.0, "activations": 0.0},
+        "model": {"weights": 0.0, "activations": 3.0},
+        "data+model": {"weights": 0.0, "activations": 2.0}}
+    assert f.plain() == {"memory": 100.0, "traffic": 11.0,
+                         "by_axes": {"data": 6.0, "model": 3.0,
+                                     "data+model": 2.0},
+                         "flops": 200.0, "reshardings": 0}
 
 
-def test_times_per_order_know_the_slowest_link():
-    topo = as_topology({"nodes": 2, "devices_per_node": 4, "memory": 1e9,
-                        "peak_flops": 1e12, "intra_node_bandwidth": 400e9,
-                        "inter_node_bandwidth": 40e9})
-    f = figures.figures(cost(), topo, {"model": [0, 0, 0, 0, 1, 1, 1, 1],
-                                       "data": [0, 0, 1, 1, 0, 0, 1, 1]})
-    # A ring all-reduce sends 2 (n - 1) / n of the bytes.
-    assert f["times"]["model"] == pytest.approx(1.5e9 / 400e9)
-    assert f["times"]["data"] == pytest.approx(1.5e9 / 40e9)
-    assert figures.best_order(f) == "model"
-    assert f["reshardings"] == 2
+def test_the_compile_and_the_schedule_are_kept():
+    r = result(trace=[["c", "matmul", 1.0, 0.0]], micro_batch_size=4,
+               reshardings={"op_name": ["a", "b"]})
+    f = Figures.of(r)
+    assert f.recompute_share == 0.25 and f.micro_batch == 4
+    assert f.trace == r["trace"] and f.ops == r["ops"]
+    assert f.reshardings == 2 and f.by_class
+    gpu = Figures.of(result(compiled_for={"kind": "gpu"},
+                            reshardings=["a"], flops=0.0))
+    assert not gpu.by_class and gpu.reshardings == 1
+    assert gpu.recompute_share == 0.0
+
+
+def test_the_figures_of_a_compile_agree_with_its_cost(mesh):
+    layout_map = keras.distribution.LayoutMap(mesh)
+    layout_map["dense/kernel"] = (None, "model")
+    r = cost.layout_cost(
+        mlp(), keras.distribution.ModelParallel(
+            layout_map=layout_map, batch_dim_name="data"),
+        16, "sgd", "mse", quick=True, measure=False, trace=True)
+    f = Figures.of(r)
+    assert f.memory == pytest.approx(r["need"])
+    assert f.plain()["traffic"] == pytest.approx(
+        sum(r["collectives"]["bytes"]))
+    assert f.micro_batch == 16 and f.trace and f.flops > 0

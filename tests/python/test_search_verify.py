@@ -1,305 +1,160 @@
-"""Full-depth compiles decide: the pick, and the error when nothing
-fits."""
+"""The verification (`pipeline.py`, step 5): the first configuration XLA
+finds to fit at full depth wins; a miss corrects the profile and the
+solve runs again, a few times at most; what nothing fits says."""
 
-import time
+from types import SimpleNamespace
 
 import pytest
 
+from kerasmesh.core import kinds
 from kerasmesh.core.errors import KerasmeshError
-from kerasmesh.search import verify as search_verify
-from kerasmesh.search.candidates import Context
-from kerasmesh.search.figures import figures
-from kerasmesh.search.levers import LeverSpace
-
-BASE = ("none", 1)
-
-
-def fake_cost(memory, traffic_by_axes):
-    axes = list(traffic_by_axes)
-    return {"xla": {"total": memory}, "need": memory,
-            "collectives": {"axes": axes,
-                            "bytes": [traffic_by_axes[a] for a in axes]},
-            "flops": 10.0}
+from kerasmesh.cost.recompute import Levers
+from kerasmesh.search.predict import Predictor, Profile
+from kerasmesh.search.solve import Candidate, solve
+from kerasmesh.search.tuning import MAX_VERIFIED
+from kerasmesh.search.verify import Verifier, describe
+from search_fakes import figures, mesh_layouts, settings, space
 
 
-class FakeSpace:
-    sizes = {"data": 2, "model": 4}
+@pytest.fixture
+def xla(monkeypatch):
+    """Full-depth compiles from a table, {layout: bytes XLA needs, None
+    (XLA refuses it) or an error to raise}; `calls`: the layouts
+    compiled, in order."""
+    table, calls = {}, []
 
-    def rules(self, choice):
-        return [("dense/kernel", [None, "model"])] if choice[0] else []
+    def cost(self, c):
+        if c not in self.costs:
+            calls.append(c.layout)
+            need = table[c.layout]
+            if isinstance(need, Exception):
+                raise need
+            self.costs[c] = None if need is None else {"need": need}
+        return self.costs[c]
 
-
-class FakeOption:
-    shape, nodes, label = (2, 4), {}, "2x4"
-
-
-class FakeSearch:
-    """Two costed choices at full depth, under `budget`."""
-
-    def __init__(self, budget, depth=None):
-        self.ctx = Context({None: None}, depth, {"batch_size": 8}, budget,
-                           "traffic", time.monotonic() + 60,
-                           LeverSpace(("none",), None, 8))
-        self.space, self.option = FakeSpace(), FakeOption()
-        self.data, self.pruned = 2, set()
-        self.costs = {((0,), BASE): fake_cost(80.0, {"data": 1.0}),
-                      ((1,), BASE): fake_cost(60.0, {"model": 5.0})}
-        self.seen = {k: figures(r) for k, r in self.costs.items()}
-
-    def floor(self, choice):
-        return 1000.0
+    monkeypatch.setattr(Verifier, "cost", cost)
+    return SimpleNamespace(table=table, calls=calls)
 
 
-class FakeVerifier(search_verify.Verifier):
-    """Full-depth costs from a table instead of XLA; records what it
-    compiled."""
-
-    def __init__(self, searches, full_costs=None, deadline=None,
-                 timeout=None):
-        super().__init__(searches, None, searches[0].ctx.depth,
-                         time.monotonic() + 60 if deadline is None
-                         else deadline, timeout)
-        self.full_costs = full_costs or searches[0].costs
-        self.compiled = []
-
-    def _compile(self, key):
-        self.compiled.append(key[1])
-        self.orders[key] = None
-        return self.full_costs[key[1:]]
+def search(memories, budget=100.0, left=60.0, failed=(), pruned=(),
+           stopped=False, floors=None):
+    """A verifier over one mesh of a layout per memory predicted (the
+    less traffic the earlier), and the solve it re-runs."""
+    s = settings(budget=budget, steps=(1,), left=left)
+    profiles = {(0, j): Profile(0, j, {("none", None): figures(
+        temp=m, weights=j + 1)}, failed="XLA: no" if j in failed else None)
+        for j, m in enumerate(memories)}
+    n = len(memories) + len(pruned)
+    sp = space(mesh_layouts(n, floor=lambda c: (floors or {}).get(c[0])))
+    profiler = SimpleNamespace(profiles=profiles, pruned=list(pruned),
+                               stopped=stopped,
+                               predictor=Predictor(s, "float32"))
+    return Verifier(s, sp, profiler), lambda: solve(s, sp, profiler)
 
 
-def test_the_pick_is_the_least_traffic_that_fits():
-    s = [FakeSearch(budget=None)]
-    winner, runners = search_verify.pick(s, FakeVerifier(s))
-    assert winner == (0, (0,), BASE) and runners == [(0, (1,), BASE)]
-    s = [FakeSearch(budget=70.0)]
-    verify = FakeVerifier(s)
-    winner, runners = search_verify.pick(s, verify)
-    assert winner == (0, (1,), BASE) and runners == []
-    # Over budget by the search's own full-depth compile: not compiled again.
-    assert verify.compiled == [(1,)]
+def pick(verifier, resolve):
+    return verifier.pick(resolve(), resolve)
 
 
-def test_a_predicted_fit_that_the_full_compile_breaks_is_not_a_fit():
-    s = [FakeSearch(budget=70.0, depth=8)]
-    full = {((0,), BASE): fake_cost(65.0, {"data": 1.0}),
-            ((1,), BASE): fake_cost(75.0, {"model": 5.0})}
-    verify = FakeVerifier(s, full)
-    winner, runners = search_verify.pick(s, verify)
-    # (1,) was predicted to fit but does not; (0,) was predicted not to.
-    assert winner == (0, (0,), BASE) and runners == []
-    assert verify.compiled == [(1,), (0,)]
+def test_the_first_prediction_xla_finds_to_fit_wins(xla):
+    xla.table.update({0: 95.0, 1: 60.0})
+    v, resolve = search([80.0, 50.0])
+    winner, ranked = pick(v, resolve)
+    assert winner.candidate.layout == 0 and v.verified
+    assert xla.calls == [0] and winner is ranked[0]
 
 
-def test_a_runner_up_out_of_time_leaves_the_winner():
-    class OutOfTime(FakeVerifier):
-        def _compile(self, key):
-            if self.compiled:
-                raise KerasmeshError("timeout", "Costing took too long.")
-            return super()._compile(key)
-
-    s = [FakeSearch(budget=None)]
-    winner, runners = search_verify.pick(s, OutOfTime(s))
-    assert winner == (0, (0,), BASE) and runners == []
-
-
-def test_runners_up_wait_for_time_left():
-    s = [FakeSearch(budget=None)]
-    verify = FakeVerifier(s, deadline=time.monotonic() - 1)
-    winner, runners = search_verify.pick(s, verify)
-    assert winner == (0, (0,), BASE) and runners == []
-    assert verify.compiled == [(0,)]
+def test_a_miss_corrects_its_profile_and_the_solve_runs_again(xla):
+    xla.table.update({0: 120.0, 1: 95.0, 2: 10.0})
+    v, resolve = search([80.0, 90.0, 50.0])
+    winner, ranked = pick(v, resolve)
+    assert xla.calls == [0, 1] and v.verified
+    assert winner.candidate.layout == 1
+    assert v.profiler.profiles[(0, 0)].correction == {"none": 40.0}
+    # Re-solved: the miss is predicted as XLA found it, over the budget.
+    miss = next(p for p in ranked if p.candidate.layout == 0)
+    assert miss.memory == 120.0 and not miss.fits
 
 
-def test_nothing_fits_names_the_smallest_memory_and_its_configuration():
-    s = [FakeSearch(budget=50.0)]
+def test_xla_refusing_the_best_moves_on_to_the_next(xla):
+    xla.table.update({0: None, 1: 95.0})
+    v, resolve = search([80.0, 90.0])
+    winner, _ = pick(v, resolve)
+    assert xla.calls == [0, 1] and winner.candidate.layout == 1
+    assert v.profiler.profiles[(0, 0)].correction == {}
+
+
+def test_at_most_max_verified_compiles_then_the_least_xla_reported(xla):
+    n = MAX_VERIFIED + 2
+    xla.table.update({j: 300.0 - 10 * j for j in range(n)})
+    v, resolve = search([50.0] * n)
     with pytest.raises(KerasmeshError) as e:
-        search_verify.pick(s, FakeVerifier(s))
-    assert e.value.kind == "search_no_fit"
+        pick(v, resolve)
+    assert e.value.kind == kinds.SEARCH_NO_FIT
+    assert xla.calls == list(range(MAX_VERIFIED))
+    least = MAX_VERIFIED - 1
+    assert f"the least memory XLA reported is {300 - 10 * least:g} " \
+        f'bytes, with mesh data = 2 x model = 4, layout "layout {least}"' \
+        in str(e.value)
+
+
+def test_out_of_time_before_verifying_returns_the_best_unverified(xla):
+    v, resolve = search([80.0, 50.0], left=-1.0)
+    winner, _ = pick(v, resolve)
+    assert winner.candidate.layout == 0 and not v.verified
+    assert xla.calls == []
+
+
+def test_a_verification_out_of_time_returns_the_best_unverified(xla):
+    xla.table.update({0: 120.0, 1: KerasmeshError(kinds.TIMEOUT, "late")})
+    v, resolve = search([80.0, 90.0])
+    winner, _ = pick(v, resolve)
+    assert winner.candidate.layout == 1 and not v.verified
+
+
+def test_nothing_predicted_to_fit_names_the_least_memory_predicted(xla):
+    v, resolve = search([80.0, 50.0, 70.0], budget=10.0)
+    with pytest.raises(KerasmeshError) as e:
+        pick(v, resolve)
+    assert e.value.kind == kinds.SEARCH_NO_FIT and xla.calls == []
     text = str(e.value)
-    assert "60 bytes" in text and '"dense/kernel" = (None, model)' in text
-    assert "mesh data = 2 x model = 4" in text and 'remat "none"' in text
-    assert "1 micro-batch," in text
+    assert "The budget is 10 bytes per device; the least memory " \
+        'predicted is 50 bytes, with mesh data = 2 x model = 4, layout ' \
+        '"layout 1", remat "none", 1 micro-batch.' in text
 
 
-def test_nothing_compiled_names_the_smallest_floor():
-    s = [FakeSearch(budget=50.0, depth=8)]
-    s[0].seen, s[0].pruned = {}, {(0,)}
+def test_layouts_all_pruned_name_the_least_floor(xla):
+    v, resolve = search([], budget=10.0, pruned=[(0, 0), (0, 1)],
+                        floors={0: 300.0, 1: 200.0})
     with pytest.raises(KerasmeshError) as e:
-        search_verify.pick(s, FakeVerifier(s))
-    assert e.value.kind == "search_no_fit"
-    assert "weights and optimizer state alone" in str(e.value)
-    assert "1000 bytes" in str(e.value)
+        pick(v, resolve)
+    assert e.value.kind == kinds.SEARCH_NO_FIT
+    assert "200 bytes, with mesh data = 2 x model = 4, layout " \
+        '"layout 1"' in str(e.value)
+    assert "nothing was compiled" in str(e.value)
 
 
-class WinnerOutOfTime(FakeVerifier):
-    def _compile(self, key):
-        self.compiled.append(key[1])
-        raise KerasmeshError("timeout", "Costing took longer than 0.4 s.")
-
-
-def test_out_of_time_for_the_winner_leaves_the_best_so_far():
-    s = [FakeSearch(budget=70.0)]
-    verify = WinnerOutOfTime(s, timeout=30)
-    winner, runners = search_verify.pick(s, verify)
-    assert winner == (0, (1,), BASE) and runners == []
-    assert verify.costs == {}
-
-
-def test_out_of_time_with_nothing_known_to_fit_names_the_timeout():
-    s = [FakeSearch(budget=50.0, depth=8)]
+def test_nothing_compiled_is_xlas_refusal(xla):
+    v, resolve = search([80.0, 50.0], failed=(0, 1))
     with pytest.raises(KerasmeshError) as e:
-        search_verify.pick(s, WinnerOutOfTime(s, timeout=30))
-    assert e.value.kind == "timeout"
-    assert "in 30 s" in str(e.value) and "0.4" not in str(e.value)
+        pick(v, resolve)
+    assert e.value.kind == kinds.COMPILE and xla.calls == []
 
 
-def test_matmuls_saved_over_budget_at_full_depth_are_blended_with_full():
-    from kerasmesh.remat.choice import blend
-
-    saved, full = ("save_matmuls", 1), ("full", 1)
-    s = [FakeSearch(budget=70.0, depth=10)]
-    s[0].ctx.levers = LeverSpace(("save_matmuls", "full"), None, 8,
-                                 blocks=10)
-    s[0].seen = {((0,), saved): figures(fake_cost(60.0, {"data": 1.0}))}
-    # 5 a block between the two: 5 blocks take 90 to 65, 2% under 70 ...
-    costs = {((0,), saved): fake_cost(90.0, {"data": 1.0}),
-             ((0,), full): fake_cost(40.0, {"data": 1.0}),
-             ((0,), (blend(5, 10), 1)): fake_cost(72.0, {"data": 1.0}),
-             ((0,), (blend(6, 10), 1)): fake_cost(66.0, {"data": 1.0})}
-    verify = FakeVerifier(s, costs)
-    winner, runners = search_verify.pick(s, verify)
-    # ... but XLA says 72: one more block, from the blend's own figure.
-    assert winner == (0, (0,), (blend(6, 10), 1)) and runners == []
-    assert [k for k in verify.costs] == [
-        (0, (0,), saved), (0, (0,), full), (0, (0,), (blend(5, 10), 1)),
-        (0, (0,), (blend(6, 10), 1))]
-    # Without "full" among the levers, nothing fits.
-    s[0].ctx.levers = LeverSpace(("save_matmuls",), None, 8, blocks=10)
+def test_a_profile_stopped_before_any_compile_is_a_timeout(xla):
+    v, resolve = search([], stopped=True, pruned=[(0, 0)],
+                        floors={0: 1.0})
     with pytest.raises(KerasmeshError) as e:
-        search_verify.pick(s, FakeVerifier(s, costs))
-    assert e.value.kind == "search_no_fit"
+        pick(v, resolve)
+    assert e.value.kind == kinds.TIMEOUT
+    assert "compiled no layout in 60 s" in str(e.value)
 
 
-def test_a_blend_over_budget_at_full_depth_gets_more_full_blocks():
-    from kerasmesh.remat.choice import blend
-
-    four, full = (blend(4, 10), 4), ("full", 4)
-    s = [FakeSearch(budget=70.0, depth=10)]
-    s[0].ctx.levers = LeverSpace(("save_matmuls", "full"), None, 8,
-                                 blocks=10)
-    # The search's figures between its choices said 4 blocks fit ...
-    s[0].seen = {((0,), four): figures(fake_cost(65.0, {"data": 1.0}))}
-    # ... XLA says 74: from 74 over the 6 blocks left to 40, 5.7 a block;
-    # 2% under 70 takes one more.
-    costs = {((0,), four): fake_cost(74.0, {"data": 1.0}),
-             ((0,), full): fake_cost(40.0, {"data": 1.0}),
-             ((0,), (blend(5, 10), 4)): fake_cost(69.0, {"data": 1.0})}
-    verify = FakeVerifier(s, costs)
-    winner, runners = search_verify.pick(s, verify)
-    assert winner == (0, (0,), (blend(5, 10), 4)) and runners == []
-    assert list(verify.costs) == [(0, (0,), four), (0, (0,), full),
-                                  (0, (0,), (blend(5, 10), 4))]
-
-
-def test_a_blend_with_room_at_full_depth_gets_fewer_full_blocks():
-    from kerasmesh.remat.choice import blend
-
-    six, full = (blend(6, 10), 4), ("full", 4)
-    s = [FakeSearch(budget=70.0, depth=10)]
-    s[0].ctx.levers = LeverSpace(("save_matmuls", "full"), None, 8,
-                                 blocks=10)
-    s[0].seen = {((0,), six): figures(fake_cost(68.0, {"data": 1.0}))}
-    # XLA says 56: along the line from 6 to 10 (4 a block), 3 fewer aim
-    # at 68.6; XLA says 3 take 71, over; between 3 and 6 (5 a block), 4.
-    costs = {((0,), six): fake_cost(56.0, {"data": 1.0}),
-             ((0,), full): fake_cost(40.0, {"data": 1.0}),
-             ((0,), (blend(3, 10), 4)): fake_cost(71.0, {"data": 1.0}),
-             ((0,), (blend(4, 10), 4)): fake_cost(66.0, {"data": 1.0})}
-    verify = FakeVerifier(s, costs)
-    winner, runners = search_verify.pick(s, verify)
-    assert winner == (0, (0,), (blend(4, 10), 4)) and runners == []
-    assert list(verify.costs) == [
-        (0, (0,), six), (0, (0,), full), (0, (0,), (blend(3, 10), 4)),
-        (0, (0,), (blend(4, 10), 4))]
-
-
-def test_matmuls_saved_that_fit_are_not_refitted():
-    saved = ("save_matmuls", 1)
-    s = [FakeSearch(budget=70.0, depth=10)]
-    s[0].ctx.levers = LeverSpace(("save_matmuls", "full"), None, 8,
-                                 blocks=10)
-    s[0].seen = {((0,), saved): figures(fake_cost(60.0, {"data": 1.0}))}
-    verify = FakeVerifier(s, {((0,), saved): fake_cost(50.0, {"data": 1.0})})
-    winner, _ = search_verify.pick(s, verify)
-    assert winner == (0, (0,), saved)
-    assert list(verify.costs) == [(0, (0,), saved)]
-
-
-def test_a_miss_at_full_depth_puts_its_levers_alike_last():
-    # The best candidate's full compile misses the budget by 35%; the
-    # next one, on the same mesh and levers, would miss it too by that
-    # measure and waits; one at other levers is compiled first, and fits.
-    s = [FakeSearch(budget=70.0, depth=8)]
-    other = ("none", 2)
-    s[0].costs = {((0,), BASE): fake_cost(60.0, {"data": 1.0}),
-                  ((2,), BASE): fake_cost(62.0, {"data": 2.0}),
-                  ((1,), other): fake_cost(60.0, {"model": 5.0})}
-    s[0].seen = {k: figures(r) for k, r in s[0].costs.items()}
-    full = {((0,), BASE): fake_cost(81.0, {"data": 1.0}),
-            ((2,), BASE): fake_cost(83.0, {"data": 2.0}),
-            ((1,), other): fake_cost(65.0, {"model": 5.0})}
-    verify = FakeVerifier(s, full)
-    winner, runners = search_verify.pick(s, verify)
-    assert winner == (0, (1,), other) and runners == []
-    # Then, as a runner-up, the one that waited (it misses).
-    assert verify.compiled == [(0,), (1,), (2,)]
-
-
-def test_a_miss_at_full_depth_is_verified_again_recomputing_more():
-    # The only candidate, "none", fits by the search's figures; XLA says
-    # 90 at full depth. The same layout with "save_matmuls" still misses,
-    # with "full" it fits, and so does "full" on its first 3 blocks: that
-    # blend is the pick, not "nothing fits".
-    from kerasmesh.remat.choice import blend
-
-    s = [FakeSearch(budget=70.0, depth=10)]
-    s[0].ctx.levers = LeverSpace(("none", "save_matmuls", "full"), None, 8,
-                                 blocks=10)
-    s[0].seen = {((0,), BASE): figures(fake_cost(60.0, {"data": 1.0}))}
-    full = ("full", 1)
-    costs = {((0,), BASE): fake_cost(90.0, {"data": 1.0}),
-             ((0,), ("save_matmuls", 1)): fake_cost(75.0, {"data": 1.0}),
-             ((0,), full): fake_cost(74.0, {"data": 1.0})}
-    with pytest.raises(KerasmeshError) as e:
-        search_verify.pick(s, FakeVerifier(s, costs))
-    assert e.value.kind == "search_no_fit"
-    costs[((0,), full)] = fake_cost(50.0, {"data": 1.0})
-    costs[((0,), (blend(3, 10), 1))] = fake_cost(68.0, {"data": 1.0})
-    verify = FakeVerifier(s, costs)
-    winner, runners = search_verify.pick(s, verify)
-    assert winner == (0, (0,), (blend(3, 10), 1)) and runners == []
-    assert list(verify.costs) == [
-        (0, (0,), BASE), (0, (0,), ("save_matmuls", 1)), (0, (0,), full),
-        (0, (0,), (blend(3, 10), 1))]
-
-
-class OutOfTimeAfterFirst(FakeVerifier):
-    """XLA compiles the first candidate; the time runs out on the next."""
-
-    def _compile(self, key):
-        if self.compiled:
-            raise KerasmeshError("timeout", "The time ran out.")
-        return super()._compile(key)
-
-
-def test_out_of_time_after_a_miss_is_not_a_fit():
-    # "none" misses at full depth; the time runs out compiling it again
-    # with more remat: the search's own figure for "none" no longer counts.
-    s = [FakeSearch(budget=70.0, depth=10)]
-    s[0].ctx.levers = LeverSpace(("none", "full"), None, 8, blocks=10)
-    s[0].seen = {((0,), BASE): figures(fake_cost(60.0, {"data": 1.0}))}
-    costs = {((0,), BASE): fake_cost(90.0, {"data": 1.0})}
-    with pytest.raises(KerasmeshError) as e:
-        search_verify.pick(s, OutOfTimeAfterFirst(s, costs))
-    assert e.value.kind == "search_no_fit"
+def test_a_configuration_in_words_names_its_device_order_and_levers():
+    sp = space(mesh_layouts(2))
+    c = Candidate(0, 1, "data", Levers(("full", "none"), 2))
+    assert describe(sp, c) == (
+        'mesh data = 2 x model = 4 (data axis fastest over device ids), '
+        'layout "layout 1", remat "full x1, none x1", 2 micro-batches')
+    assert "fastest" not in describe(sp, Candidate(0, 0, "given",
+                                                   Levers("none", 1)))

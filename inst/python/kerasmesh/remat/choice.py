@@ -78,20 +78,6 @@ def blend(n: int, blocks: int, more: str = FULL,
     return check_remat([more] * n + [less] * (blocks - n))
 
 
-def blend_parts(remat: str | PerBlock) -> tuple[str, str, int] | None:
-    """`(more, less, n)` when `remat` is `blend(n, blocks, more, less)`
-    for two neighbouring choices of `CHOICES` and 0 < n < blocks; None
-    for anything else."""
-    if isinstance(remat, str) or remat[0] == remat[-1]:
-        return None
-    more, less = remat[0], remat[-1]
-    if CHOICES.index(more) != CHOICES.index(less) + 1:
-        return None
-    n = remat.count(more)
-    return (more, less, n) if tuple(remat) == \
-        tuple(blend(n, len(remat), more, less)) else None
-
-
 def rank(remat: str | PerBlock) -> float:
     """How much `remat` recomputes, by its place in `CHOICES` (averaged
     over the blocks of a `PerBlock`): fewer first."""

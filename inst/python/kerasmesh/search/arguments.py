@@ -120,8 +120,8 @@ def _check(objective: Any, memory: Any, bandwidth: Any, flop_rate: Any,
     if objective not in OBJECTIVES:
         raise KerasmeshError(kinds.ARGUMENT, '`objective` must be "traffic" '
                              'or "time".', received=objective)
-    if memory is not None and not (isinstance(memory, (int, float)) and
-                                   memory > 0):
+    if memory is not None and (isinstance(memory, bool) or not (
+            isinstance(memory, (int, float)) and memory > 0)):
         raise KerasmeshError(kinds.ARGUMENT, "`memory` must be a positive "
                              "number of bytes.", received=memory)
     if objective != "time" or sizes is None:

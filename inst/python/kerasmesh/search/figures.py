@@ -96,7 +96,3 @@ class Figures:
                             for k, v in self.by_axes.items()},
                 "flops": self.flops, "reshardings": self.reshardings}
 
-
-def line(a: float, b: float, t: float) -> float:
-    """`a + t (b - a)`."""
-    return a + t * (b - a)

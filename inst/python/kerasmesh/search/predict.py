@@ -121,7 +121,7 @@ class Predictor:
             self.temp(p, r) * (fixed + (1 - fixed) * s) + \
             s * self._full(p, r, lambda f: f.inputs)
         if k > 1 and compiled_k == 1:
-            memory += self._compiled(p).gradients
+            memory += self._full(p, r, lambda f: f.gradients)
         return memory + self._correction(p, r)
 
     def temp(self, p: Profile, remat: str | tuple) -> float:
@@ -184,8 +184,21 @@ class Predictor:
         return self.traffic(p, levers)
 
     def figures_at(self, p: Profile, levers: Levers) -> dict:
-        """Plain figures of a prediction (for the result)."""
-        f = self._compiled(p).plain()
-        f["memory"] = self.memory(p, levers)
-        f["traffic"] = self.traffic(p, levers)
-        return f
+        """Plain figures of a prediction, per global batch (for the
+        result): memory, traffic, traffic by mesh axes, FLOPs and the
+        tensors XLA reshards."""
+        k = levers.accumulation_steps
+        s = self.scale(p, k)
+        axes = sorted({a for f in p.figures.values() for a in f.by_axes})
+
+        def moved(f: Figures, axis: str) -> float:
+            v = f.by_axes.get(axis, {"weights": 0.0, "activations": 0.0})
+            return v["weights"] + s * v["activations"]
+        return {"memory": self.memory(p, levers),
+                "traffic": self.traffic(p, levers),
+                "by_axes": {a: k * self._full(p, levers.remat,
+                                              lambda f, a=a: moved(f, a))
+                            for a in axes},
+                "flops": k * s * self._full(p, levers.remat,
+                                            lambda f: f.flops),
+                "reshardings": self.reshardings(p)}

@@ -97,7 +97,6 @@ class Profiler:
         self.unprofiled: list[tuple[int, int, str]] = []
         self.log: list[dict] = []
         self.stopped = False
-        self.best: float | None = None
         self._fixed_key = {
             "batch": settings.step.batch_size,
             "optimizer": _described(settings.step.optimizer),
@@ -111,13 +110,13 @@ class Profiler:
         """Profile the space (see the module's docstring)."""
         first = self.settings.levers.remats[0]
         for m, mesh in enumerate(self.space.meshes):
-            for l, (_, choice) in enumerate(mesh.layouts):
+            for layout, (_, choice) in enumerate(mesh.layouts):
                 budget = self.settings.budget
                 if budget is not None and mesh.floor(choice) > budget:
-                    self.pruned.append((m, l))
+                    self.pruned.append((m, layout))
                     continue
-                self.profiles[(m, l)] = Profile(m, l)
-                self._profile(m, l, first)
+                self.profiles[(m, layout)] = Profile(m, layout)
+                self._profile(m, layout, first)
         self._other_remats()
 
     def _other_remats(self) -> None:
@@ -137,9 +136,9 @@ class Profiler:
                        (best is None or least[key] < best)]
             if not pending:
                 return
-            _, (m, l), remat = min(pending, key=lambda e: (
+            _, (m, layout), remat = min(pending, key=lambda e: (
                 e[0], e[1], remats.index(e[2])))
-            self._profile(m, l, remat)
+            self._profile(m, layout, remat)
 
     def _least(self, p: Profile) -> float | None:
         """The least objective of a profile at its first remat choice, any
@@ -152,27 +151,30 @@ class Profiler:
                    for nodes in mesh.orders().values()
                    for k in self.settings.levers.ks(mesh.option.shape[0]))
 
-    def _profile(self, m: int, l: int, remat: str) -> None:
+    def _profile(self, m: int, layout: int, remat: str) -> None:
         """Compile (or read) every depth `remat` is predicted from."""
-        p = self.profiles[(m, l)]
+        p = self.profiles[(m, layout)]
         for depth in self.predictor.depths(remat):
-            if self.stopped or p.failed or (remat, depth) in p.figures:
+            if p.failed or (remat, depth) in p.figures:
                 continue
-            if self.settings.left(self.settings.profile_end) <= 0:
-                self._stop(m, l, remat)
+            if self.stopped or \
+                    self.settings.left(self.settings.profile_end) <= 0:
+                self._stop(m, layout, remat)
                 return
-            figures = self._point(m, l, remat, depth)
+            figures = self._point(m, layout, remat, depth)
             if figures is not None:
                 p.figures[(remat, depth)] = figures
 
-    def _stop(self, m: int, l: int, remat: str) -> None:
+    def _stop(self, m: int, layout: int, remat: str) -> None:
+        """Stop profiling; `remat` of (m, layout) is left out."""
         self.stopped = True
-        self.unprofiled.append((m, l, remat))
+        if (m, layout, remat) not in self.unprofiled:
+            self.unprofiled.append((m, layout, remat))
 
-    def _point(self, m: int, l: int, remat: str,
+    def _point(self, m: int, layout: int, remat: str,
                depth: int | None) -> Figures | None:
         mesh = self.space.meshes[m]
-        label, choice = mesh.layouts[l]
+        label, choice = mesh.layouts[layout]
         k = self.settings.levers.base(mesh.option.shape[0]).accumulation_steps
         key = self.key(self._signatures[depth], mesh, choice,
                        mesh.option.mesh, remat, k)
@@ -180,15 +182,15 @@ class Profiler:
         figures = self.cache.get(key, Figures.read)
         cached = figures is not None
         if figures is None:
-            figures = self._compile(m, l, remat, depth, k)
+            figures = self._compile(m, layout, remat, depth, k)
             if figures is not None:
                 self.cache.put(key, figures.stored())
-        self.log.append({"mesh": m, "layout": l, "label": label,
+        self.log.append({"mesh": m, "layout": layout, "label": label,
                          "remat": remat, "depth": depth, "k": k,
                          "figures": figures, "cached": cached,
                          "seconds": time.monotonic() - began})
         if self.progress is not None:
-            self.progress(len(self.log), self.best,
+            self.progress(len(self.log),
                           *((figures.memory, figures.plain()["traffic"])
                             if figures else ()))
         return figures
@@ -204,14 +206,14 @@ class Profiler:
                        list(remat), "k": k,
                        "target": _target(self.settings, mesh)})
 
-    def _compile(self, m: int, l: int, remat: str, depth: int | None,
+    def _compile(self, m: int, layout: int, remat: str, depth: int | None,
                  k: int) -> Figures | None:
         from keras.distribution import ModelParallel
 
         s = self.settings
         mesh = self.space.meshes[m]
         dist = ModelParallel(
-            layout_map=mesh.space.layout_map(mesh.layouts[l][1]),
+            layout_map=mesh.space.layout_map(mesh.layouts[layout][1]),
             batch_dim_name=s.step.batch_dim)
         try:
             r = cost.layout_cost(
@@ -222,11 +224,11 @@ class Profiler:
                 trace=True)
         except KerasmeshError as e:
             if e.kind == kinds.TIMEOUT:
-                self._stop(m, l, remat)
+                self._stop(m, layout, remat)
                 return None
             if e.kind != kinds.COMPILE:
                 raise
-            self.profiles[(m, l)].failed = str(e)
+            self.profiles[(m, layout)].failed = str(e)
             return None
         return Figures.of(r)
 

@@ -134,9 +134,9 @@ class _Described:
         self.predictor = profiler.predictor
         self.profiles = profiler.profiles
 
-    def figures(self, m: int, l: int, order: str | None,
+    def figures(self, m: int, layout: int, order: str | None,
                 levers: Any) -> dict | None:
-        p = self.profiles.get((m, l))
+        p = self.profiles.get((m, layout))
         if p is None or p.failed or not self.predictor.has(p, levers.remat):
             return None
         orders = self.space.meshes[m].orders()
@@ -183,12 +183,12 @@ class _Described:
         out = []
         for i, cls in enumerate(space.classes):
             alternatives = []
-            for l, (_, other) in enumerate(mesh.layouts):
+            for layout, (_, other) in enumerate(mesh.layouts):
                 if other[i] == choice[i] or any(
                         a != b for j, (a, b) in enumerate(zip(other, choice))
                         if j != i):
                     continue
-                f = self.figures(c.mesh, l, c.order, c.levers)
+                f = self.figures(c.mesh, layout, c.order, c.levers)
                 if f is not None:
                     alternatives.append({
                         "axes": list(cls.options[other[i]]),
@@ -219,9 +219,9 @@ def _start(d: _Described, space: Space, c: Candidate) -> dict | None:
     mesh = space.meshes[c.mesh]
     if mesh.start is None:
         return None
-    l = next(i for i, (_, choice) in enumerate(mesh.layouts)
+    layout = next(i for i, (_, choice) in enumerate(mesh.layouts)
              if choice == mesh.start)
-    return d.figures(c.mesh, l, c.order, c.levers)
+    return d.figures(c.mesh, layout, c.order, c.levers)
 
 
 def result(settings: Settings, space: Space, profiler: Any, verifier: Any,
@@ -263,9 +263,9 @@ def result(settings: Settings, space: Space, profiler: Any, verifier: Any,
         "profiled": len(profiler.log),
         "pruned": len(profiler.pruned),
         "unprofiled": [{"mesh": space.meshes[m].option.label,
-                        "layout": space.meshes[m].layouts[l][0],
+                        "layout": space.meshes[m].layouts[layout][0],
                         "remat": r}
-                       for m, l, r in profiler.unprofiled],
+                       for m, layout, r in profiler.unprofiled],
         "space_size": _space_size(space),
         "method": "exhaustive" if mesh.space.size() <= EXHAUSTIVE else
         "families",

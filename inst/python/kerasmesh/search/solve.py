@@ -82,7 +82,7 @@ def candidates(settings: Settings, space: Space, predictor,
     """Every configuration the profile predicts, the best first."""
     first = settings.levers.remats[0]
     out = []
-    for (m, l), p in sorted(profiles.items()):
+    for (m, layout), p in sorted(profiles.items()):
         if p.failed or not predictor.has(p, first):
             continue
         mesh = space.meshes[m]
@@ -95,7 +95,7 @@ def candidates(settings: Settings, space: Space, predictor,
                 fits = settings.fits(memory)
                 for order, nodes in orders.items():
                     out.append(Prediction(
-                        Candidate(m, l, order, lv), memory,
+                        Candidate(m, layout, order, lv), memory,
                         predictor.value(p, nodes, lv), fits))
     return sorted(out, key=lambda c: c.key)
 

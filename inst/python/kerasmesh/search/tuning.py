@@ -1,7 +1,8 @@
 """Every tuning constant of the search, with the reason for its value.
 
 `pipeline.py` states the algorithm these serve; nothing else in
-`search/` holds a number that changes what the search does.
+`search/` holds a number that changes which configuration the search
+finds (the cache's size, `cache.py`, changes only how fast).
 """
 
 # A layout space of at most this many layouts (per mesh) is profiled

@@ -10,7 +10,6 @@ runs out first, the best prediction stands, unverified.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -213,11 +212,11 @@ class Verifier:
                 i="Call `layout_cost()` on the start layout to see XLA's "
                   "error.")
         out = []
-        for m, l in self.profiler.pruned:
+        for m, layout in self.profiler.pruned:
             mesh = self.space.meshes[m]
             base = s.levers.base(mesh.option.shape[0])
-            out.append((Candidate(m, l, None, base),
-                        mesh.floor(mesh.layouts[l][1]),
+            out.append((Candidate(m, layout, None, base),
+                        mesh.floor(mesh.layouts[layout][1]),
                         "that weights and optimizer state alone need "
                         "(nothing was compiled)"))
         return out
