@@ -1,6 +1,6 @@
-# The picture of a search_layout() result: every layout costed, memory
-# against traffic, with the budget and the found, start and data-parallel
-# layouts marked. Drawn with the toolkit in utils-plot.R.
+# The picture of a search_layout() result: every configuration predicted,
+# memory against traffic, with the budget and the found, start and
+# data-parallel layouts marked. Drawn with the toolkit in utils-plot.R.
 
 #' @rdname search_layout
 #' @param x A `kerasmesh_layout_search`.
@@ -14,9 +14,9 @@ plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
   xs <- search_scale(c(x$candidates$memory, points$memory, budget) / gb)
   ys <- search_scale(c(x$candidates$traffic, points$traffic) / gb)
   plot_page(
-    main %||% "Layouts costed",
+    main %||% "Configurations predicted",
     sprintf("%s (%s); budget %s per device",
-            count_text(nrow(x$candidates), "layout"), x$method,
+            count_text(nrow(x$candidates), "configuration"), x$method,
             if (is.null(budget)) "none" else bytes_text(budget))
   )
   grid::pushViewport(grid::plotViewport(c(3.5, 4, 0.5, 0.5)))
@@ -26,7 +26,7 @@ plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
   grid::grid.yaxis(gp = grid::gpar(fontsize = 8))
   grid::grid.text("memory per device (GB)", y = grid::unit(-2.5, "lines"),
                   gp = grid::gpar(fontsize = 9))
-  grid::grid.text("traffic per device per step (GB)", rot = 90,
+  grid::grid.text("traffic per device per global batch (GB)", rot = 90,
                   x = grid::unit(-3, "lines"), gp = grid::gpar(fontsize = 9))
   if (!is.null(budget)) {
     grid::grid.lines(grid::unit(rep(budget / gb, 2), "native"),
