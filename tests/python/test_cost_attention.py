@@ -130,3 +130,16 @@ def test_layers_that_choose_by_the_device_choose_as_on_a_gpu_in_scope():
     assert not any("_use_fused_attention_op" in vars(layer)
                    for layer in layers)
     assert not any(fused(layers))
+
+
+def test_heads_cudnn_refuses_take_xlas_attention_as_keras_does_on_gpus():
+    from keras.src.backend.jax import nn as keras_nn
+
+    for size, fused in ((64, 1), (256, 0)):
+        q, k, v = (x.astype(jnp.bfloat16) for x in qkv(size=size))
+        with attention.fused_scope(attention.CUDNN) as record:
+            out = jax.eval_shape(
+                lambda q, k, v: keras_nn.dot_product_attention(q, k, v),
+                q, k, v)
+        assert out.shape == q.shape
+        assert record.calls == fused

@@ -11,8 +11,10 @@ the trace only, and puts Keras's functions back however the trace ends):
   cuDNN's attention only after asking a live GPU its compute capability,
   so the trace calls it as Keras would on one (`jax.nn.
   dot_product_attention(implementation="cudnn")`, for what cuDNN takes:
-  half precision, four dimensions, no soft cap). The compiled step holds
-  cuDNN's fused attention, as on the GPU;
+  half precision, four dimensions, no soft cap, and heads JAX's cuDNN
+  call accepts; for the others, as Keras does on a GPU, XLA's own
+  attention). The compiled step holds cuDNN's fused attention, as on the
+  GPU;
 * `BLOCKS`, for XLA's CPU compiler, which has no fused attention and would
   keep every score whole in float32 (for a Llama-3-70B block at 4096
   tokens, 4 GiB per sequence and copy), and for a GPU compile whose
@@ -184,9 +186,14 @@ def fused_scope(mode: str, model: Any = None) -> Iterator[Fused]:
                               flash_attention: Any = None,
                               attn_logits_soft_cap: Any = None) -> Any:
         if mode == CUDNN and _fusable(query, key, attn_logits_soft_cap):
-            record.calls += 1
-            return cudnn_attention(query, key, value, bias, mask, scale,
-                                   is_causal)
+            try:
+                out = cudnn_attention(query, key, value, bias, mask, scale,
+                                      is_causal)
+            except (NotImplementedError, ValueError):
+                pass  # cuDNN refuses it (a head over 128): XLA's, as Keras
+            else:
+                record.calls += 1
+                return out
         if mode == BLOCKS and _blockable(query, key, bias,
                                          attn_logits_soft_cap):
             record.calls += 1
