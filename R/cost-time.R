@@ -208,6 +208,10 @@ format_cost_time <- function(time, topology, compiled_for = NULL) {
   )
   seconds <- c(scale * parts[c("matmul", "attention", "memory")],
                if (time$recompute > 0) time$recompute, comm$exposed)
+  # A step without attention (an MLP) shows no line for it.
+  shown <- !(labels == "attention" & seconds == 0)
+  labels <- labels[shown]
+  seconds <- seconds[shown]
   hidden <- comm$hidden > 0
   c(
     sprintf("Time per global batch: %s%s", format_seconds(time$total), on),
