@@ -46,7 +46,9 @@ clear_search_cache <- function(dir = search_cache_dir()) {
   check_string(dir)
   removed <- as.integer(shim_call("cache.clear_search_cache",
                                   directory = path.expand(dir)))
-  cli::cli_inform(c(v = "Removed {removed} cache entr{?y/ies} from {.path {dir}}."),
-                  class = "kerasmesh_message_search_cache")
+  cli::cli_inform(
+    c(v = "Removed {removed} cache entr{?y/ies} from {.path {dir}}."),
+    class = "kerasmesh_message_search_cache"
+  )
   invisible(removed)
 }

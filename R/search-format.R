@@ -27,7 +27,9 @@ format.kerasmesh_layout_search <- function(x, ...) {
                                      bytes_text(f$traffic))
   }
   timed <- function(f) {
-    if (is.null(f$time)) figure(f) else {
+    if (is.null(f$time)) {
+      figure(f)
+    } else {
       paste0(figure(f), ", ", format_seconds(f$time))
     }
   }
@@ -157,8 +159,9 @@ search_lever_names <- c(mesh = "mesh", device_order = "device order",
 
 # A row of the candidates table in words: mesh, order, layout, levers.
 search_lever_text <- function(r) {
-  order <- if (is.na(r$device_order)) "" else {
-    sprintf(" (%s fastest)", r$device_order)
+  order <- ""
+  if (!is.na(r$device_order)) {
+    order <- sprintf(" (%s fastest)", r$device_order)
   }
   sprintf("%s%s, %s, remat %s, %d micro-batch%s", r$mesh, order, r$layout,
           r$remat, r$accumulation_steps,

@@ -90,8 +90,9 @@
 #' bounds the search; it never changes the answer, only cuts it short:
 #' when the profile runs out of its share of `timeout` (the rest is kept
 #' for the full-depth compile), the result lists what it left out
-#' (`unprofiled`) and says that it is partial; when the time runs out before the full-depth compile, the
-#' best prediction is returned with `verified` `FALSE` and no `cost`. An
+#' (`unprofiled`) and says that it is partial; when the time runs out
+#' before the full-depth compile, the best prediction is returned with
+#' `verified` `FALSE` and no `cost`. An
 #' interrupt (Ctrl-C) stops it and leaves the session usable.
 #'
 #' @inheritParams layout_cost

@@ -405,8 +405,9 @@ check_topology <- function(x, call = rlang::caller_env()) {
     "inter_node_bandwidth", "all_reduce_bandwidth", "intra_node_latency",
     "inter_node_latency", "memory_bandwidth", "name"
   )]
-  values <- lapply(values, function(v) if (is.null(v) || is.na(v)) NULL
-                   else v)
+  values <- lapply(values, function(v) {
+    if (is.null(v) || is.na(v)) NULL else v
+  })
   efficiency <- x$efficiency
   values$efficiency <- unname(efficiency[["matmul"]])
   values$attention_efficiency <- unname(efficiency[["attention"]])

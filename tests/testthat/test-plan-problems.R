@@ -21,7 +21,8 @@ for (family in names(hub_families)) {
     err <- suppressWarnings(
       expect_error(check_layout(plan),
                    class = "kerasmesh_error_layout_divisibility"),
-      classes = "kerasmesh_warning_replicated"
+      classes = c("kerasmesh_warning_replicated",
+                  "kerasmesh_warning_block_outputs")
     )
     expect_match(conditionMessage(err), "can't split 6 variables evenly")
     expect_match(conditionMessage(err), "layout_fix")
@@ -38,13 +39,23 @@ for (family in names(hub_families)) {
   })
 
   test_that(paste(family, "backbone: its own layout map works when the",
-                  "heads divide"), {
+                  "heads divide, with the blocks' output rule as its fix"), {
     skip_if_no_keras_hub()
-    plan <- check_layout(hub_builder(family, kv_heads = 4L),
-                         hub_layout_map(family),
-                         replicated_share = 1)
+    build <- hub_builder(family, kv_heads = 4L)
+    # keras-hub splits weights over the batch axis and another, and lays
+    # no block's output out: XLA may all-reduce activations in every block.
+    expect_warning(
+      plan <- check_layout(build, hub_layout_map(family),
+                           replicated_share = 1),
+      class = "kerasmesh_warning_block_outputs"
+    )
     expect_s3_class(plan, "kerasmesh_layout_plan")
-    expect_length(layout_fix(plan), 0)
+    code <- layout_fix(plan)
+    expect_length(code, 1)
+    expect_true(endsWith(code, "/output\"]] <- c(\"batch\", NA, NA)"))
+    lm <- as_layout_map(hub_layout_map(family))
+    eval(parse(text = code))
+    expect_no_warning(check_layout(build, lm, replicated_share = 1))
   })
 }
 
@@ -56,8 +67,11 @@ test_that("check_layout() accepts a plan and Keras's ModelParallel", {
     layout_map = hub_layout_map("gemma"), batch_dim_name = "batch")
   plan <- layout_plan(build, dist, batch_size = 8)
   expect_identical(summary(plan)$batch_dim_name, "batch")
-  expect_identical(check_layout(plan), plan)
-  expect_invisible(check_layout(plan))
+  quietly <- function(x) {
+    suppressWarnings(x, classes = "kerasmesh_warning_block_outputs")
+  }
+  expect_identical(quietly(check_layout(plan)), plan)
+  expect_invisible(quietly(check_layout(plan)))
   expect_error(layout_plan(build, keras$layers$Dense(2L)),
                class = "kerasmesh_error_layout_map")
 })
@@ -66,8 +80,11 @@ test_that("a big unmatched variable warns, named, with a rule that splits it", {
   skip_if_no_keras_hub()
   build <- hub_builder("llama", kv_heads = 4L)
   keras_lm <- hub_layout_map("llama")
-  w <- expect_warning(check_layout(build, keras_lm),
-                      class = "kerasmesh_warning_replicated")
+  quietly <- function(x) {
+    suppressWarnings(x, classes = "kerasmesh_warning_block_outputs")
+  }
+  w <- quietly(expect_warning(check_layout(build, keras_lm),
+                              class = "kerasmesh_warning_replicated"))
   expect_match(conditionMessage(w), "token_embedding/reverse_embeddings",
                fixed = TRUE)
   plan <- layout_plan(build, keras_lm)
@@ -76,9 +93,10 @@ test_that("a big unmatched variable warns, named, with a rule that splits it", {
   expect_no_warning(fixed <- check_layout(build, lm))
   expect_lt(summary(fixed)$device_weights, summary(plan)$device_weights)
   # The share is an argument and an option.
-  expect_no_warning(check_layout(build, keras_lm, replicated_share = 0.9))
+  expect_no_warning(quietly(check_layout(build, keras_lm,
+                                         replicated_share = 0.9)))
   withr::local_options(kerasmesh.replicated_share = 0.9)
-  expect_no_warning(check_layout(build, keras_lm))
+  expect_no_warning(quietly(check_layout(build, keras_lm)))
   expect_error(layout_plan(build, keras_lm, replicated_share = 2),
                class = "kerasmesh_error_argument")
 })
@@ -197,14 +215,19 @@ test_that("check_layout() of a plan raises its errors with each kind's class", {
 test_that("a transformer's divisibility errors are one condition with a fix", {
   plan <- fixture_plan("plan-gemma-one-kv-head")
   groups <- attr(plan, "groups")
-  expect_identical(groups$kind, "layout_divisibility")
-  expect_identical(groups$count, 6L)
-  expect_identical(groups$listing[[1]],
+  # The error, and the warning that keras-hub's map lays no block output.
+  expect_identical(groups$kind, c("layout_divisibility", "block_outputs"))
+  error <- groups[groups$kind == "layout_divisibility", ]
+  expect_identical(error$count, 6L)
+  expect_identical(error$listing[[1]],
                    "decoder_block_{0..2}/attention/{key,value}/kernel")
-  expect_identical(groups$size, 1)
-  expect_identical(groups$axis_size, 4L)
-  err <- expect_error(check_layout(plan),
-                      class = "kerasmesh_error_layout_divisibility")
+  expect_identical(error$size, 1)
+  expect_identical(error$axis_size, 4L)
+  err <- suppressWarnings(
+    expect_error(check_layout(plan),
+                 class = "kerasmesh_error_layout_divisibility"),
+    classes = "kerasmesh_warning_block_outputs"
+  )
   expect_match(conditionMessage(err), "can't split 6 variables evenly")
   expect_match(conditionMessage(err), "layout_fix")
   expect_snapshot(error = TRUE, check_layout(plan))
@@ -212,8 +235,10 @@ test_that("a transformer's divisibility errors are one condition with a fix", {
 
 test_that("a replicated variable warns and the plan comes back invisibly", {
   plan <- fixture_plan("plan-llama-replicated")
-  w <- expect_warning(check_layout(plan),
-                      class = "kerasmesh_warning_replicated")
+  w <- suppressWarnings(
+    expect_warning(check_layout(plan), class = "kerasmesh_warning_replicated"),
+    classes = "kerasmesh_warning_block_outputs"
+  )
   expect_match(conditionMessage(w), "token_embedding/reverse_embeddings",
                fixed = TRUE)
   expect_identical(suppressWarnings(check_layout(plan)), plan)
@@ -233,7 +258,8 @@ test_that("layout_fix() writes the planner's fixes as R code", {
   expect_match(gemma[1], "<- NULL$")
   expect_identical(
     unclass(layout_fix(fixture_plan("plan-llama-replicated"), name = "rules")),
-    'rules[["token_embedding/reverse_embeddings"]] <- c("batch", "model")'
+    c('rules[["token_embedding/reverse_embeddings"]] <- c("batch", "model")',
+      'rules[["transformer_layer_\\\\d+/output"]] <- c("batch", NA, NA)')
   )
   # Long lines wrap after the assignment.
   expect_true(all(nchar(gemma) <= 80))

@@ -30,8 +30,9 @@ test_that("a summary counts each plan's errors and warnings", {
     c(s$errors, s$warnings)
   }
   expect_identical(counts("plan-errors"), c(2L, 1L))
-  expect_identical(counts("plan-gemma-one-kv-head"), c(6L, 0L))
-  expect_identical(counts("plan-llama-replicated"), c(0L, 1L))
+  # keras-hub's maps also lack the blocks' output rule: one warning more.
+  expect_identical(counts("plan-gemma-one-kv-head"), c(6L, 1L))
+  expect_identical(counts("plan-llama-replicated"), c(0L, 2L))
   expect_identical(counts("plan-no-parameters"), c(0L, 2L))
 })
 

@@ -19,7 +19,8 @@ test_that("a search prints its costs beside data parallel's", {
   skip_if_no_keras()
   found <- within_seconds(small_search(memory = "1MB"), 120)
   text <- format(found)
-  expect_match(text[1], "configurations predicted of 7 layouts \\(exhaustive\\)")
+  expect_match(text[1],
+               "configurations predicted of 7 layouts \\(exhaustive\\)")
   expect_true(any(grepl("^  found .*verified by XLA", text)))
   expect_true(any(grepl("^  data parallel ", text)))
   expect_true(any(grepl("budget 1 MB", text)))
