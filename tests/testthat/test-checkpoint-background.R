@@ -47,6 +47,175 @@ test_that("a background save returns at once and checkpoint_wait() ends it", {
   expect_identical(max_abs_diff(at_save, variable_values(fresh)), 0)
 })
 
+# In `rs` (a keras_session()): a small model saved as `step` of `dir` in
+# the background; the call returns as soon as the arrays are copied.
+start_background_save <- function(rs, dir, step) {
+  rs$run(function(dir, step) {
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
+    ), name = "small")
+    invisible(save_checkpoint(model, dir, step = step, background = TRUE))
+  }, list(dir = dir, step = step))
+}
+
+# Whether `dir`'s step `step` is sealed and the directory's lock free,
+# while the session that saved it still runs what it was given: this
+# process saves step `step + 1` into `dir` with a `timeout` of 30 s,
+# which waits for the lock.
+sealed_while_busy <- function(rs, dir, step) {
+  model <- build_mlp()
+  saved <- tryCatch(save_checkpoint(model, dir, step = step + 1,
+                                    timeout = 30),
+                    error = identity)
+  info <- tryCatch(checkpoint_info(dir)$steps, error = function(e) list())
+  list(busy = identical(rs$get_state(), "busy"),
+       saved = !inherits(saved, "error"),
+       steps = info$step, complete = info$complete)
+}
+
+test_that("a background save ends while R runs R code, and frees the lock", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  stop_file <- file.path(withr::local_tempdir(), "stop")
+  rs <- keras_session()
+  start_background_save(rs, dir, 5)
+  # R code alone from here on: no call into Python until `stop` exists.
+  rs$call(function(stop) {
+    started <- Sys.time()
+    x <- 0
+    while (!file.exists(stop) &&
+           difftime(Sys.time(), started, units = "secs") < 120) {
+      x <- x + 1
+    }
+    file.exists(stop)
+  }, list(stop = stop_file))
+  found <- sealed_while_busy(rs, dir, 5)
+  file.create(stop_file)
+  rs$poll_process(60000)
+  expect_true(rs$read()$result)
+  expect_identical(found, list(busy = TRUE, saved = TRUE, steps = 5:6,
+                               complete = c(TRUE, TRUE)))
+})
+
+test_that("a background save ends while R sleeps, and Ctrl-C still works", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  rs <- keras_session()
+  start_background_save(rs, dir, 5)
+  rs$call(function() {
+    tryCatch(Sys.sleep(120), interrupt = function(e) "interrupted")
+  })
+  found <- sealed_while_busy(rs, dir, 5)
+  rs$interrupt()
+  rs$poll_process(60000)
+  expect_identical(rs$read()$result, "interrupted")
+  expect_identical(found, list(busy = TRUE, saved = TRUE, steps = 5:6,
+                               complete = c(TRUE, TRUE)))
+})
+
+test_that("a background save ends while R's console waits for input", {
+  skip_if_no_keras()
+  skip_if_no_workers()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  # An interactive R whose console reads from a pipe: after the save it
+  # waits at its prompt, as a user's R does.
+  r <- processx::process$new(
+    file.path(R.home("bin"), "R"), c("--interactive", "--vanilla", "-q"),
+    stdin = "|", stdout = "|", stderr = "2>&1",
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = ":"))
+  )
+  withr::defer(r$kill())
+  r$write_input(paste0(
+    "library(kerasmesh); simulate_devices(8); ",
+    "keras <- reticulate::import('keras'); ",
+    "m <- keras$Sequential(list(keras$Input(shape = list(4L)), ",
+    "keras$layers$Dense(2L, name = 'dense')), name = 'small'); ",
+    "invisible(save_checkpoint(m, ", deparse(dir), ", step = 5, ",
+    "background = TRUE)); cat('saved', '\\n')\n"
+  ))
+  out <- character()
+  for (i in 1:600) {
+    r$poll_io(100)
+    out <- c(out, r$read_output_lines())
+    if (any(grepl("^saved", out)) || !r$is_alive()) break
+  }
+  expect_true(any(grepl("^saved", out)))
+  found <- sealed_while_busy(list(get_state = function() {
+    if (r$is_alive()) "busy" else "finished"
+  }), dir, 5)
+  r$write_input("q('no')\n")
+  r$wait(30000)
+  expect_identical(found, list(busy = TRUE, saved = TRUE, steps = 5:6,
+                               complete = c(TRUE, TRUE)))
+})
+
+test_that("Ctrl-C interrupts R and checkpoint_wait() while a save is pending", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  rs <- keras_session()
+  # A save held pending (its write waits for a gate), so that R's event
+  # loop lends Python's lock all along (reticulate before 1.39).
+  rs$run(function(dir) {
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
+    ), name = "small")
+    save_checkpoint(model, dir, step = 1)
+    reticulate::py_run_string(paste(
+      "import sys, threading",
+      "store = sys.modules['kerasmesh.checkpoint.store']",
+      "_real, _gate = store.finish_write, threading.Event()",
+      "def _held(response):",
+      "    _gate.wait(600)",
+      "    _real(response)",
+      "store.finish_write = _held",
+      sep = "\n"
+    ))
+    invisible(save_checkpoint(model, dir, step = 2, background = TRUE))
+  }, list(dir = dir))
+  # `fn` (a function callr runs with no environment of its own) is
+  # interrupted while it runs.
+  interrupted <- function(fn) {
+    rs$call(fn)
+    Sys.sleep(stats::runif(1, 0.2, 0.6))
+    rs$interrupt()
+    rs$poll_process(60000)
+    out <- rs$read()
+    if (is.null(out$error)) out$result else conditionMessage(out$error)
+  }
+  results <- character()
+  for (i in 1:4) {
+    results <- c(
+      results,
+      interrupted(function() {
+        tryCatch({
+          x <- 0
+          repeat x <- x + 1
+        }, interrupt = function(e) "interrupted")
+      }),
+      interrupted(function() {
+        tryCatch(Sys.sleep(60), interrupt = function(e) "interrupted")
+      }),
+      # reticulate 1.28's SIGINT handler calls R: R could take the
+      # interrupt there, and the wait came back as a Python error.
+      interrupted(function() {
+        tryCatch(checkpoint_wait(), interrupt = function(e) "interrupted",
+                 error = function(e) class(e)[[1]])
+      })
+    )
+  }
+  expect_identical(unique(results), "interrupted")
+  rs$run(function() {
+    reticulate::py_run_string("_gate.set(); store.finish_write = _real")
+  })
+  expect_identical(rs$run(function() checkpoint_wait()$step), 2L)
+})
+
 test_that("a failed background save is a classed error at checkpoint_wait()", {
   skip_if_no_keras()
   dir <- withr::local_tempdir("checkpoint")
@@ -147,9 +316,9 @@ test_that("a background save killed at any point leaves a complete step", {
     kill_save_at(point, fixtures)
     save_checkpoint(other_model(keras), dir, step = 3, overwrite = TRUE,
                     keep = 1, background = TRUE)
-    # Training goes on in Python (R code alone would pause the save: R
-    # holds Python's lock while it runs), and is killed before it ends.
-    reticulate::py_run_string("import time; time.sleep(60)")
+    # R goes on (the save runs meanwhile, on every reticulate), and is
+    # killed before the sleep ends.
+    Sys.sleep(60)
   }
   survivors <- c(copying = "old", copied = "old", written = "old",
                  hashed = "old", sealed = "old", retired = "new",

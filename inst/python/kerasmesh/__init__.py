@@ -29,6 +29,7 @@ import importlib
 from typing import Any
 
 from .core.errors import KerasmeshError, envelope
+from .core.interrupts import shim_interrupts
 
 _PLAIN_LEAVES = (type(None), bool, int, float, str)
 _FLAT_LEAVES = (type(None), bool, float, str)
@@ -88,8 +89,10 @@ def plain(value: Any, where: str = "value") -> Any:
 
 def call(name: str, /, **kwargs) -> dict:
     """Call "module.function" for plain values (see `plain()`), its
-    arguments by keyword."""
-    return envelope(lambda: plain(_function(name)(**kwargs)), (), {})
+    arguments by keyword. Ctrl-C meanwhile is R's interrupt
+    (`core.interrupts`)."""
+    with shim_interrupts():
+        return envelope(lambda: plain(_function(name)(**kwargs)), (), {})
 
 
 def call_object(name: str, /, **kwargs) -> tuple:
@@ -100,7 +103,8 @@ def call_object(name: str, /, **kwargs) -> tuple:
         (the envelope without its value, the value or None), so that R
         converts the first and never the second.
     """
-    out = envelope(lambda: _function(name)(**kwargs), (), {})
+    with shim_interrupts():
+        out = envelope(lambda: _function(name)(**kwargs), (), {})
     return out, out.pop("value", None)
 
 
