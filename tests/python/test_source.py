@@ -167,7 +167,8 @@ def test_files_and_functions_past_the_size_for_review_are_listed():
         [f"R/{x}" for x in long_files(R_DIR, MAX_R_FILE_LINES, r_files)]
     for item in past:
         warnings.warn(SizeReview(
-            f"{item}, past the size for review: does it hold two topics?"))
+            f"{item}, past the size for review: does it hold two topics?"),
+            stacklevel=1)
 
 
 def test_the_shim_defines_nothing_only_tests_use():
