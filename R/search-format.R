@@ -23,14 +23,16 @@ search_code <- function(rules) {
 #' @export
 format.kerasmesh_layout_search <- function(x, ...) {
   figure <- function(f) {
-    if (is.null(f)) "-" else sprintf("%s, %s", bytes_text(f$memory),
-                                     bytes_text(f$traffic))
+    if (is.null(f$memory) || is.null(f$traffic)) {
+      return("-") # no figure: the search found nothing by then
+    }
+    sprintf("%s, %s", bytes_text(f$memory), bytes_text(f$traffic))
   }
   found <- search_found(x)
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
     sprintf("<kerasmesh_layout_search> %s, %d costed of %s layouts (%s)",
-            x$objective, nrow(x$candidates), format_whole(x$space_size),
+            x$objective, nrow(x$candidates), format_count(x$space_size),
             x$method),
     sprintf("Found in %.1f s, %d compiles; memory budget %s per device.",
             x$seconds, as.integer(x$compiles), budget),

@@ -294,3 +294,42 @@ test_that("a topology search's bad input is a classed error", {
   expect_error(within_seconds(topology_search(memory = "1kB"), 120),
                class = "kerasmesh_error_search_no_fit")
 })
+
+test_that("blocks past any model and a batch axis no topology mesh has", {
+  topo <- device_topology("h100-sxm-80gb")
+  build <- function(blocks) NULL
+  # Refused before Python starts, as a classed error naming the argument.
+  expect_snapshot(error = TRUE, {
+    search_layout(build, topo, 16, blocks = 1e9, timeout = 25)
+    search_layout(build, topo, 16, batch_dim_name = "model")
+    search_layout(build, topo, 16, batch_dim_name = c("data", "model"))
+  })
+  expect_error(search_layout(build, topo, 16, blocks = 65537),
+               class = "kerasmesh_error_argument")
+  expect_error(search_layout(build, topo, 16, batch_dim_name = "model"),
+               class = "kerasmesh_error_batch_dim_name")
+})
+
+test_that("a search over more layouts than a double counts returns its best", {
+  skip_if_no_keras()
+  keras <- keras()
+  # 320 layers of unique names (no block numbers to group them by): each
+  # its own class, 21 placements each, 21^320 layouts in all.
+  many <- function() {
+    names <- vapply(seq_len(320), function(i) {
+      paste0("l", paste(letters[as.integer(strsplit(as.character(i), "")[[1]]) +
+                                  1], collapse = ""))
+    }, "")
+    layers <- c(list(keras$Input(shape = list(8L))),
+                lapply(names, function(n) keras$layers$Dense(8L, name = n)))
+    keras$Sequential(layers, name = "many")
+  }
+  found <- within_seconds(search_layout(
+    many, device_mesh(c(data = 2, model = 4)), batch_size = 16,
+    loss = "mse", timeout = 20
+  ), 120)
+  expect_s3_class(found, "kerasmesh_layout_search")
+  expect_identical(found$space_size, Inf)
+  expect_match(format(found)[1], "of more than 1.8e+308 layouts",
+               fixed = TRUE)
+})

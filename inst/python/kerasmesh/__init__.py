@@ -51,14 +51,20 @@ def plain(value: Any, where: str = "value") -> Any:
     every version: no NumPy or pandas object anywhere inside, and no
     integer R's integers can't hold (reticulate 1.28 wraps those around,
     so 15,332,469,805,107 arrived as -563,441,613): those become floats,
-    in a copy of the containers that hold them. A value that needs no
-    change is returned as it is.
+    in a copy of the containers that hold them, and those past a float's
+    range become infinite. A value that needs no change is returned as it
+    is.
 
     Raises:
         TypeError: naming where the offending value is.
     """
     if isinstance(value, int) and not isinstance(value, bool):
-        return value if abs(value) <= _R_INTEGER_MAX else float(value)
+        if abs(value) <= _R_INTEGER_MAX:
+            return value
+        try:
+            return float(value)
+        except OverflowError:  # past 1.8e308 (a search space's count)
+            return float("inf") if value > 0 else float("-inf")
     if isinstance(value, _PLAIN_LEAVES):
         return value
     if isinstance(value, dict):
