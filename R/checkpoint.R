@@ -286,12 +286,6 @@ restore_checkpoint <- function(model, dir, step = NULL, weights_only = FALSE,
 
 # Private helpers ------------------------------------------------------------
 
-check_timeout <- function(x, arg = rlang::caller_arg(x),
-                          call = rlang::caller_env()) {
-  check_number(x, "a positive number of seconds", min = 0,
-               exclusive_min = TRUE, arg = arg, call = call)
-}
-
 # When R exits, a pending background save is finished (Python's own exit
 # may never run inside R): a finalizer registered once, on the first
 # background save.

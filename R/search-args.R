@@ -90,6 +90,33 @@ check_search_memory <- function(x, call = rlang::caller_env()) {
   if (is.infinite(memory)) NULL else as.numeric(memory)
 }
 
+# `bandwidth` and `flop_rate` make the time of a search on a mesh: given
+# with another objective, or on a topology (whose links and compute give
+# the time), they would be ignored.
+check_search_time_figures <- function(bandwidth, flop_rate, objective,
+                                      topology, call = rlang::caller_env()) {
+  given <- c(bandwidth = !is.null(bandwidth), flop_rate = !is.null(flop_rate))
+  if (!any(given) || (identical(objective, "time") && is.null(topology))) {
+    return(invisible())
+  }
+  args <- names(given)[given] # nolint: object_usage_linter. cli reads it.
+  kerasmesh_abort(
+    c("{.arg {args}} must be given only for {.code objective = \"time\"}
+       on a mesh.",
+      x = if (is.null(topology)) {
+        "The objective is {.val {objective}}: no time is modeled."
+      } else {
+        "On a topology, its links and compute give the time."
+      },
+      i = if (is.null(topology)) {
+        "Leave {.arg {args}} out, or pass {.code objective = \"time\"}."
+      } else {
+        "Leave {.arg {args}} out."
+      }),
+    kind = kinds$argument, call = call
+  )
+}
+
 check_bandwidth <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)

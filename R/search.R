@@ -237,6 +237,8 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   bandwidth <- check_bandwidth(bandwidth, call = call)
   flop_rate <- check_number(flop_rate, "a positive number of FLOPs per second",
                             min = 0, exclusive_min = TRUE, allow_null = TRUE)
+  check_search_time_figures(bandwidth, flop_rate, objective, where$topology,
+                            call = call)
   batch_dim_name <- check_search_batch_dim(batch_dim_name, where$topology,
                                            call = call)
   check_flag(verbose)

@@ -333,3 +333,18 @@ test_that("a search over more layouts than a double counts returns its best", {
   expect_match(format(found)[1], "of more than 1.8e+308 layouts",
                fixed = TRUE)
 })
+
+test_that("bandwidth and flop_rate are refused where the time ignores them", {
+  mesh_topo <- device_topology("h100-sxm-80gb")
+  build <- function() NULL
+  expect_snapshot(error = TRUE, {
+    search_layout(build, mesh_topo, 16, bandwidth = c(data = 1e9))
+    search_layout(build, mesh_topo, 16, objective = "traffic",
+                  flop_rate = 1e12, bandwidth = c(data = 1e9, model = 1e9))
+  })
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  expect_snapshot(error = TRUE, {
+    search_layout(build, mesh, 16, bandwidth = c(data = 1e9, model = 1e9))
+  })
+})
