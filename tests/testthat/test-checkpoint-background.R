@@ -271,6 +271,40 @@ test_that("a directory moved during a background save fails it, classed", {
   expect_identical(live_threads(), "")
 })
 
+test_that("a directory removed while Orbax writes fails quietly, classed", {
+  skip_if_no_keras()
+  skip_if_not_installed("callr")
+  dir <- withr::local_tempdir("checkpoint")
+  err <- withr::local_tempfile()
+  # In a fresh R, whose console is this file: the directory goes while
+  # Orbax's threads write, and each of them fails and logs a traceback.
+  result <- callr::r(function(dir) {
+    library(kerasmesh)
+    simulate_devices(8)
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(512L)), keras$layers$Dense(1024L, name = "d")
+    ), name = "m")
+    save_checkpoint(model, dir, step = 1)
+    reticulate::py_run_string(paste(
+      "import shutil, sys",
+      "store = sys.modules['kerasmesh.checkpoint.store']",
+      "_real = store.begin_write",
+      "def _removed(staging, tree, meta):",
+      "    response = _real(staging, tree, meta)",
+      sprintf("    shutil.rmtree(%s, ignore_errors=True)", deparse(dir)),
+      "    return response",
+      "store.begin_write = _removed",
+      sep = "\n"
+    ))
+    save_checkpoint(model, dir, step = 2, background = TRUE)
+    tryCatch(checkpoint_wait(), error = function(e) class(e)[[1]])
+  }, args = list(dir = dir), stderr = err, timeout = 120)
+  expect_identical(result, "kerasmesh_error_checkpoint_directory")
+  console <- readLines(err, warn = FALSE)
+  expect_false(any(grepl("Traceback|raised an exception", console)))
+})
+
 test_that("the callback saves in the background and fit() waits at its end", {
   skip_if_no_keras()
   dir <- withr::local_tempdir("checkpoint")
