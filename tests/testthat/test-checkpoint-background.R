@@ -74,15 +74,30 @@ sealed_while_busy <- function(rs, dir, step) {
        steps = info$step, complete = info$complete)
 }
 
+# What sealed_while_busy() finds when the save went on meanwhile.
+sealed <- list(busy = TRUE, saved = TRUE, steps = 5:6,
+               complete = c(TRUE, TRUE))
+
+# A fresh session saves step 5 of a new directory in the background, then
+# runs `busy(...)` (R code only); `end(rs)` ends it. Returns what
+# sealed_while_busy() found meanwhile, and what `busy` returned.
+saved_while <- function(busy, args, end) {
+  dir <- withr::local_tempdir("checkpoint")
+  rs <- keras_session()
+  start_background_save(rs, dir, 5)
+  rs$call(busy, args)
+  found <- sealed_while_busy(rs, dir, 5)
+  end(rs)
+  rs$poll_process(60000)
+  list(found = found, result = rs$read()$result)
+}
+
 test_that("a background save ends while R runs R code, and frees the lock", {
   skip_if_no_keras()
   skip_on_os("windows")
-  dir <- withr::local_tempdir("checkpoint")
   stop_file <- file.path(withr::local_tempdir(), "stop")
-  rs <- keras_session()
-  start_background_save(rs, dir, 5)
-  # R code alone from here on: no call into Python until `stop` exists.
-  rs$call(function(stop) {
+  # R code alone, until `stop` exists: no call into Python meanwhile.
+  out <- saved_while(function(stop) {
     started <- Sys.time()
     x <- 0
     while (!file.exists(stop) &&
@@ -90,30 +105,19 @@ test_that("a background save ends while R runs R code, and frees the lock", {
       x <- x + 1
     }
     file.exists(stop)
-  }, list(stop = stop_file))
-  found <- sealed_while_busy(rs, dir, 5)
-  file.create(stop_file)
-  rs$poll_process(60000)
-  expect_true(rs$read()$result)
-  expect_identical(found, list(busy = TRUE, saved = TRUE, steps = 5:6,
-                               complete = c(TRUE, TRUE)))
+  }, list(stop = stop_file), function(rs) file.create(stop_file))
+  expect_true(out$result)
+  expect_identical(out$found, sealed)
 })
 
 test_that("a background save ends while R sleeps, and Ctrl-C still works", {
   skip_if_no_keras()
   skip_on_os("windows")
-  dir <- withr::local_tempdir("checkpoint")
-  rs <- keras_session()
-  start_background_save(rs, dir, 5)
-  rs$call(function() {
+  out <- saved_while(function() {
     tryCatch(Sys.sleep(120), interrupt = function(e) "interrupted")
-  })
-  found <- sealed_while_busy(rs, dir, 5)
-  rs$interrupt()
-  rs$poll_process(60000)
-  expect_identical(rs$read()$result, "interrupted")
-  expect_identical(found, list(busy = TRUE, saved = TRUE, steps = 5:6,
-                               complete = c(TRUE, TRUE)))
+  }, list(), function(rs) rs$interrupt())
+  expect_identical(out$result, "interrupted")
+  expect_identical(out$found, sealed)
 })
 
 test_that("a background save ends while R's console waits for input", {
@@ -149,8 +153,7 @@ test_that("a background save ends while R's console waits for input", {
   }), dir, 5)
   r$write_input("q('no')\n")
   r$wait(30000)
-  expect_identical(found, list(busy = TRUE, saved = TRUE, steps = 5:6,
-                               complete = c(TRUE, TRUE)))
+  expect_identical(found, sealed)
 })
 
 test_that("Ctrl-C interrupts R and checkpoint_wait() while a save is pending", {
@@ -160,24 +163,15 @@ test_that("Ctrl-C interrupts R and checkpoint_wait() while a save is pending", {
   rs <- keras_session()
   # A save held pending (its write waits for a gate), so that R's event
   # loop lends Python's lock all along (reticulate before 1.39).
-  rs$run(function(dir) {
+  rs$run(function(dir, held) {
     keras <- reticulate::import("keras")
     model <- keras$Sequential(list(
       keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
     ), name = "small")
     save_checkpoint(model, dir, step = 1)
-    reticulate::py_run_string(paste(
-      "import sys, threading",
-      "store = sys.modules['kerasmesh.checkpoint.store']",
-      "_real, _gate = store.finish_write, threading.Event()",
-      "def _held(response):",
-      "    _gate.wait(600)",
-      "    _real(response)",
-      "store.finish_write = _held",
-      sep = "\n"
-    ))
+    reticulate::py_run_string(held)
     invisible(save_checkpoint(model, dir, step = 2, background = TRUE))
-  }, list(dir = dir))
+  }, list(dir = dir, held = held_write_code(600)))
   # `fn` (a function callr runs with no environment of its own) is
   # interrupted while it runs.
   interrupted <- function(fn) {
@@ -247,16 +241,7 @@ test_that("a directory moved during a background save fails it, classed", {
   withr::defer(unlink(moved, recursive = TRUE))
   model <- build_mlp()
   save_checkpoint(model, dir, step = 1)
-  reticulate::py_run_string(paste(
-    "import sys, threading",
-    "store = sys.modules['kerasmesh.checkpoint.store']",
-    "_real, _gate = store.finish_write, threading.Event()",
-    "def _held(response):",
-    "    _gate.wait(60)",
-    "    _real(response)",
-    "store.finish_write = _held",
-    sep = "\n"
-  ))
+  reticulate::py_run_string(held_write_code(60))
   withr::defer(reticulate::py_run_string("store.finish_write = _real"))
   save_checkpoint(model, dir, step = 2, background = TRUE)
   file.rename(dir, moved)
