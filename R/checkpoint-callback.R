@@ -79,9 +79,11 @@ callback_checkpoint <- function(dir, every = 1, unit = c("epoch", "step"),
 #' @usage NULL
 #' @export
 checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
-                                keep = NULL) {
+                                keep = NULL, background = TRUE,
+                                timeout = 3600) {
   renamed_function("checkpoint_callback", "callback_checkpoint")
-  callback_checkpoint(dir, every = every, unit = unit, keep = keep)
+  callback_checkpoint(dir, every = every, unit = unit, keep = keep,
+                      background = background, timeout = timeout)
 }
 
 #' Wait for a checkpoint saved in the background

@@ -20,9 +20,11 @@
 #' saving the same step never lose it: with `overwrite = FALSE` the second
 #' gets `kerasmesh_error_checkpoint_exists`.
 #'
-#' A step is *complete* when its marker is there and every listed file
-#' has its size and checksum; a step cut short or damaged (a file missing,
-#' truncated or changed, a malformed marker) is incomplete, and
+#' A step is *complete* when its marker is there, lists Orbax's record of
+#' the step, and every listed file has its size and checksum; a step cut
+#' short or damaged (a file missing, truncated or changed, a malformed
+#' marker, a marker over a folder Orbax did not write) is incomplete, and
+#' so is one whose intact files Orbax can't read; and
 #' `restore_checkpoint()` without `step` takes the newest complete step,
 #' with a `kerasmesh_warning_checkpoint_fallback` warning naming the newer
 #' steps it passed over. See [checkpoint_info()].
@@ -54,12 +56,14 @@
 #'
 #' @section Background saves:
 #' With `background = TRUE`, `save_checkpoint()` returns once the arrays
-#' are copied off the devices; the step is written, sealed, swapped in and
-#' pruned in a Python thread while R (and training) go on, as Keras's
-#' `OrbaxCheckpoint(save_on_background = TRUE)` and Orbax's
-#' `AsyncCheckpointer` do. The save holds the directory's lock until it
-#' ends, and every guarantee above holds: a process killed at any moment
-#' leaves the newest complete step restorable. One save runs at a time:
+#' are copied off the devices (into the host's memory); the step is
+#' written, sealed, swapped in and pruned in a Python thread while R (and
+#' training) go on, as Keras's `OrbaxCheckpoint(save_on_background =
+#' TRUE)` and Orbax's `AsyncCheckpointer` do. The save holds the
+#' directory's lock from the call until the step is in place and pruned,
+#' and no longer; every guarantee above holds: a process killed at any
+#' moment leaves the newest complete step restorable. One save runs at a
+#' time:
 #' the next save (of any directory), `restore_checkpoint()` of the same
 #' directory and [checkpoint_wait()] wait for the pending one, and raise
 #' its error (a `kerasmesh_error_checkpoint_*` error, such as
@@ -68,6 +72,29 @@
 #' or moved while its save runs fails that save
 #' (`kerasmesh_error_checkpoint_directory`) rather than sealing the step
 #' in a directory made anew.
+#'
+#' @section What goes on while R runs R code:
+#' The thread needs Python's lock (the GIL) for its Python parts, and how
+#' R shares that lock depends on reticulate's version:
+#' * reticulate 1.39 and later give the lock back whenever R returns from
+#'   Python: the save runs beside R code, [Sys.sleep()] and R's prompt.
+#' * Earlier reticulate (1.28, Debian 12's) keeps the lock in R's thread
+#'   while R runs R code. While a background save is pending, kerasmesh
+#'   lends it to the save from R's event loop: every 20 milliseconds while
+#'   R evaluates R code, and while [Sys.sleep()] waits or an interactive
+#'   console waits for input (R then checks its events every 10
+#'   milliseconds, as the tcltk package has it). R code runs a little
+#'   slower meanwhile; the lending ends with the save.
+#'
+#' On both, the step reaches the disk and the lock is released without R
+#' calling into Python, and a save into the same directory by another
+#' process waits only for the write. What no version reaches: one long
+#' call of R into C code that does not check for interrupts (a
+#' [system()] call waiting for a program, a single large matrix
+#' product); with reticulate before 1.39 the save waits for it to return.
+#' Where kerasmesh can't reach R's event loop (R on Windows, whose event
+#' loop is another), a save with reticulate before 1.39 goes on only while
+#' R is inside a Python call, and [checkpoint_wait()] finishes it.
 #'
 #' @section Multi-process saves:
 #' Every process writes its shards and hashes its files; process 0 seals
@@ -91,8 +118,17 @@
 #' ([checkpoint_wait()] waits for it). `restore_checkpoint()`'s `timeout`
 #' bounds the read the same way; the model is unchanged when it passes.
 #'
+#' A run resumed from an earlier step (with [restore_checkpoint()]) saves
+#' steps numbered below the abandoned run's newer ones, which a restore
+#' would read first and `keep` would keep in their place. So a save below
+#' a complete step kerasmesh saved is
+#' `kerasmesh_error_checkpoint_stale`, naming the newer steps; with
+#' `overwrite = TRUE` it saves its step and then deletes them (before
+#' `keep` counts), so that the newest step is this run's.
+#' [callback_checkpoint()] does so at a resumed run's first save.
+#'
 #' Only steps kerasmesh committed (with a marker, in a real directory) are
-#' ever deleted (`keep`) or replaced (`overwrite`): a folder of yours
+#' ever deleted (`keep`, `overwrite`): a folder of yours
 #' named `5/`, a step another tool wrote and a symbolic link are never
 #' removed, renamed or followed for deleting; saving over one is
 #' `kerasmesh_error_checkpoint_exists`. A symbolic link to a step is read
@@ -133,8 +169,10 @@
 #'   for the newest complete one.
 #' @param keep Keep only the newest `keep` complete steps, deleting
 #'   kerasmesh's older ones (never the step just saved); `NULL` keeps all.
-#' @param overwrite Whether to replace a step of the same number that
-#'   kerasmesh saved.
+#' @param overwrite Whether to replace kerasmesh's steps in the way: one
+#'   of the same number, and the complete ones numbered after `step` (a run
+#'   resumed from an earlier step leaves the abandoned run's; see below),
+#'   which the save deletes once its step is in place.
 #' @param background Whether to return once the arrays are copied off the
 #'   devices, writing the step in the background (see below).
 #' @param weights_only Whether to restore the model's weights alone,
@@ -153,8 +191,9 @@
 #'   moved while a background save wrote into it (the message names the
 #'   path; nothing of the step is sealed).
 #' * `kerasmesh_error_checkpoint_incomplete`, `..._checkpoint_step`: no
-#'   complete step, or the `step` asked for is missing, incomplete or
-#'   damaged (the message names the step and the file).
+#'   complete step, or the `step` asked for is missing, incomplete,
+#'   damaged or can't be read by Orbax (the message names the step and the
+#'   file, or Orbax's error).
 #' * `kerasmesh_error_checkpoint_variables`,
 #'   `kerasmesh_error_checkpoint_shape`,
 #'   `kerasmesh_error_checkpoint_dtype`: the checkpoint's variables are not
@@ -164,6 +203,10 @@
 #'   the model's layout says (the message names the variable).
 #' * `kerasmesh_error_checkpoint_exists`: the step is saved already, or
 #'   its folder is not a step kerasmesh saved.
+#' * `kerasmesh_error_checkpoint_stale`: `dir` holds complete steps
+#'   kerasmesh saved that are newer than `step` (the message names them);
+#'   nothing is written. `overwrite = TRUE` saves the step and deletes
+#'   them.
 #' * `kerasmesh_error_checkpoint_write`: the file system refused the write
 #'   (disk full, a file-size limit, permissions); nothing of the step is
 #'   left behind.
@@ -242,12 +285,6 @@ restore_checkpoint <- function(model, dir, step = NULL, weights_only = FALSE,
 }
 
 # Private helpers ------------------------------------------------------------
-
-check_timeout <- function(x, arg = rlang::caller_arg(x),
-                          call = rlang::caller_env()) {
-  check_number(x, "a positive number of seconds", min = 0,
-               exclusive_min = TRUE, arg = arg, call = call)
-}
 
 # When R exits, a pending background save is finished (Python's own exit
 # may never run inside R): a finalizer registered once, on the first

@@ -68,11 +68,15 @@ compare_layouts <- function(model, distributions, batch_size,
   started <- elapsed_seconds()
   check_supplied(c(distributions = missing(distributions) &&
                      missing(layouts)))
+  distributions_arg <- typed_arg("distributions", "layouts")
   distributions <- renamed_arg("distributions", "layouts")
+  memory_arg <- typed_arg("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
-  distributions <- check_distributions(distributions, call = call)
+  distributions <- check_distributions(
+    distributions, arg = distributions_arg, call = call
+  )
   check_plan_model(model, arg = "model", call = call)
-  memory <- check_bytes(memory)
+  memory <- check_bytes(memory, arg = memory_arg)
   batch_size <- check_whole(batch_size)
   levers <- check_cost_levers(remat, accumulation_steps, batch_size, call)
   machine <- check_topology(topology, call = call)

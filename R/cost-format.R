@@ -3,8 +3,9 @@
 #' @export
 format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
                                          device_memory = deprecated()) {
+  memory_arg <- typed_arg("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
-  memory <- check_bytes(memory)
+  memory <- check_bytes(memory, arg = memory_arg)
   m <- x$memory
   s <- x$plan
   labels <- c(weights = "weights", optimizer = "optimizer state",
@@ -50,9 +51,12 @@ print.kerasmesh_layout_cost <- function(x, ...) {
 }
 
 #' @export
-format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL) {
+format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
+                                               device_memory = deprecated()) {
+  memory_arg <- typed_arg("memory", "device_memory")
+  memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {
-    x <- with_memory(x, check_bytes(memory))
+    x <- with_memory(x, check_bytes(memory, arg = memory_arg))
   }
   memory <- attr(x, "memory")
   shown <- data.frame(layout = x$layout, stringsAsFactors = FALSE)

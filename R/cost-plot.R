@@ -34,8 +34,9 @@
 #' plot(cost, memory = "20kB")
 plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
                                        device_memory = deprecated()) {
+  memory_arg <- typed_arg("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
-  memory <- check_bytes(memory)
+  memory <- check_bytes(memory, arg = memory_arg)
   label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
                                     collapse = " x "))
   cmp <- new_layout_comparison(stats::setNames(list(x), label), memory)
@@ -50,9 +51,10 @@ plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
 plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
                                              main = NULL,
                                              device_memory = deprecated()) {
+  memory_arg <- typed_arg("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {
-    x <- with_memory(x, check_bytes(memory))
+    x <- with_memory(x, check_bytes(memory, arg = memory_arg))
   }
   draw_layout_costs(x, main %||% sprintf(
     "Layouts compared: model \"%s\", batch %d", attr(x, "model"),

@@ -210,8 +210,7 @@ check_step_settings <- function(optimizer, loss, input_shapes, timeout, call) {
     optimizer = check_optimizer(optimizer, call = call),
     loss = check_loss(loss, call = call),
     input_shapes = check_input_shapes(input_shapes, call = call),
-    timeout = check_number(timeout, "a positive number of seconds",
-                           min = 0, exclusive_min = TRUE, call = call)
+    timeout = check_timeout(timeout, call = call)
   )
   wait_for_compiles_at_exit()
   shim(call)

@@ -48,6 +48,9 @@
 #'   missing.}
 #' \item{`kerasmesh_error_checkpoint_shape`}{A variable's shape differs from the
 #'   saved one.}
+#' \item{`kerasmesh_error_checkpoint_stale`}{The checkpoint directory holds
+#'   steps newer than the one saved (left by a run that went further than the
+#'   one resumed); `overwrite = TRUE` saves it and deletes them.}
 #' \item{`kerasmesh_error_checkpoint_step`}{The requested step is not in the
 #'   checkpoint.}
 #' \item{`kerasmesh_error_checkpoint_variables`}{The model's variables differ
@@ -190,17 +193,18 @@ kind_names <- list(
     "checkpoint_directory", "checkpoint_dtype", "checkpoint_exists",
     "checkpoint_incomplete", "checkpoint_layout", "checkpoint_lock",
     "checkpoint_model", "checkpoint_orbax", "checkpoint_shape",
-    "checkpoint_step", "checkpoint_variables", "checkpoint_write", "compile",
-    "deprecated", "device_mesh", "device_type", "devices", "devices_started",
-    "distributed_argument", "distributed_connect", "distributed_started",
-    "distributed_timeout", "distribution", "distribution_argument", "dtype",
-    "gpu_compiler", "input_shapes", "install_download", "install_envname",
-    "install_python", "launch", "launch_worker", "layout_ambiguous",
-    "layout_axes", "layout_divisibility", "layout_key", "layout_key_exists",
-    "layout_map", "layout_plan", "layout_rank", "loss", "mesh_mismatch",
-    "mesh_shape", "model", "model_placement", "no_keras", "optimizer", "python",
-    "remat", "remat_blocks", "search_builder", "search_fixed", "search_no_fit",
-    "shape", "timeout", "topology", "topology_devices", "variable_path"),
+    "checkpoint_stale", "checkpoint_step", "checkpoint_variables",
+    "checkpoint_write", "compile", "deprecated", "device_mesh", "device_type",
+    "devices", "devices_started", "distributed_argument", "distributed_connect",
+    "distributed_started", "distributed_timeout", "distribution",
+    "distribution_argument", "dtype", "gpu_compiler", "input_shapes",
+    "install_download", "install_envname", "install_python", "launch",
+    "launch_worker", "layout_ambiguous", "layout_axes", "layout_divisibility",
+    "layout_key", "layout_key_exists", "layout_map", "layout_plan",
+    "layout_rank", "loss", "mesh_mismatch", "mesh_shape", "model",
+    "model_placement", "no_keras", "optimizer", "python", "remat",
+    "remat_blocks", "search_builder", "search_fixed", "search_no_fit", "shape",
+    "timeout", "topology", "topology_devices", "variable_path"),
   warnings = c(
     "array_precision", "block_outputs", "checkpoint_fallback", "deprecated",
     "layout_check", "layout_plan", "layout_rank", "mesh_rank",

@@ -86,8 +86,7 @@ launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
   processes <- check_whole(processes)
   check_process_limit(processes)
   devices_per_process <- check_whole(devices_per_process, max = 1024)
-  check_number(timeout, "a positive number of seconds", min = 0,
-               exclusive_min = TRUE)
+  check_timeout(timeout)
   check_launch_code(fun_or_script)
   check_launch_env(env)
   verbose <- check_flag(verbose)

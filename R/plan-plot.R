@@ -60,7 +60,9 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
                                        memory = NULL, n = 10, main = NULL,
                                        limit = deprecated(),
                                        max_groups = deprecated()) {
+  memory_arg <- typed_arg("memory", "limit")
   memory <- renamed_arg("memory", "limit")
+  n_arg <- typed_arg("n", "max_groups")
   n <- renamed_arg("n", "max_groups")
   if (!is.null(path)) {
     plot(sharding_picture(x, path = path), main = main)
@@ -69,8 +71,8 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   by <- renamed_value(by, "kind", "part", arg = "by")
   by <- check_choice(by, c("layer", "rule", "variable", "part"))
   what <- check_choice(what, c("total", "weights"))
-  memory <- check_bytes(memory)
-  n <- check_whole(n)
+  memory <- check_bytes(memory, arg = memory_arg)
+  n <- check_whole(n, arg = n_arg)
   summary <- attr(x, "summary")
   parts <- plan_memory_parts(x, by, what, n)
   parts <- lump_groups(parts, n)

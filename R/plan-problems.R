@@ -116,12 +116,6 @@ new_plan_outputs <- function(outputs) {
   out
 }
 
-# `name` as R code: as it is when syntactic, else in backquotes ("`my
-# map`"), with any backquote or backslash inside escaped.
-code_name <- function(name) {
-  deparse(as.name(name), backtick = TRUE)
-}
-
 # R code for one fix: rules removed, then rules added.
 fix_code <- function(fix, name = "lm", width = 78) {
   removed <- sprintf("%s[[%s]] <- NULL", name,

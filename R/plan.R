@@ -112,8 +112,11 @@ layout_plan <- function(model, distribution, batch_size = NULL,
                         layout = deprecated()) {
   call <- rlang::current_env()
   check_supplied(c(distribution = missing(distribution) && missing(layout)))
+  distribution_arg <- typed_arg("distribution", "layout")
   distribution <- renamed_arg("distribution", "layout")
-  source <- check_plan_distribution(distribution, call = call)
+  source <- check_plan_distribution(
+    distribution, arg = distribution_arg, call = call
+  )
   if (!is.null(batch_size)) {
     batch_size <- check_whole(batch_size)
   }
@@ -208,7 +211,9 @@ check_layout <- function(model, distribution, ..., layout = deprecated()) {
   } else {
     check_supplied(c(distribution = missing(distribution) &&
                        missing(layout)))
+    distribution_arg <- typed_arg("distribution", "layout")
     distribution <- renamed_arg("distribution", "layout")
+    check_plan_distribution(distribution, arg = distribution_arg)
     layout_plan(model, distribution, ...)
   }
   signal_plan_problems(plan, call = rlang::current_env())

@@ -117,12 +117,21 @@ shim <- function(call = rlang::caller_env(), convert = TRUE) {
     )
     if (convert) {
       signal_from_python(
-        the[[handle]]$call("session.start", r_warning = signal_python_warning),
+        the[[handle]]$call("session.start", r_warning = signal_python_warning,
+                           r_keeps_gil = r_keeps_gil()),
         call
       )
     }
   }
   the[[handle]]
+}
+
+# Whether R's main thread keeps Python's lock (the GIL) while it runs R
+# code: reticulate before 1.39 does, so that Python threads stop whenever
+# R returns from Python; the shim then hooks R's event loop to keep them
+# running (core/r_events.py).
+r_keeps_gil <- function() {
+  utils::packageVersion("reticulate") < "1.39"
 }
 
 # Undoes the shim's start (session.start(): R's warning function, SIGPIPE

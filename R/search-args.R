@@ -55,10 +55,31 @@ check_search_levers <- function(remat, accumulation_steps, batch_size, call) {
   list(remat = remat, accumulation_steps = accumulation_steps)
 }
 
-# The name the printed code calls the model by: the symbol the user gave,
-# else "model".
+# The name the printed code calls the model by: the symbol the user gave
+# (as it is: the code backquotes a name that needs it), else "model".
 search_model_name <- function(expr) {
   if (is.symbol(expr)) as.character(expr) else "model"
+}
+
+# `batch_dim_name`: a string, and on a topology "data", the batch axis of
+# every mesh the search tries (axes "data" and "model").
+check_search_batch_dim <- function(x, topology, call = rlang::caller_env()) {
+  if (is.null(x)) {
+    return(NULL)
+  }
+  check_string(x, arg = "batch_dim_name", call = call)
+  if (!is.null(topology) && !identical(x, "data")) {
+    kerasmesh_abort(
+      c("On a topology, {.arg batch_dim_name} must be {.val data}.",
+        x = "Received {.val {x}}.",
+        i = "Every mesh the search tries on a topology has the axes
+             {.val data} (the batch axis) and {.val model}: leave
+             {.arg batch_dim_name} out, or search a {.fn device_mesh} whose
+             axes you name."),
+      kind = kinds$batch_dim_name, call = call
+    )
+  }
+  x
 }
 
 check_search_memory <- function(x, call = rlang::caller_env()) {
@@ -67,6 +88,33 @@ check_search_memory <- function(x, call = rlang::caller_env()) {
   }
   memory <- check_bytes(x, allow_inf = TRUE, arg = "memory", call = call)
   if (is.infinite(memory)) NULL else as.numeric(memory)
+}
+
+# `bandwidth` and `flop_rate` make the time of a search on a mesh: given
+# with another objective, or on a topology (whose links and compute give
+# the time), they would be ignored.
+check_search_time_figures <- function(bandwidth, flop_rate, objective,
+                                      topology, call = rlang::caller_env()) {
+  given <- c(bandwidth = !is.null(bandwidth), flop_rate = !is.null(flop_rate))
+  if (!any(given) || (identical(objective, "time") && is.null(topology))) {
+    return(invisible())
+  }
+  args <- names(given)[given] # nolint: object_usage_linter. cli reads it.
+  kerasmesh_abort(
+    c("{.arg {args}} must be given only for {.code objective = \"time\"}
+       on a mesh.",
+      x = if (is.null(topology)) {
+        "The objective is {.val {objective}}: no time is modeled."
+      } else {
+        "On a topology, its links and compute give the time."
+      },
+      i = if (is.null(topology)) {
+        "Leave {.arg {args}} out, or pass {.code objective = \"time\"}."
+      } else {
+        "Leave {.arg {args}} out."
+      }),
+    kind = kinds$argument, call = call
+  )
 }
 
 check_bandwidth <- function(x, call = rlang::caller_env()) {
@@ -82,11 +130,16 @@ check_bandwidth <- function(x, call = rlang::caller_env()) {
   as.list(x)
 }
 
+# At most `max_blocks`: the search builds and compiles the model at full
+# depth to verify what it found, and no model has more transformer layers
+# than that by far; a count past it (1e9) would only run out the time.
+max_blocks <- 65536
+
 check_blocks <- function(blocks, model, call = rlang::caller_env()) {
   if (is.null(blocks)) {
     return(NULL)
   }
-  blocks <- check_whole(blocks, call = call)
+  blocks <- check_whole(blocks, max = max_blocks, call = call)
   if (!is.function(model) || length(formals(model)) < 1) {
     stop_input_type(
       model, show_value = FALSE,

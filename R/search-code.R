@@ -7,9 +7,9 @@ search_reproduce_code <- function(x) {
   topology <- x$topology
   blocks <- call$blocks
   model_code <- if (is.null(blocks)) {
-    model
+    code_name(model)
   } else {
-    sprintf("function() %s(%s)", model, code_number(blocks))
+    sprintf("function() %s(%s)", code_name(model), code_number(blocks))
   }
   args <- c(
     model_code,
@@ -67,7 +67,9 @@ search_arg_code <- function(name, value) {
 # order device_mesh() lays them out (by id, the last axis fastest).
 search_mesh_code <- function(mesh) {
   shape <- mesh_shape(mesh)
-  shape_code <- sprintf("c(%s)", paste(sprintf("%s = %d", names(shape),
+  shape_code <- sprintf("c(%s)", paste(sprintf("%s = %d",
+                                               vapply(names(shape), code_name,
+                                                      ""),
                                                as.integer(shape)),
                                        collapse = ", "))
   grid <- .subset2(mesh, "devices")

@@ -23,8 +23,10 @@ search_code <- function(rules) {
 #' @export
 format.kerasmesh_layout_search <- function(x, ...) {
   figure <- function(f) {
-    if (is.null(f)) "-" else sprintf("%s, %s", bytes_text(f$memory),
-                                     bytes_text(f$traffic))
+    if (is.null(f$memory) || is.null(f$traffic)) {
+      return("-") # no figure: the search found nothing by then
+    }
+    sprintf("%s, %s", bytes_text(f$memory), bytes_text(f$traffic))
   }
   timed <- function(f) {
     if (is.null(f$time)) {
@@ -39,7 +41,7 @@ format.kerasmesh_layout_search <- function(x, ...) {
     sprintf(
       "<kerasmesh_layout_search> %s, %s predicted of %s layouts (%s)",
       x$objective, count_text(nrow(x$candidates), "configuration"),
-      format_whole(x$space_size), x$method
+      format_count(x$space_size), x$method
     ),
     sprintf("Found in %.1f s, %s%s; memory budget %s per device.",
             x$seconds, count_text(as.integer(x$compiles), "compile"),

@@ -125,7 +125,8 @@
 #' @param accumulation_steps The micro-batch counts to search among:
 #'   `NULL` for every divisor of `batch_size` whose micro-batch the data
 #'   axis splits, or whole numbers that divide `batch_size`.
-#' @param blocks The model's number of blocks, when `model` builds any.
+#' @param blocks The model's number of blocks, when `model` builds any: a
+#'   whole number from 1 to 65,536.
 #' @param bandwidth For `objective = "time"` on a mesh: bytes per second
 #'   over each mesh axis, a vector named by axis.
 #' @param flop_rate For `objective = "time"` on a mesh: floating-point
@@ -219,7 +220,10 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   bandwidth <- check_bandwidth(bandwidth, call = call)
   flop_rate <- check_number(flop_rate, "a positive number of FLOPs per second",
                             min = 0, exclusive_min = TRUE, allow_null = TRUE)
-  if (!is.null(batch_dim_name)) check_string(batch_dim_name)
+  check_search_time_figures(bandwidth, flop_rate, objective, where$topology,
+                            call = call)
+  batch_dim_name <- check_search_batch_dim(batch_dim_name, where$topology,
+                                           call = call)
   check_flag(verbose)
   cache_dir <- check_search_cache(cache, call = call)
   step <- check_step_settings(optimizer, loss, input_shapes, timeout, call)

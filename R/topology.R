@@ -236,22 +236,32 @@ topology_preset <- function(preset, call = rlang::caller_env()) {
 # -- figures ------------------------------------------------------------------
 
 # The figures of a topology, checked and turned into numbers: each problem
-# is an error of kind "topology" naming the figure, the value and the rule.
-topology_figures <- function(f, call = rlang::caller_env()) {
+# is an error of kind "topology" naming the figure (`prefix` and its name,
+# as the user wrote it: "nodes", or "topology$nodes" for a topology edited
+# by hand), the value and the rule.
+topology_figures <- function(f, call = rlang::caller_env(), prefix = "") {
+  name <- function(figure) paste0(prefix, figure)
   positive <- function(x, arg, parse) {
     bad <- function(v) {
       is.numeric(v) && length(v) == 1 && (is.na(v) || !is.finite(v) || v <= 0)
     }
     value <- if (bad(x)) x else
-      topology_check(parse(x, arg = arg, call = call))
+      topology_check(parse(x, arg = name(arg), call = call))
     if (bad(value) || !is.numeric(value) || length(value) != 1) {
       stop_input_type(x, "a positive number", kind = kinds$topology,
-                      arg = arg, call = call)
+                      arg = name(arg), call = call)
     }
     as.vector(value)
   }
   for (arg in c("devices_per_node", "memory", "peak_flops",
                 "intra_node_bandwidth")) {
+    if (is.null(f[[arg]]) && nzchar(prefix)) {
+      kerasmesh_abort(
+        c("{.arg {name(arg)}} must be given.",
+          i = "Make a topology with {.fn device_topology}."),
+        kind = kinds$topology, call = call
+      )
+    }
     if (is.null(f[[arg]])) {
       kerasmesh_abort(
         c("{.arg {arg}} must be given for hardware without a preset.",
@@ -261,20 +271,17 @@ topology_figures <- function(f, call = rlang::caller_env()) {
       )
     }
   }
-  f$nodes <- check_whole(f$nodes, kind = kinds$topology, arg = "nodes",
-                         call = call)
-  f$devices_per_node <- check_whole(f$devices_per_node,
-                                    kind = kinds$topology,
-                                    arg = "devices_per_node", call = call)
+  f <- topology_counts(f, call, name)
   f$memory <- positive(f$memory, "memory", check_bytes)
-  f$peak_flops <- topology_peak_flops(f$peak_flops, call)
+  f$peak_flops <- topology_peak_flops(f$peak_flops, call, name("peak_flops"))
   f$intra_node_bandwidth <- positive(f$intra_node_bandwidth,
                                      "intra_node_bandwidth", check_rate)
   if (f$nodes > 1 || !is.null(f$inter_node_bandwidth)) {
     if (is.null(f$inter_node_bandwidth)) {
       kerasmesh_abort(
-        c("{.arg inter_node_bandwidth} must be given for more than one
-           node.", x = "Received {.code nodes = {f$nodes}}."),
+        c("{.arg {name(\"inter_node_bandwidth\")}} must be given for more
+           than one node.",
+          x = "Received {.code {name(\"nodes\")} = {f$nodes}}."),
         kind = kinds$topology, call = call
       )
     }
@@ -291,8 +298,32 @@ topology_figures <- function(f, call = rlang::caller_env()) {
   }
   for (arg in c("intra_node_latency", "inter_node_latency")) {
     f[[arg]] <- check_number(f[[arg]], "a number of seconds, 0 or more",
-                             min = 0, kind = kinds$topology, arg = arg,
+                             min = 0, kind = kinds$topology, arg = name(arg),
                              call = call)
+  }
+  f
+}
+
+# `nodes` and `devices_per_node` as integers whose product, the devices, R's
+# integers hold too (a count past them would be NA).
+topology_counts <- function(f, call, name) {
+  f$nodes <- check_whole(f$nodes, kind = kinds$topology, arg = name("nodes"),
+                         call = call)
+  f$devices_per_node <- check_whole(f$devices_per_node,
+                                    kind = kinds$topology,
+                                    arg = name("devices_per_node"),
+                                    call = call)
+  devices <- as.numeric(f$nodes) * f$devices_per_node
+  if (devices > .Machine$integer.max) {
+    args <- name(c("nodes", "devices_per_node")) # nolint: object_usage_linter
+    kerasmesh_abort(
+      c("{.arg {args[1]}} times {.arg {args[2]}} must be at most
+         {format_whole(.Machine$integer.max)} devices.",
+        x = "Received {.code {args[1]} = {format_whole(f$nodes)}} and
+             {.code {args[2]} = {format_whole(f$devices_per_node)}}:
+             {format_whole(devices)} devices."),
+      kind = kinds$topology, call = call
+    )
   }
   f
 }
@@ -307,7 +338,8 @@ topology_check <- function(value) {
 
 # `efficiency`: one number (matrix products') or figures named by matmul,
 # attention and memory, each in (0, 1]; those not given are `base`'s.
-topology_efficiency <- function(x, base, call = rlang::caller_env()) {
+topology_efficiency <- function(x, base, call = rlang::caller_env(),
+                                arg = "efficiency") {
   if (is.numeric(x) && length(x) == 1 && is.null(names(x))) {
     x <- c(matmul = x)
   }
@@ -317,7 +349,7 @@ topology_efficiency <- function(x, base, call = rlang::caller_env()) {
     stop_input_type(
       x, "shares above 0 and at most 1, named by matmul, attention or
           memory",
-      kind = kinds$topology, arg = "efficiency", call = call,
+      kind = kinds$topology, arg = arg, call = call,
       way_out = "For example {.code c(matmul = 0.7, attention = 0.5)}."
     )
   }
@@ -326,7 +358,7 @@ topology_efficiency <- function(x, base, call = rlang::caller_env()) {
   out
 }
 
-topology_peak_flops <- function(x, call) {
+topology_peak_flops <- function(x, call, arg = "peak_flops") {
   ok <- is.numeric(x) && length(x) > 0 && !anyNA(x) && all(is.finite(x)) &&
     all(x > 0) && (
       (is.null(names(x)) && length(x) == 1) ||
@@ -336,31 +368,11 @@ topology_peak_flops <- function(x, call) {
   if (!ok) {
     stop_input_type(
       x, "positive FLOP/s named by dtype, or one number for every dtype",
-      kind = kinds$topology, arg = "peak_flops", call = call,
+      kind = kinds$topology, arg = arg, call = call,
       way_out = "For example {.code c(bfloat16 = 989e12, float32 = 495e12)}."
     )
   }
   stats::setNames(as.numeric(x), names(x))
-}
-
-# Bytes per second: a number, or "450GB/s", "400Gb/s" (a lowercase b
-# counts bits), "1.5 TiB/s".
-check_rate <- function(x, arg = rlang::caller_arg(x),
-                       call = rlang::caller_env()) {
-  if (!is.character(x) || length(x) != 1 || is.na(x)) {
-    return(x)
-  }
-  m <- regmatches(x, regexec(
-    "^\\s*([0-9.eE+]+)\\s*([kKMGT]?i?)(B|b|bit)\\s*(/\\s*s|ps)\\s*$", x
-  ))[[1]]
-  if (length(m) == 0) {
-    stop_input_type(x, "bytes per second or a rate such as {.val 450GB/s}",
-                    kind = kinds$topology, arg = arg, call = call,
-                    way_out = "Units: B/s, kB/s, ... TB/s (bytes), b/s,
-                               ... Tb/s (bits), KiB/s, ... TiB/s.")
-  }
-  bytes <- check_bytes(paste0(m[2], m[3], "B"), arg = arg, call = call)
-  if (m[4] == "B") bytes else bytes / 8
 }
 
 new_device_topology <- function(f, preset = NULL, given = character()) {
@@ -400,19 +412,28 @@ check_topology <- function(x, call = rlang::caller_env()) {
                     kind = kinds$topology, arg = "topology", call = call,
                     way_out = "Make one with {.fn device_topology}.")
   }
-  values <- unclass(x)[c(
-    "nodes", "devices_per_node", "memory", "intra_node_bandwidth",
-    "inter_node_bandwidth", "all_reduce_bandwidth", "intra_node_latency",
-    "inter_node_latency", "memory_bandwidth", "name"
-  )]
-  values <- lapply(values, function(v) {
-    if (is.null(v) || is.na(v)) NULL else v
-  })
-  efficiency <- x$efficiency
+  figures <- c("nodes", "devices_per_node", "memory", "intra_node_bandwidth",
+               "inter_node_bandwidth", "all_reduce_bandwidth",
+               "intra_node_latency", "inter_node_latency", "memory_bandwidth")
+  # Checked again, as a topology edited by hand (`topo$nodes <- NA`) may
+  # hold anything; NA is how device_topology() says a figure it may lack
+  # was not given.
+  f <- unclass(x)[c(figures, "peak_flops")]
+  for (optional in c("inter_node_bandwidth", "all_reduce_bandwidth",
+                     "memory_bandwidth")) {
+    v <- f[[optional]]
+    if (length(v) == 1 && is.atomic(v) && is.na(v)) f[optional] <- list(NULL)
+  }
+  f <- topology_figures(f, call = call, prefix = "topology$")
+  values <- c(f[intersect(figures, names(f))],
+              list(name = if (is.character(x$name) && length(x$name) == 1 &&
+                                !is.na(x$name)) x$name else "custom"))
+  efficiency <- topology_efficiency(x$efficiency, default_efficiency,
+                                    call = call, arg = "topology$efficiency")
   values$efficiency <- unname(efficiency[["matmul"]])
   values$attention_efficiency <- unname(efficiency[["attention"]])
   values$memory_efficiency <- unname(efficiency[["memory"]])
-  flops <- x$peak_flops
+  flops <- f$peak_flops
   values$peak_flops <- if (is.null(names(flops))) flops else as.list(flops)
   values
 }

@@ -1,6 +1,7 @@
 # Byte counts, in one place: the one parser of a size a user gives
-# (`memory = "80GB"`, "16 GiB", 512e6) and the one way a count is written
-# ("1.5 GB", powers of 1000).
+# (`memory = "80GB"`, "16 GiB", 512e6) and of a rate in bytes or bits per
+# second ("450GB/s"), and the one way a count is written ("1.5 GB", powers
+# of 1000).
 
 #' Format byte counts
 #'
@@ -74,6 +75,27 @@ bytes_of <- function(x) {
     return(NULL)
   }
   as.numeric(m[2]) * units[[unit]]
+}
+
+# Bytes per second: a number, or "450GB/s", "400Gb/s" (a lowercase b
+# counts bits), "1.5 TiB/s". A string that is not a rate is reported as one
+# (its number is read by bytes_of(), the one reader of sizes).
+check_rate <- function(x, arg = rlang::caller_arg(x),
+                       call = rlang::caller_env()) {
+  if (!is.character(x) || length(x) != 1 || is.na(x)) {
+    return(x)
+  }
+  m <- regmatches(x, regexec(
+    "^\\s*(\\S+?)\\s*([kKMGT]?i?)(B|b|bit)\\s*(/\\s*s|ps)\\s*$", x
+  ))[[1]]
+  bytes <- if (length(m) > 0) bytes_of(paste0(m[2], m[3], "B"))
+  if (is.null(bytes)) {
+    stop_input_type(x, "bytes per second or a rate such as {.val 450GB/s}",
+                    arg = arg, call = call,
+                    way_out = "Units: B/s, kB/s, ... TB/s (bytes), b/s,
+                               ... Tb/s (bits), KiB/s, ... TiB/s.")
+  }
+  if (m[4] == "B") bytes else bytes / 8
 }
 
 # Whether a layout that needs `need` bytes per device fits `memory` (from

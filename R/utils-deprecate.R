@@ -37,8 +37,20 @@ renamed_arg <- function(new, old, env = rlang::caller_env(),
   get(old, envir = env)
 }
 
+# The name the caller's caller typed for argument `new`: `old` when it
+# used the deprecated name (and not the new one), else `new`. For the
+# argument checks that follow renamed_arg(), so that an error names the
+# argument as written: `plot(cost, device_memory = "lots")` is told about
+# `device_memory`.
+typed_arg <- function(new, old, env = rlang::caller_env()) {
+  given <- function(name) !eval(rlang::call2("missing", as.name(name)), env)
+  if (given(old) && !given(new)) old else new
+}
+
 # Warns that function `old` was renamed `new`; called first in the old
-# function, which then calls the new one.
+# function, which then calls the new one. The old function has the new
+# one's arguments, each passed on, so that anything the new one takes
+# works under the old name too.
 renamed_function <- function(old, new) {
   kerasmesh_warn(
     c("{.fn {old}} is deprecated.",

@@ -17,6 +17,19 @@ format_whole <- function(x) {
   format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
 }
 
+# A count that can be astronomical (a search space's layouts): as
+# format_whole() while a double counts it exactly (below 2^53), then
+# "about 1.2e+100", and past a double's range "more than 1.8e+308".
+format_count <- function(x) {
+  if (is.infinite(x)) {
+    return(paste("more than", format(.Machine$double.xmax, digits = 2)))
+  }
+  if (x >= 2^53) {
+    return(paste("about", format(signif(x, 2), scientific = TRUE)))
+  }
+  format_whole(x)
+}
+
 # The dimensions of a shape, "1024 x 512" (a times sign in UTF-8), "()"
 # for a scalar.
 format_dims <- function(shape) {
@@ -47,4 +60,11 @@ truncate_right <- function(x, width = 72) {
   long <- nchar(x) > width
   x[long] <- paste0(substring(x[long], 1, width - 3), "...")
   x
+}
+
+# `name` as R code: as it is when syntactic, else in backquotes ("`my
+# map`"), with any backquote or backslash inside escaped. Every name in
+# printed code goes through it, so that the code parses.
+code_name <- function(name) {
+  deparse(as.name(name), backtick = TRUE)
 }

@@ -87,3 +87,11 @@ def test_integers_r_cant_hold_cross_as_floats():
     assert value["space_size"] == big  # the input is left as it was
     assert plain(2**31 - 1) == 2**31 - 1
     assert type(plain(2**31 - 1)) is int
+
+
+def test_integers_past_a_floats_range_cross_as_infinite():
+    # 320 uniquely named layers: a space of 21^320 layouts, which float()
+    # refuses ("int too large to convert to float").
+    huge = 21**320
+    assert plain({"space_size": huge}) == {"space_size": float("inf")}
+    assert plain([-huge]) == [float("-inf")]

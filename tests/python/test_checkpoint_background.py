@@ -9,6 +9,7 @@ import pytest
 import checkpoint_workers as workers
 from checkpoint_models import build, data, values
 from kerasmesh.checkpoint import background as cb
+from kerasmesh.checkpoint import lock as cl
 from kerasmesh.checkpoint import restore as cr
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.checkpoint.callback import callback
@@ -230,3 +231,46 @@ def test_a_callbacks_failed_save_stops_fit_at_the_next_save(
     assert "Step 1 must be written" in str(info.value)
     assert int(model.optimizer.iterations.numpy()) == 2  # not 4
     assert cb.pending() == []
+
+
+def test_a_directory_removed_while_orbax_writes_fails_quietly(
+        tmp_path, distribution, monkeypatch, capfd, caplog):
+    distribution((2, 4))
+    d = str(tmp_path / "ckpt")
+    ck.save(build(seed=1, units=4096), d, step=1)
+    real = ck.begin_write
+
+    def begin_then_remove(staging, tree, meta):
+        response = real(staging, tree, meta)
+        remove_tree(d)  # while Orbax's threads write
+        return response
+
+    monkeypatch.setattr(ck, "begin_write", begin_then_remove)
+    capfd.readouterr()
+    ck.save(build(seed=2, units=4096), d, step=2, background=True)
+    with pytest.raises(KerasmeshError) as info:
+        ck.wait()
+    assert info.value.kind == "checkpoint_directory"
+    assert cb.pending() == []
+    # Orbax's threads failed and logged each error with its traceback:
+    # none of it reaches the console (or a handler), only the classed
+    # error.
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "ERROR:absl" not in err
+    assert [r.getMessage() for r in caplog.records
+            if "orbax" in r.pathname or r.name == "asyncio"] == []
+
+
+def test_a_file_of_the_step_that_vanished_means_the_directory_moved(
+        tmp_path):
+    d = str(tmp_path)
+    gone = FileNotFoundError(errno.ENOENT, "No such file or directory",
+                             os.path.join(d, ".kerasmesh-staging-2", "x"))
+    os.makedirs(os.path.join(d, ".kerasmesh-staging-2"))
+    lost = ck.displaced(cl.HeldLock(), d, 2, gone)
+    assert lost.kind == "checkpoint_directory"
+    assert "vanished" in str(lost)
+    # A file not found that names no file of the step says nothing of it.
+    unnamed = FileNotFoundError(errno.ENOENT, "No such file or directory")
+    assert ck.displaced(cl.HeldLock(), d, 2, unnamed) is None
+    assert ck.displaced(cl.HeldLock(), d, 2) is None

@@ -13,7 +13,9 @@ import checkpoint_workers as workers
 from checkpoint_models import build, data
 from kerasmesh.checkpoint import restore as cr
 from kerasmesh.checkpoint import store as ck
+from kerasmesh.checkpoint import seal
 from kerasmesh.core.errors import KerasmeshError
+from test_checkpoint_files import orbax_step
 
 
 def weights(model):
@@ -139,3 +141,64 @@ def test_a_restore_checks_each_file_it_reads(tmp_path, distribution,
         cr.restore(build(seed=3), d, step=2)
     assert info.value.kind == "checkpoint_incomplete"
     assert name in str(info.value)
+
+
+# Steps Orbax can't read -----------------------------------------------------
+
+def forged_step(directory, step):
+    """A folder with a marker of kerasmesh's format and nothing else."""
+    path = os.path.join(directory, str(step))
+    os.makedirs(path)
+    seal.write_marker(path, step, {})
+    return path
+
+
+def test_a_forged_marker_seals_no_step(tmp_path):
+    d = str(tmp_path)
+    forged_step(d, 7)
+    steps = cr.info(d)["steps"]
+    assert steps["complete"] == [False]
+    assert "names no _CHECKPOINT_METADATA" in steps["problem"][0]
+    for step in (None, 7):
+        with pytest.raises(KerasmeshError) as info:
+            cr.restore(build(), d, step=step)
+        assert info.value.kind == "checkpoint_incomplete"
+    ck.save(build(seed=1), d, step=3)
+    with pytest.warns(Warning, match="Restoring step 3"):
+        assert cr.restore(build(), d)["step"] == 3
+
+
+def test_an_intact_step_orbax_cant_read_is_passed_over_classed(
+        tmp_path, capfd):
+    d = str(tmp_path)
+    ck.save(build(seed=1), d, step=3)
+    ck.save(build(seed=2), d, step=5)
+    # Step 5's array metadata removed, and the step sealed again: its
+    # files are what its marker says, and Orbax can't read them.
+    path = os.path.join(d, "5")
+    os.remove(os.path.join(path, "pytree", "_METADATA"))
+    seal.write_marker(path, 5, seal.hash_files(path))
+    capfd.readouterr()
+    with pytest.warns(Warning, match="Restoring step 3") as caught:
+        assert cr.restore(build(), d)["step"] == 3
+    assert "Step 5 is not usable: Orbax can't read it" in \
+        caught[0].message.bullets[0][1]
+    with pytest.raises(KerasmeshError) as info:
+        cr.restore(build(), d, step=5)
+    assert info.value.kind == "checkpoint_incomplete"
+    assert "Orbax can't read it" in str(info.value)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "never retrieved" not in err
+
+
+def test_info_passes_over_a_step_whose_variables_cant_be_read(tmp_path):
+    d = str(tmp_path)
+    ck.save(build(seed=1), d, step=3)
+    orbax_step(d, 6)  # another tool's commit record, and no arrays
+    listed = cr.info(d)
+    assert listed["step"] == 3
+    assert listed["steps"]["complete"] == [True, False]
+    assert "Orbax can't read it" in listed["steps"]["problem"][1]
+    with pytest.raises(KerasmeshError) as info:
+        cr.info(d, step=6)
+    assert info.value.kind == "checkpoint_incomplete"

@@ -123,7 +123,8 @@ def test_a_version_2_marker_with_sha256_is_still_verified(tmp_path):
     path = committed_step(d, 4, {"array": "0123"})
     full = os.path.join(path, "array")
     digest = hashlib.sha256(b"0123").hexdigest()
-    seal.write_marker(path, 4, {"array": {"size": 4, "sha256": digest}})
+    seal.write_marker(path, 4, dict(seal.hash_files(path),
+                                    array={"size": 4, "sha256": digest}))
     [step] = cf.scan(d)
     assert step["complete"], step["problem"]
     with open(full, "w") as f:
@@ -136,7 +137,8 @@ def test_a_version_2_marker_with_sha256_is_still_verified(tmp_path):
 def test_a_record_without_a_checksum_makes_the_step_incomplete(tmp_path):
     d = str(tmp_path)
     path = committed_step(d, 4, {"array": "0123"})
-    seal.write_marker(path, 4, {"array": {"size": 4, "md5": "x"}})
+    seal.write_marker(path, 4, dict(seal.hash_files(path),
+                                    array={"size": 4, "md5": "x"}))
     [step] = cf.scan(d)
     assert not step["complete"]
     assert "malformed at array" in step["problem"]
@@ -163,8 +165,9 @@ def test_a_large_file_is_checked_range_by_range(tmp_path, monkeypatch):
             f.write(b"x")
     assert cf.scan(d)[0]["complete"]
     # A list of checksums that does not cover the file is malformed.
-    seal.write_marker(path, 4,
-                      {"array": dict(record, crc32=record["crc32"][:2])})
+    seal.write_marker(path, 4, dict(
+        seal.hash_files(path), array=dict(record, crc32=record["crc32"][:2])))
     assert "malformed at array" in cf.scan(d)[0]["problem"]
-    seal.write_marker(path, 4, {"array": dict(record, range=999)})
+    seal.write_marker(path, 4, dict(seal.hash_files(path),
+                                    array=dict(record, range=999)))
     assert "malformed at array" in cf.scan(d)[0]["problem"]

@@ -12,6 +12,7 @@ from checkpoint_models import build, data, values
 from kerasmesh.checkpoint import restore as cr
 from kerasmesh.checkpoint import store as ck
 from kerasmesh.core.errors import KerasmeshError
+from test_checkpoint_files import orbax_step
 
 
 @pytest.fixture()
@@ -208,3 +209,45 @@ def test_arrays_are_written_uncompressed_and_read_back(tmp_path):
     fresh.compile(optimizer="adam", loss="mse")
     cr.restore(fresh, str(tmp_path))
     assert not np.any(fresh.trainable_variables[0].numpy())
+
+
+# A run resumed from an earlier step -----------------------------------------
+
+def test_a_save_below_newer_steps_is_refused_naming_them(tmp_path):
+    d = str(tmp_path)
+    model = build()
+    for step in (8, 10):
+        ck.save(model, d, step=step)
+    with pytest.raises(KerasmeshError) as info:
+        ck.save(model, d, step=5, keep=1)
+    assert info.value.kind == "checkpoint_stale"
+    text = str(info.value)
+    assert "steps 8 and 10, newer than 5" in text
+    assert "`overwrite = TRUE`" in text
+    assert cr.info(d)["steps"]["step"] == [8, 10]  # nothing written
+
+
+def test_overwrite_keeps_the_resumed_runs_steps_and_drops_the_stale(
+        tmp_path):
+    d = str(tmp_path)
+    old, new = build(seed=1), build(seed=2)
+    for step in (2, 3, 8, 10):
+        ck.save(old, d, step=step)
+    # Resumed from step 3: its step 4 replaces the abandoned 8 and 10, and
+    # `keep` counts this run's steps, not the stale ones.
+    ck.save(new, d, step=4, keep=2, overwrite=True)
+    assert cr.info(d)["steps"]["step"] == [3, 4]
+    restored = build(seed=3)
+    assert cr.restore(restored, d)["step"] == 4
+    assert all(np.array_equal(a, b) for a, b in
+               zip(values(new), values(restored)))
+
+
+def test_only_complete_steps_kerasmesh_saved_count_as_newer(tmp_path):
+    d = str(tmp_path)
+    model = build()
+    ck.save(model, d, step=9)
+    os.remove(os.path.join(d, "9", "_CHECKPOINT_METADATA"))  # damaged
+    orbax_step(d, 12)  # another tool's
+    assert ck.save(model, d, step=5)["step"] == 5
+    assert cr.info(d)["steps"]["step"] == [5, 9, 12]

@@ -179,3 +179,28 @@ def test_the_envelope_names_other_errors_python():
         raise RuntimeError("boom")
 
     assert errors.envelope(fail, (), {})["kind"] == kinds.PYTHON
+
+
+def test_ctrl_c_that_reticulates_handler_lost_is_raised_as_an_interrupt(
+        tmp_path):
+    # reticulate 1.28's SIGINT handler, where R handled the interrupt
+    # while the handler asked it: the error it raises then.
+    folder = tmp_path / "rpytools"
+    folder.mkdir()
+    source = ("def _signal_handler(sig, frame):\n"
+              "    raise RuntimeError('(Unknown exception occurred)')\n")
+    path = str(folder / "signals.py")
+    handler = {}
+    exec(compile(source, path, "exec"), handler)
+
+    def waiting():
+        handler["_signal_handler"](2, None)  # Python runs it mid-wait
+
+    with pytest.raises(KeyboardInterrupt):
+        errors.envelope(waiting, (), {})
+    # The same error from anywhere else is an error like any other.
+
+    def elsewhere():
+        raise RuntimeError("(Unknown exception occurred)")
+
+    assert errors.envelope(elsewhere, (), {})["kind"] == kinds.PYTHON

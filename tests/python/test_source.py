@@ -1,6 +1,7 @@
 """The shim's source as a whole, every subpackage included: each module has
-its test file, no file is over 400 lines, no function longer than a
-screen, and nothing defined that only tests use.
+its test file, files and functions past the size for review are listed
+(not refused: size is a question of topics), and nothing defined that only
+tests use.
 
 Each check takes the folders it reads, so that the tests below can run it on
 small trees made for them too, nested or flat, and see each rule fail."""
@@ -9,6 +10,7 @@ import ast
 import os
 import re
 import shutil
+import warnings
 
 import pytest
 
@@ -19,8 +21,16 @@ R_DIR = os.path.join(ROOT, "R")
 # raises (test_core_kinds.py checks that each is raised somewhere).
 REGISTRY = os.path.join("core", "kinds.py")
 TESTS = os.path.dirname(__file__)
+# The sizes past which a file or a function is listed for review: does it
+# hold two topics? (CONTRIBUTING.md). A listing, never a failure.
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
+MAX_R_FILE_LINES = 350
+
+
+class SizeReview(UserWarning):
+    """A file or function past the size for review, shown in pytest's
+    warnings summary."""
 
 
 def python_files(root):
@@ -32,6 +42,11 @@ def python_files(root):
         out += [os.path.relpath(os.path.join(folder, f), root)
                 for f in files if f.endswith(".py")]
     return sorted(out)
+
+
+def r_files(root):
+    """The .R files in `root`, sorted."""
+    return sorted(f for f in os.listdir(root) if f.endswith(".R"))
 
 
 def expected_test_file(module):
@@ -59,10 +74,11 @@ def missing_test_files(shim, tests):
     return sorted(t for t in wanted - present if t is not None)
 
 
-def long_files(root, limit):
-    """"path: N lines" for each .py file below `root` over `limit` lines."""
+def long_files(root, limit, files=python_files):
+    """"path: N lines" for each .py file below `root` (or each file
+    `files(root)` lists) over `limit` lines."""
     out = []
-    for path in python_files(root):
+    for path in files(root):
         with open(os.path.join(root, path), encoding="utf-8") as f:
             n = len(f.readlines())
         if n > limit:
@@ -141,17 +157,18 @@ def test_every_module_has_its_test_file():
     assert not missing_test_files(SHIM, TESTS)
 
 
-def test_no_python_file_is_over_400_lines():
+def test_files_and_functions_past_the_size_for_review_are_listed():
     assert len(python_files(SHIM)) > 30
-    assert not long_files(SHIM, MAX_FILE_LINES), "split these by topic"
-    assert not long_files(TESTS, MAX_FILE_LINES), "split these by topic"
-
-
-def test_no_function_is_longer_than_a_screen():
-    lengths = function_lengths(SHIM)
-    assert len(lengths) > 100
-    long = long_functions(SHIM, MAX_FUNCTION_LINES)
-    assert not long, f"split these: {long}"
+    assert len(function_lengths(SHIM)) > 100
+    past = long_files(SHIM, MAX_FILE_LINES) + \
+        [f"tests/python/{x}" for x in long_files(TESTS, MAX_FILE_LINES)] + \
+        [f"{name}: {n} lines" for n, name in
+         long_functions(SHIM, MAX_FUNCTION_LINES)] + \
+        [f"R/{x}" for x in long_files(R_DIR, MAX_R_FILE_LINES, r_files)]
+    for item in past:
+        warnings.warn(SizeReview(
+            f"{item}, past the size for review: does it hold two topics?"),
+            stacklevel=1)
 
 
 def test_the_shim_defines_nothing_only_tests_use():

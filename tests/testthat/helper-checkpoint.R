@@ -34,3 +34,20 @@ live_threads <- function() {
     "and not t.name.startswith(('asyncio_', 'ThreadPoolExecutor'))))"
   ))
 }
+
+# Python code that makes the next checkpoint saves wait, after Orbax's
+# write has started, until `_gate.set()` runs (at most `seconds`);
+# `store.finish_write = _real` undoes it. Run it with
+# reticulate::py_run_string(), here or in another session.
+held_write_code <- function(seconds) {
+  paste(
+    "import sys, threading",
+    "store = sys.modules['kerasmesh.checkpoint.store']",
+    "_real, _gate = store.finish_write, threading.Event()",
+    "def _held(response):",
+    sprintf("    _gate.wait(%d)", as.integer(seconds)),
+    "    _real(response)",
+    "store.finish_write = _held",
+    sep = "\n"
+  )
+}

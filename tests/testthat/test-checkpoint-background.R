@@ -47,6 +47,169 @@ test_that("a background save returns at once and checkpoint_wait() ends it", {
   expect_identical(max_abs_diff(at_save, variable_values(fresh)), 0)
 })
 
+# In `rs` (a keras_session()): a small model saved as `step` of `dir` in
+# the background; the call returns as soon as the arrays are copied.
+start_background_save <- function(rs, dir, step) {
+  rs$run(function(dir, step) {
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
+    ), name = "small")
+    invisible(save_checkpoint(model, dir, step = step, background = TRUE))
+  }, list(dir = dir, step = step))
+}
+
+# Whether `dir`'s step `step` is sealed and the directory's lock free,
+# while the session that saved it still runs what it was given: this
+# process saves step `step + 1` into `dir` with a `timeout` of 30 s,
+# which waits for the lock.
+sealed_while_busy <- function(rs, dir, step) {
+  model <- build_mlp()
+  saved <- tryCatch(save_checkpoint(model, dir, step = step + 1,
+                                    timeout = 30),
+                    error = identity)
+  info <- tryCatch(checkpoint_info(dir)$steps, error = function(e) list())
+  list(busy = identical(rs$get_state(), "busy"),
+       saved = !inherits(saved, "error"),
+       steps = info$step, complete = info$complete)
+}
+
+# What sealed_while_busy() finds when the save went on meanwhile.
+sealed <- list(busy = TRUE, saved = TRUE, steps = 5:6,
+               complete = c(TRUE, TRUE))
+
+# A fresh session saves step 5 of a new directory in the background, then
+# runs `busy(...)` (R code only); `end(rs)` ends it. Returns what
+# sealed_while_busy() found meanwhile, and what `busy` returned.
+saved_while <- function(busy, args, end) {
+  dir <- withr::local_tempdir("checkpoint")
+  rs <- keras_session()
+  start_background_save(rs, dir, 5)
+  rs$call(busy, args)
+  found <- sealed_while_busy(rs, dir, 5)
+  end(rs)
+  rs$poll_process(60000)
+  list(found = found, result = rs$read()$result)
+}
+
+test_that("a background save ends while R runs R code, and frees the lock", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  stop_file <- file.path(withr::local_tempdir(), "stop")
+  # R code alone, until `stop` exists: no call into Python meanwhile.
+  out <- saved_while(function(stop) {
+    started <- Sys.time()
+    x <- 0
+    while (!file.exists(stop) &&
+           difftime(Sys.time(), started, units = "secs") < 120) {
+      x <- x + 1
+    }
+    file.exists(stop)
+  }, list(stop = stop_file), function(rs) file.create(stop_file))
+  expect_true(out$result)
+  expect_identical(out$found, sealed)
+})
+
+test_that("a background save ends while R sleeps, and Ctrl-C still works", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  out <- saved_while(function() {
+    tryCatch(Sys.sleep(120), interrupt = function(e) "interrupted")
+  }, list(), function(rs) rs$interrupt())
+  expect_identical(out$result, "interrupted")
+  expect_identical(out$found, sealed)
+})
+
+test_that("a background save ends while R's console waits for input", {
+  skip_if_no_keras()
+  skip_if_no_workers()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  # An interactive R whose console reads from a pipe: after the save it
+  # waits at its prompt, as a user's R does.
+  r <- processx::process$new(
+    file.path(R.home("bin"), "R"), c("--interactive", "--vanilla", "-q"),
+    stdin = "|", stdout = "|", stderr = "2>&1",
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = ":"))
+  )
+  withr::defer(r$kill())
+  r$write_input(paste0(
+    "library(kerasmesh); simulate_devices(8); ",
+    "keras <- reticulate::import('keras'); ",
+    "m <- keras$Sequential(list(keras$Input(shape = list(4L)), ",
+    "keras$layers$Dense(2L, name = 'dense')), name = 'small'); ",
+    "invisible(save_checkpoint(m, ", deparse(dir), ", step = 5, ",
+    "background = TRUE)); cat('saved', '\\n')\n"
+  ))
+  out <- character()
+  for (i in 1:600) {
+    r$poll_io(100)
+    out <- c(out, r$read_output_lines())
+    if (any(grepl("^saved", out)) || !r$is_alive()) break
+  }
+  expect_true(any(grepl("^saved", out)))
+  found <- sealed_while_busy(list(get_state = function() {
+    if (r$is_alive()) "busy" else "finished"
+  }), dir, 5)
+  r$write_input("q('no')\n")
+  r$wait(30000)
+  expect_identical(found, sealed)
+})
+
+test_that("Ctrl-C interrupts R and checkpoint_wait() while a save is pending", {
+  skip_if_no_keras()
+  skip_on_os("windows")
+  dir <- withr::local_tempdir("checkpoint")
+  rs <- keras_session()
+  # A save held pending (its write waits for a gate), so that R's event
+  # loop lends Python's lock all along (reticulate before 1.39).
+  rs$run(function(dir, held) {
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(4L)), keras$layers$Dense(2L, name = "dense")
+    ), name = "small")
+    save_checkpoint(model, dir, step = 1)
+    reticulate::py_run_string(held)
+    invisible(save_checkpoint(model, dir, step = 2, background = TRUE))
+  }, list(dir = dir, held = held_write_code(600)))
+  # `fn` (a function callr runs with no environment of its own) is
+  # interrupted while it runs.
+  interrupted <- function(fn) {
+    rs$call(fn)
+    Sys.sleep(stats::runif(1, 0.2, 0.6))
+    rs$interrupt()
+    rs$poll_process(60000)
+    out <- rs$read()
+    if (is.null(out$error)) out$result else conditionMessage(out$error)
+  }
+  results <- character()
+  for (i in 1:4) {
+    results <- c(
+      results,
+      interrupted(function() {
+        tryCatch({
+          x <- 0
+          repeat x <- x + 1
+        }, interrupt = function(e) "interrupted")
+      }),
+      interrupted(function() {
+        tryCatch(Sys.sleep(60), interrupt = function(e) "interrupted")
+      }),
+      # reticulate 1.28's SIGINT handler calls R: R could take the
+      # interrupt there, and the wait came back as a Python error.
+      interrupted(function() {
+        tryCatch(checkpoint_wait(), interrupt = function(e) "interrupted",
+                 error = function(e) class(e)[[1]])
+      })
+    )
+  }
+  expect_identical(unique(results), "interrupted")
+  rs$run(function() {
+    reticulate::py_run_string("_gate.set(); store.finish_write = _real")
+  })
+  expect_identical(rs$run(function() checkpoint_wait()$step), 2L)
+})
+
 test_that("a failed background save is a classed error at checkpoint_wait()", {
   skip_if_no_keras()
   dir <- withr::local_tempdir("checkpoint")
@@ -78,16 +241,7 @@ test_that("a directory moved during a background save fails it, classed", {
   withr::defer(unlink(moved, recursive = TRUE))
   model <- build_mlp()
   save_checkpoint(model, dir, step = 1)
-  reticulate::py_run_string(paste(
-    "import sys, threading",
-    "store = sys.modules['kerasmesh.checkpoint.store']",
-    "_real, _gate = store.finish_write, threading.Event()",
-    "def _held(response):",
-    "    _gate.wait(60)",
-    "    _real(response)",
-    "store.finish_write = _held",
-    sep = "\n"
-  ))
+  reticulate::py_run_string(held_write_code(60))
   withr::defer(reticulate::py_run_string("store.finish_write = _real"))
   save_checkpoint(model, dir, step = 2, background = TRUE)
   file.rename(dir, moved)
@@ -100,6 +254,40 @@ test_that("a directory moved during a background save fails it, classed", {
   # Orbax's writers ended with the save, rather than waiting minutes for
   # folders that could not be created and failing in a later test.
   expect_identical(live_threads(), "")
+})
+
+test_that("a directory removed while Orbax writes fails quietly, classed", {
+  skip_if_no_keras()
+  skip_if_not_installed("callr")
+  dir <- withr::local_tempdir("checkpoint")
+  err <- withr::local_tempfile()
+  # In a fresh R, whose console is this file: the directory goes while
+  # Orbax's threads write, and each of them fails and logs a traceback.
+  result <- callr::r(function(dir) {
+    library(kerasmesh)
+    simulate_devices(8)
+    keras <- reticulate::import("keras")
+    model <- keras$Sequential(list(
+      keras$Input(shape = list(512L)), keras$layers$Dense(1024L, name = "d")
+    ), name = "m")
+    save_checkpoint(model, dir, step = 1)
+    reticulate::py_run_string(paste(
+      "import shutil, sys",
+      "store = sys.modules['kerasmesh.checkpoint.store']",
+      "_real = store.begin_write",
+      "def _removed(staging, tree, meta):",
+      "    response = _real(staging, tree, meta)",
+      sprintf("    shutil.rmtree(%s, ignore_errors=True)", deparse(dir)),
+      "    return response",
+      "store.begin_write = _removed",
+      sep = "\n"
+    ))
+    save_checkpoint(model, dir, step = 2, background = TRUE)
+    tryCatch(checkpoint_wait(), error = function(e) class(e)[[1]])
+  }, args = list(dir = dir), stderr = err, timeout = 120)
+  expect_identical(result, "kerasmesh_error_checkpoint_directory")
+  console <- readLines(err, warn = FALSE)
+  expect_false(any(grepl("Traceback|raised an exception", console)))
 })
 
 test_that("the callback saves in the background and fit() waits at its end", {
@@ -147,9 +335,9 @@ test_that("a background save killed at any point leaves a complete step", {
     kill_save_at(point, fixtures)
     save_checkpoint(other_model(keras), dir, step = 3, overwrite = TRUE,
                     keep = 1, background = TRUE)
-    # Training goes on in Python (R code alone would pause the save: R
-    # holds Python's lock while it runs), and is killed before it ends.
-    reticulate::py_run_string("import time; time.sleep(60)")
+    # R goes on (the save runs meanwhile, on every reticulate), and is
+    # killed before the sleep ends.
+    Sys.sleep(60)
   }
   survivors <- c(copying = "old", copied = "old", written = "old",
                  hashed = "old", sealed = "old", retired = "new",

@@ -226,6 +226,28 @@ test_that("keep and overwrite never touch a folder kerasmesh did not save", {
   expect_identical(readLines(file.path(dir, "5", "data.csv")), "mine")
 })
 
+test_that("a save below newer steps is refused, or replaces them if asked", {
+  skip_if_no_keras()
+  dir <- withr::local_tempdir("checkpoint")
+  old <- build_mlp()
+  for (step in c(2, 8, 10)) save_checkpoint(old, dir, step = step)
+  # A run resumed from step 2 reaches step 5: steps 8 and 10 are the
+  # abandoned run's. Saved beside them with `keep = 1`, step 5 was the
+  # one pruned (and a restore read step 10).
+  resumed <- train_mlp(build_mlp(), mlp_data(), epochs = 1L)
+  expect_snapshot(
+    error = TRUE, save_checkpoint(resumed, dir, step = 5, keep = 1),
+    transform = function(lines) gsub(dir, "<dir>", lines, fixed = TRUE)
+  )
+  expect_identical(checkpoint_info(dir)$steps$step, c(2L, 8L, 10L))
+  save_checkpoint(resumed, dir, step = 5, keep = 1, overwrite = TRUE)
+  expect_identical(checkpoint_info(dir)$steps$step, 5L)
+  restored <- build_mlp()
+  expect_identical(restore_checkpoint(restored, dir)$step, 5L)
+  expect_identical(max_abs_diff(variable_values(resumed),
+                                variable_values(restored)), 0)
+})
+
 test_that("a damaged step is passed over with a warning, or named on request", {
   skip_if_no_keras()
   dir <- withr::local_tempdir("checkpoint")

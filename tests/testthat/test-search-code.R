@@ -62,3 +62,29 @@ test_that("numbers in the printed code parse as the numbers", {
   expect_equal(code_number(4096), "4096")
   expect_equal(code_number(1e6), "1000000")
 })
+
+test_that("names that are not syntactic print in backquotes, so code parses", {
+  found <- fixture_search()
+  found$call$model <- "my build"
+  code <- search_reproduce_code(found)
+  expect_true(any(grepl("layout_cost(\n  `my build`,",
+                        paste(code, collapse = "\n"), fixed = TRUE)))
+  expect_true(is.expression(parse(text = code)))
+  found$call$blocks <- 48
+  code <- search_reproduce_code(found)
+  expect_true(any(grepl("function() `my build`(48)", code, fixed = TRUE)))
+  expect_true(is.expression(parse(text = code)))
+  mesh <- fixture_mesh()
+  names(mesh$shape) <- c("the data", "model")
+  expect_equal(search_mesh_code(mesh),
+               "mesh <- device_mesh(c(`the data` = 2, model = 4))")
+})
+
+test_that("a space past a double's range prints as a count", {
+  found <- fixture_search()
+  found$space_size <- Inf
+  expect_match(format(found)[1], "predicted of more than 1.8e+308 layouts",
+               fixed = TRUE)
+  found$space_size <- 3.21e40
+  expect_match(format(found)[1], "of about 3.2e+40 layouts", fixed = TRUE)
+})

@@ -98,10 +98,13 @@ test_that("an interrupted search leaves the session usable", {
   rs$call(function() {
     keras <- reticulate::import("keras")
     mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
+    # Each build waits, so that the search is still running when the
+    # interrupt comes, however fast this machine compiles.
     kerasmesh::search_layout(function() {
+      Sys.sleep(1)
       keras$Sequential(list(keras$Input(shape = list(32L)),
                             keras$layers$Dense(64L), keras$layers$Dense(8L)))
-    }, mesh, batch_size = 16, loss = "mse")
+    }, mesh, batch_size = 16, loss = "mse", cache = FALSE)
   })
   Sys.sleep(3)
   rs$interrupt()
@@ -299,4 +302,58 @@ test_that("a topology search's bad input is a classed error", {
                class = "kerasmesh_error_accumulation_steps")
   expect_error(within_seconds(topology_search(memory = "1kB"), 120),
                class = "kerasmesh_error_search_no_fit")
+})
+
+test_that("blocks past any model and a batch axis no topology mesh has", {
+  topo <- device_topology("h100-sxm-80gb")
+  build <- function(blocks) NULL
+  # Refused before Python starts, as a classed error naming the argument.
+  expect_snapshot(error = TRUE, {
+    search_layout(build, topo, 16, blocks = 1e9, timeout = 25)
+    search_layout(build, topo, 16, batch_dim_name = "model")
+    search_layout(build, topo, 16, batch_dim_name = c("data", "model"))
+  })
+  expect_error(search_layout(build, topo, 16, blocks = 65537),
+               class = "kerasmesh_error_argument")
+  expect_error(search_layout(build, topo, 16, batch_dim_name = "model"),
+               class = "kerasmesh_error_batch_dim_name")
+})
+
+test_that("a search over more layouts than a double counts returns its best", {
+  skip_if_no_keras()
+  keras <- keras()
+  # 320 layers of unique names (no block numbers to group them by): each
+  # its own class, 21 placements each, 21^320 layouts in all.
+  many <- function() {
+    names <- vapply(seq_len(320), function(i) {
+      paste0("l", paste(letters[as.integer(strsplit(as.character(i), "")[[1]]) +
+                                  1], collapse = ""))
+    }, "")
+    layers <- c(list(keras$Input(shape = list(8L))),
+                lapply(names, function(n) keras$layers$Dense(8L, name = n)))
+    keras$Sequential(layers, name = "many")
+  }
+  found <- within_seconds(search_layout(
+    many, device_mesh(c(data = 2, model = 4)), batch_size = 16,
+    loss = "mse", timeout = 20
+  ), 120)
+  expect_s3_class(found, "kerasmesh_layout_search")
+  expect_identical(found$space_size, Inf)
+  expect_match(format(found)[1], "of more than 1.8e+308 layouts",
+               fixed = TRUE)
+})
+
+test_that("bandwidth and flop_rate are refused where the time ignores them", {
+  mesh_topo <- device_topology("h100-sxm-80gb")
+  build <- function() NULL
+  expect_snapshot(error = TRUE, {
+    search_layout(build, mesh_topo, 16, bandwidth = c(data = 1e9))
+    search_layout(build, mesh_topo, 16, objective = "traffic",
+                  flop_rate = 1e12, bandwidth = c(data = 1e9, model = 1e9))
+  })
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4))
+  expect_snapshot(error = TRUE, {
+    search_layout(build, mesh, 16, bandwidth = c(data = 1e9, model = 1e9))
+  })
 })

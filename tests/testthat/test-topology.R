@@ -140,3 +140,42 @@ test_that("a topology reaches the shim as plain values", {
   expect_null(kerasmesh:::check_topology(NULL))
   expect_snapshot(error = TRUE, kerasmesh:::check_topology("h100-sxm-80gb"))
 })
+
+test_that("a count past R's integers and a malformed rate are named", {
+  expect_snapshot(error = TRUE, {
+    device_topology("h100-sxm-80gb", nodes = 3e8)
+    device_topology("h100-sxm-80gb", nodes = 3e9)
+    device_topology("h100-sxm-80gb", intra_node_bandwidth = "+450GB/s")
+    device_topology("h100-sxm-80gb", inter_node_bandwidth = "50 GB")
+  })
+  big <- device_topology("h100-sxm-80gb", nodes = 2^28 - 1)
+  expect_identical(big$devices, as.integer(8 * (2^28 - 1)))
+  expect_true(any(grepl("2,147,483,640 devices", format(big), fixed = TRUE)))
+})
+
+test_that("a topology edited by hand is checked again, naming the field", {
+  topo <- device_topology("h100-sxm-80gb", nodes = 2)
+  edited <- function(field, value) {
+    topo[field] <- list(value)
+    topo
+  }
+  check <- function(x) kerasmesh:::check_topology(x)
+  expect_snapshot(error = TRUE, {
+    check(edited("nodes", NA))
+    check(edited("nodes", 3e8))
+    check(edited("memory", "lots"))
+    check(edited("efficiency", 2))
+    check(edited("peak_flops", NULL))
+    check(edited("inter_node_bandwidth", NA))
+  })
+  for (field in c("nodes", "memory", "efficiency")) {
+    expect_error(check(edited(field, NA)), class = "kerasmesh_error_topology")
+  }
+  custom <- device_topology(devices_per_node = 2, memory = 1e9,
+                            peak_flops = 1e12, intra_node_bandwidth = 1e9)
+  expect_true(is.na(custom$inter_node_bandwidth))
+  expect_null(check(custom)$inter_node_bandwidth) # not given: none
+  one <- device_topology("h100-sxm-80gb")
+  one$memory_bandwidth <- NA
+  expect_null(check(one)$memory_bandwidth)
+})

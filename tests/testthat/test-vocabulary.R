@@ -295,6 +295,7 @@ test_that("a deprecated argument keeps working, and both names are refused", {
 })
 
 test_that("an old argument name reaches the function under its new name", {
+  # ... and its errors name it as the user typed it.
   build <- function() stop("not built")
   lm <- fixture_layout_map()
   sent <- suppressWarnings(shim_request("layout_plan", build, layout = lm))
@@ -303,7 +304,7 @@ test_that("an old argument name reaches the function under its new name", {
   expect_warning(
     expect_error(compare_layouts(build, layouts = list(dp = "x"),
                                  batch_size = 16),
-                 "distributions$dp", fixed = TRUE,
+                 "layouts$dp", fixed = TRUE,
                  class = "kerasmesh_error_distribution"),
     class = "kerasmesh_warning_deprecated"
   )

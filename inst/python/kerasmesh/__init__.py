@@ -29,6 +29,7 @@ import importlib
 from typing import Any
 
 from .core.errors import KerasmeshError, envelope
+from .core.interrupts import shim_interrupts
 
 _PLAIN_LEAVES = (type(None), bool, int, float, str)
 _FLAT_LEAVES = (type(None), bool, float, str)
@@ -50,14 +51,20 @@ def plain(value: Any, where: str = "value") -> Any:
     every version: no NumPy or pandas object anywhere inside, and no
     integer R's integers can't hold (reticulate 1.28 wraps those around,
     so 15,332,469,805,107 arrived as -563,441,613): those become floats,
-    in a copy of the containers that hold them. A value that needs no
-    change is returned as it is.
+    in a copy of the containers that hold them, and those past a float's
+    range become infinite. A value that needs no change is returned as it
+    is.
 
     Raises:
         TypeError: naming where the offending value is.
     """
     if isinstance(value, int) and not isinstance(value, bool):
-        return value if abs(value) <= _R_INTEGER_MAX else float(value)
+        if abs(value) <= _R_INTEGER_MAX:
+            return value
+        try:
+            return float(value)
+        except OverflowError:  # past 1.8e308 (a search space's count)
+            return float("inf") if value > 0 else float("-inf")
     if isinstance(value, _PLAIN_LEAVES):
         return value
     if isinstance(value, dict):
@@ -88,8 +95,10 @@ def plain(value: Any, where: str = "value") -> Any:
 
 def call(name: str, /, **kwargs) -> dict:
     """Call "module.function" for plain values (see `plain()`), its
-    arguments by keyword."""
-    return envelope(lambda: plain(_function(name)(**kwargs)), (), {})
+    arguments by keyword. Ctrl-C meanwhile is R's interrupt
+    (`core.interrupts`)."""
+    with shim_interrupts():
+        return envelope(lambda: plain(_function(name)(**kwargs)), (), {})
 
 
 def call_object(name: str, /, **kwargs) -> tuple:
@@ -100,7 +109,8 @@ def call_object(name: str, /, **kwargs) -> tuple:
         (the envelope without its value, the value or None), so that R
         converts the first and never the second.
     """
-    out = envelope(lambda: _function(name)(**kwargs), (), {})
+    with shim_interrupts():
+        out = envelope(lambda: _function(name)(**kwargs), (), {})
     return out, out.pop("value", None)
 
 

@@ -6,7 +6,10 @@ directory's lock and copying the arrays off the devices (Orbax's
 save_on_background=True)` uses it). The rest (Orbax's write, each
 process hashing the files it wrote, process 0 sealing the step, swapping
 it in and pruning) runs in a Python thread of this module, holding the
-lock until it ends. The thread never calls R.
+lock until it ends. The thread never calls R. It runs while R runs R
+code too: reticulate 1.39 and later give Python's lock back whenever R
+returns from Python, and under earlier ones R's event loop lends it to
+the thread until the thread ends (`core.r_events`).
 
 There is at most one pending save per process: the next save, a restore,
 `wait()` (R's `checkpoint_wait()`) and the end of `fit()` wait for it and
@@ -28,6 +31,7 @@ from typing import Any
 
 from ..core.errors import KerasmeshError
 from ..core import kinds
+from ..core.r_events import HOOK
 
 _SLICE = 0.1  # seconds between checks for Ctrl-C while waiting
 
@@ -50,6 +54,7 @@ class PendingSave:
         except BaseException as e:  # noqa: BLE001 - raised where waited for
             self.error = e
         finally:
+            HOOK.release()  # before `done`: the next save may hold it
             self.done.set()
 
 
@@ -63,6 +68,7 @@ def start(directory: str, step: int, work: Callable[[], dict]) -> PendingSave:
     with _GUARD:
         _PENDING.append(pending)
         _finish_at_exit()
+    HOOK.hold()  # the thread runs while R runs R code; it releases it
     pending.thread.start()
     return pending
 

@@ -30,6 +30,7 @@ from .files import (RETIRED, STAGING, describe_step, file_in_the_way,
 from .seal import read_marker
 from ..core.errors import KerasmeshError
 from ..core import kinds
+from ..core.text import listing, noun
 
 _LEFTOVER = re.compile(r"^\.kerasmesh-(staging|retired)-(?P<step>[0-9]+)"
                        r"(\.orbax-checkpoint-tmp.*)?$")
@@ -119,6 +120,21 @@ def staging_path(directory: str, step: int) -> str:
     return os.path.join(directory, f"{STAGING}{step}")
 
 
+def step_gone(directory: str, step: int) -> bool:
+    """Whether the step being saved is gone in every form it takes during
+    a save (Orbax's temporary folder, the staging folder it renames it to,
+    the step in its place): what a save finds when its directory was
+    removed while it wrote."""
+    staging = os.path.basename(staging_path(directory, step))
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return True
+    return not any(n == str(step) or n == staging or
+                   n.startswith(staging + ".orbax-checkpoint-tmp")
+                   for n in names)
+
+
 def swap_in(directory: str, step: int) -> str:
     """Put the sealed staging copy of `step` in its place; the old step
     (kerasmesh's: `check_target()` made sure) goes only after."""
@@ -144,9 +160,38 @@ def put_in_place(directory: str, step: int) -> None:
 
 # What a save may replace -------------------------------------------------
 
-def check_target(directory: str, step: int, overwrite: bool) -> None:
+def check_target(directory: str, step: int, overwrite: bool) -> list[int]:
     """Whether `step` may be written: it is new, or kerasmesh's own and
-    `overwrite` is set.
+    `overwrite` is set; and no complete step kerasmesh saved is newer,
+    unless `overwrite` is set (then the save deletes those). Returns the
+    newer steps.
+
+    Raises:
+        KerasmeshError: `checkpoint_exists`, naming the path;
+            `checkpoint_stale`, naming the newer steps.
+    """
+    check_step_folder(directory, step, overwrite)
+    newer = [s["step"] for s in scan(directory, deep=False)
+             if s["owned"] and s["complete"] and s["step"] > step]
+    if newer and not overwrite:
+        steps = listing(newer, quote=False)
+        raise KerasmeshError(
+            kinds.CHECKPOINT_STALE, f"Step {step} must be newer than the "
+            "steps saved in `dir`.",
+            x=f"{directory} holds {noun(len(newer), 'step')} {steps}, "
+              f"newer than {step}: left by a run that went further, if "
+              f"this one resumed from an earlier step. Saved beside them, "
+              f"step {step} would not be the step a restore reads, and "
+              "`keep` would prune it first.",
+            i=f"Pass `overwrite = TRUE` to save step {step} and delete "
+              f"{noun(len(newer), 'step')} {steps}, or save into another "
+              "directory.")
+    return newer
+
+
+def check_step_folder(directory: str, step: int, overwrite: bool) -> None:
+    """Whether `step`'s own folder may be written: it is new, or
+    kerasmesh's own and `overwrite` is set.
 
     Raises:
         KerasmeshError: `checkpoint_exists`, naming the path.

@@ -40,6 +40,8 @@ _STEP_DIR = re.compile(r"^(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
 # swapped out (see commit.py).
 STAGING = ".kerasmesh-staging-"
 RETIRED = ".kerasmesh-retired-"
+# What every step Orbax writes holds: its step metadata, the commit record.
+ORBAX_RECORD = "_CHECKPOINT_METADATA"
 _OWN_DIR = re.compile(r"^\.kerasmesh-(?P<kind>staging|retired)-"
                       r"(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
 
@@ -172,7 +174,7 @@ def stand_in_path(step: int, paths: dict, present: set) -> str | None:
 
 def read_metadata(path: str) -> dict | None:
     """Orbax's step metadata (`_CHECKPOINT_METADATA`), None if unreadable."""
-    meta = read_json(os.path.join(path, "_CHECKPOINT_METADATA"))
+    meta = read_json(os.path.join(path, ORBAX_RECORD))
     return meta if isinstance(meta, dict) else None
 
 
@@ -214,6 +216,17 @@ def orbax_problem(path: str) -> str | None:
     return None
 
 
+def orbax_data_problem(marker: dict) -> str | None:
+    """Why a marker seals no step Orbax wrote: every step Orbax writes
+    holds its commit record, and the marker lists every file of the step,
+    so a marker that lists none (written by hand, or over a folder of
+    other files) seals nothing to read."""
+    if ORBAX_RECORD in marker["files"]:
+        return None
+    return f"it holds nothing Orbax wrote (its file list ({FILE_LIST}) " \
+        f"names no {ORBAX_RECORD})"
+
+
 def file_list_problem(path: str) -> str:
     """Why a step kerasmesh began has no usable file list: none, one that
     is not a regular file (a FIFO, never opened), or one that can't be
@@ -237,7 +250,8 @@ def describe_step(step: dict, deep: bool = True) -> dict:
             "writing did not finish (Orbax's temporary directory)"
     elif marker is not None:
         writer, owned = "kerasmesh", not step["link"]
-        problem = marker_problem(path, marker, deep)
+        problem = orbax_data_problem(marker) or \
+            marker_problem(path, marker, deep)
     elif kerasmesh_metadata(meta) is not None or \
             os.path.lexists(os.path.join(path, FILE_LIST)):
         writer, problem = "kerasmesh", file_list_problem(path)

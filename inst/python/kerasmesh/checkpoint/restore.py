@@ -21,7 +21,8 @@ from .seal import read_marker, verify
 from .variables import (GROUPS, WEIGHTS, abstract_tree, build_optimizer,
                         check_capacity, check_match, flatten, keyed_variables,
                         match_key, target_sharding)
-from ..core.errors import warn
+from .orbax_log import quiet_orbax
+from ..core.errors import KerasmeshError, warn
 from ..core import kinds
 
 
@@ -84,25 +85,34 @@ def restore(model: Any, directory: Any, step: Any = None,
 def read_step(chosen: dict, variables: dict) -> tuple[dict, str | None]:
     """A step's arrays for `variables` (by match key), read by Orbax onto
     each variable's placement while its checksums are checked; with a
-    damaged or unreadable step, ({}, its problem). An error reading it
-    (a mismatch too) is raised only when its files are intact: a damaged
-    file explains it otherwise."""
+    damaged or unreadable step, ({}, its problem). A mismatch with the
+    model is raised only when the step's files are intact (a damaged file
+    explains it otherwise); any other error reading an intact step (Orbax
+    can't read what is there) makes it unreadable."""
     path = chosen["path"]
     marker = read_marker(path, chosen["step"])
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         checked = pool.submit(verify, path, marker) \
             if marker is not None else None
         try:
-            loaded = load_arrays(path, variables)
+            with quiet_orbax():
+                loaded = load_arrays(path, variables)
         except Exception as e:
             problem = checked.result() if checked is not None else None
-            if problem is None and isinstance(e, RecursionError):
-                problem = "its metadata is nested too deeply to be read"
-            if problem is None:
+            if problem is None and isinstance(e, KerasmeshError):
                 raise
-            return {}, problem
+            return {}, problem or unreadable(e)
         problem = checked.result() if checked is not None else None
     return ({}, problem) if problem is not None else (loaded, None)
+
+
+def unreadable(e: Exception) -> str:
+    """The problem of a step whose files are intact but can't be read."""
+    if isinstance(e, RecursionError):
+        return "its metadata is nested too deeply to be read"
+    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"Orbax can't read it ({type(e).__name__}" + \
+        (f": {first[:300]})" if first else ")")
 
 
 def load_arrays(path: str, variables: dict) -> dict:
@@ -147,28 +157,60 @@ def info(directory: Any, step: Any = None) -> dict:
         `time`, seconds since the epoch, and `writer`: "kerasmesh",
         "orbax" for another tool such as Keras's `OrbaxCheckpoint`, or
         "unknown" for a folder that is no checkpoint step); `step`, the
-        step described (the given one, else the newest complete one, else
-        None) with its `epoch`, `process_count` and `variables` (columns
-        `key`, `group`, `path`, `shape`, `dtype`, `axes`, `mesh_shape`,
-        `mesh_axes`); `last_complete`, whether the newest step is complete.
+        step described (the given one, else the newest complete one that
+        can be read, else None) with its `epoch`, `process_count` and
+        `variables` (columns `key`, `group`, `path`, `shape`, `dtype`,
+        `axes`, `mesh_shape`, `mesh_axes`); `last_complete`, whether the
+        newest step is complete. A step whose variables can't be read is
+        not complete.
+
+    Raises:
+        KerasmeshError: `checkpoint_incomplete` for a `step` asked for
+            that can't be read, and the errors of `pick_step()`.
     """
     directory = check_directory(directory)
     step = check_step(step)
     steps = scan(directory)
     if not steps:
         raise not_a_checkpoint(directory)
+    if step is None:
+        found = None
+        for s in reversed([s for s in steps if s["complete"]]):
+            found = readable_variables(s)
+            if found is not None:
+                break
+            s.update(complete=False)
+    else:
+        chosen = pick_step(directory, step)[0]
+        found = readable_variables(chosen)
+        if found is None:
+            raise incomplete(step, [chosen])
     out = {"directory": directory,
            "steps": {c: [s[c] for s in steps] for c in
                      ("step", "complete", "problem", "time", "writer")},
            "last_complete": steps[-1]["complete"],
            "step": None, "epoch": None, "process_count": None,
            "variables": None}
-    if step is None and not any(s["complete"] for s in steps):
-        return out
-    chosen = [s for s in steps if s["complete"]][-1] if step is None else \
-        pick_step(directory, step)[0]
-    own, rows = step_variables(chosen["path"])
-    out.update(step=chosen["step"], epoch=(own or {}).get("epoch"),
-               process_count=(own or {}).get("process_count"),
-               variables={c: [r.get(c) for r in rows] for c in _COLUMNS})
+    if found is not None:
+        chosen, own, rows = found
+        out.update(step=chosen["step"], epoch=(own or {}).get("epoch"),
+                   process_count=(own or {}).get("process_count"),
+                   variables={c: [r.get(c) for r in rows]
+                              for c in _COLUMNS})
     return out
+
+
+def readable_variables(chosen: dict) -> tuple[dict, dict | None,
+                                              list[dict]] | None:
+    """(the step, kerasmesh's metadata, its variables' rows), or None
+    when Orbax can't read its variables: `chosen` then says why (its
+    `problem`)."""
+    try:
+        with quiet_orbax():
+            own, rows = step_variables(chosen["path"])
+    except KerasmeshError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the step's problem, classed
+        chosen["problem"] = unreadable(e)
+        return None
+    return chosen, own, rows

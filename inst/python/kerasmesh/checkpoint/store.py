@@ -43,6 +43,7 @@ from typing import Any
 from . import agree, commit, lock
 from . import background as pending_saves
 from .files import check_count, check_directory, check_step, orbax
+from .orbax_log import QUIET
 from .seal import hash_files, write_marker
 from .variables import (build_optimizer, describe_variables, keyed_variables,
                         nest)
@@ -56,6 +57,8 @@ _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
 # such as "RESOURCE_EXHAUSTED: Failed writing: ...: No space left on
 # device [os_error_code='28']".
 _TENSORSTORE_OS_ERROR = re.compile(r"os_error_code='(\d+)'")
+# The paths in TensorStore's messages: "Error writing local file "/a/b"".
+_QUOTED = re.compile(r"\"([^\"]+)\"")
 
 
 def save(model: Any, directory: Any, step: Any = None, keep: Any = None,
@@ -118,11 +121,14 @@ def save_step(model: Any, directory: str, step: int,
     held = lock.hold(directory, deadline)
     plan = {"directory": directory, "step": step, "keep": keep,
             "start": start, "key": agree.next_key()}
+    QUIET.hold()  # Orbax's log, until the save ends (finish_save())
     try:
-        check_target(directory, step, overwrite)
+        if check_target(directory, step, overwrite):  # overwrite: they go
+            plan["start"] = step if start is None else min(start, step)
         response = begin_agreed(directory, step, tree, meta)
     except BaseException:
         held.release()
+        QUIET.release()
         raise
     result = {"step": step, "epoch": epoch,
               "path": os.path.join(directory, str(step)),
@@ -140,20 +146,22 @@ def _process_count() -> int:
     return int(jax.process_count())
 
 
-def check_target(directory: str, step: int, overwrite: bool) -> None:
+def check_target(directory: str, step: int, overwrite: bool) -> list[int]:
     """Process 0 checks that `step` may be written and clears what a killed
-    save left; every process raises when it refused."""
-    refusal = None
+    save left; every process raises when it refused. Returns the newer
+    steps `overwrite` deletes (process 0's list; empty elsewhere)."""
+    refusal, newer = None, []
     if process_index() == 0:
         try:
             commit.recover(directory)  # first: it may put a step back
-            commit.check_target(directory, step, overwrite)
+            newer = commit.check_target(directory, step, overwrite)
         except KerasmeshError as e:
             refusal = e
     if commit.agreed(refusal is not None):
         raise refusal or KerasmeshError(
             kinds.CHECKPOINT_EXISTS, f"Step {step} must be one process 0 may "
             "write.", x="Process 0 refused to save it; its error says why.")
+    return newer
 
 
 def begin_agreed(directory: str, step: int, tree: dict, meta: dict) -> Any:
@@ -227,14 +235,17 @@ def finish_save(held: lock.HeldLock, response: Any, plan: dict,
             record = hash_files(staging, process_index(), _process_count())
         except Exception as e:  # noqa: BLE001 - agreed on, then raised
             failure = e
-        failure = displaced(held, directory, step) or failure
+        failure = displaced(held, directory, step, failure) or failure
         agree.decide(plan["key"], failure, record,
                      lambda records: commit_step(plan, records, held))
     except BaseException as e:
+        lost = displaced(held, directory, step, e) \
+            if isinstance(e, Exception) else None
         clean_up(directory, step)
-        raise classed(e, directory, step) from e
+        raise (lost or classed(e, directory, step)) from e
     finally:
         held.release()
+        QUIET.release()
     return dict(result, pending=False)
 
 
@@ -251,23 +262,31 @@ def commit_step(plan: dict, records: list[dict],
         files.update(record)
     write_marker(commit.staging_path(directory, step), step, files)
     commit.swap_in(directory, step)
-    commit.prune(directory, plan["keep"], step)
-    if plan["start"] is not None:
+    if plan["start"] is not None:  # first: `keep` counts this run's steps
         commit.remove_beyond(directory, plan["start"], step)
+    commit.prune(directory, plan["keep"], step)
 
 
-def displaced(held: lock.HeldLock, directory: str,
-              step: int) -> KerasmeshError | None:
+def displaced(held: lock.HeldLock, directory: str, step: int,
+              failure: BaseException | None = None
+              ) -> KerasmeshError | None:
     """`checkpoint_directory` when the directory was removed, moved or
-    replaced while `step` was written (process 0, which holds the lock,
-    can tell); None otherwise."""
-    if not held.lost():
+    replaced while `step` was written: process 0, which holds the lock,
+    can tell; after a `failure` of the write or the commit any process
+    can tell from the step's folders and files, which kerasmesh never
+    removes while it saves; None otherwise."""
+    if held.lost():
+        why = "its lock file is not the one the save holds"
+    elif failure is not None and (commit.step_gone(directory, step) or
+                                  vanished(failure, directory)):
+        why = "the step's files vanished as it was written"
+    else:
         return None
     return KerasmeshError(
         kinds.CHECKPOINT_DIRECTORY, "`dir` must stay in place while a step "
         "is saved.",
         x=f"{directory} was removed, moved or replaced while step {step} "
-          "was written (its lock file is not the one the save holds).",
+          f"was written ({why}).",
         i=f"Step {step} is not saved: save it again.")
 
 
@@ -299,15 +318,27 @@ def classed(e: BaseException, directory: str, step: int) -> BaseException:
         i="The steps saved before are unchanged.")
 
 
-def disk_error(e: BaseException) -> int | None:
-    """The errno of a write the file system refused (disk full, read-only,
-    permissions, file too large), from Python or from TensorStore; None
-    for other errors."""
+def disk_error(e: BaseException,
+               codes: tuple[int, ...] = _DISK_ERRORS) -> int | None:
+    """The errno of a write the file system refused (`codes`: disk full,
+    read-only, permissions, file too large), from Python or from
+    TensorStore; None for other errors."""
     code = e.errno if isinstance(e, OSError) else None
     if code is None and isinstance(e, ValueError):
         found = _TENSORSTORE_OS_ERROR.search(str(e))
         code = int(found.group(1)) if found else None
-    return code if code in _DISK_ERRORS else None
+    return code if code in codes else None
+
+
+def vanished(e: BaseException, directory: str) -> bool:
+    """Whether `e` is a file of `directory` not found that is still not
+    there: a file kerasmesh was writing or reading, removed meanwhile."""
+    if disk_error(e, (errno.ENOENT,)) is None:
+        return False
+    names = [e.filename, e.filename2] if isinstance(e, OSError) else \
+        _QUOTED.findall(str(e))
+    return any(isinstance(n, str) and n.startswith(directory + os.sep) and
+               not os.path.lexists(n) for n in names)
 
 
 def current_step(model: Any) -> int:

@@ -19,8 +19,8 @@ import ctypes
 import signal
 import threading
 
-# Larger than any platform's `struct sigaction`, which is only copied.
-_SIGACTION_BYTES = 1024
+from .os_signals import action_handler, os_action, set_os_action
+
 _SAVED: dict[str, ctypes.Array | None] = {"action": None}
 
 
@@ -30,7 +30,7 @@ def ignore() -> bool:
     if _SAVED["action"] is not None or not hasattr(signal, "SIGPIPE") or \
             threading.current_thread() is not threading.main_thread():
         return False
-    old = _action()
+    old = os_action(signal.SIGPIPE)
     if old is None or os_handler(old) == int(signal.SIG_IGN) or \
             callable(signal.getsignal(signal.SIGPIPE)):
         return False
@@ -45,7 +45,7 @@ def restore() -> bool:
     old = _SAVED["action"]
     if old is None:
         return False
-    _libc().sigaction(signal.SIGPIPE, old, None)
+    set_os_action(signal.SIGPIPE, old)
     _SAVED["action"] = None
     return True
 
@@ -53,24 +53,8 @@ def restore() -> bool:
 def os_handler(action: ctypes.Array | None = None) -> int | None:
     """The handler the operating system runs for SIGPIPE now (or in
     `action`), as an address: 0 is the default, 1 is ignored; None where
-    the C library can't say. It is the first field of `struct sigaction`
-    on Linux and macOS."""
-    action = action if action is not None else _action()
+    the C library can't say."""
+    action = action if action is not None else os_action(signal.SIGPIPE)
     if action is None:
         return None
-    return ctypes.c_void_p.from_buffer(action).value or 0
-
-
-def _action() -> ctypes.Array | None:
-    """SIGPIPE's `struct sigaction` now, as bytes; None where the C
-    library can't say."""
-    buffer = ctypes.create_string_buffer(_SIGACTION_BYTES)
-    try:
-        status = _libc().sigaction(signal.SIGPIPE, None, buffer)
-    except (AttributeError, OSError):
-        return None
-    return buffer if status == 0 else None
-
-
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None)
+    return action_handler(action)

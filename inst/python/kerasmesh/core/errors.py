@@ -266,6 +266,27 @@ def _described_warnings(caught: list) -> list[list]:
     return out
 
 
+def interrupted_in_r(e: BaseException) -> bool:
+    """Whether `e` is Ctrl-C, as reticulate before 1.39 reports it where R
+    took the interrupt inside an R function Python called (R's warning
+    function, a search's progress, reticulate's own SIGINT handler in
+    `rpytools/signals.py`, which `core.interrupts` keeps out of shim calls
+    where it can): reticulate catches R's jump out of the function and
+    raises RuntimeError("(Unknown exception occurred)") through
+    `rpytools` instead. The envelope raises it as what it is,
+    KeyboardInterrupt, which R then signals as an interrupt."""
+    if not isinstance(e, RuntimeError) or \
+            str(e) != "(Unknown exception occurred)":
+        return False
+    tb = e.__traceback__
+    while tb is not None:
+        if "/rpytools/" in tb.tb_frame.f_code.co_filename.replace(
+                "\\", "/"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def envelope(fn: Callable, args: tuple, kwargs: dict) -> dict:
     """Call `fn`, returning its value or the error as plain values.
 
@@ -285,6 +306,8 @@ def envelope(fn: Callable, args: tuple, kwargs: dict) -> dict:
                    "bullets": [list(b) for b in e.bullets],
                    "traceback": traceback.format_exc()}
         except Exception as e:  # noqa: BLE001 - every error goes back to R
+            if interrupted_in_r(e):
+                raise KeyboardInterrupt from e
             out = {"ok": False, "kind": _kinds.PYTHON,
                    "python_type": type(e).__name__, "message": str(e),
                    "bullets": [], "traceback": traceback.format_exc()}

@@ -166,6 +166,11 @@ CHECKPOINT_ORBAX = _kind(
 CHECKPOINT_SHAPE = _kind(
     "checkpoint_shape",
     error="A variable's shape differs from the saved one.")
+CHECKPOINT_STALE = _kind(
+    "checkpoint_stale",
+    error="The checkpoint directory holds steps newer than the one saved "
+          "(left by a run that went further than the one resumed); "
+          "`overwrite = TRUE` saves it and deletes them.")
 CHECKPOINT_STEP = _kind(
     "checkpoint_step",
     error="The requested step is not in the checkpoint.")

@@ -25,9 +25,10 @@ def plural(n: int, word: str) -> str:
     return f"{n} {noun(n, word)}"
 
 
-def listing(items: Sequence[str], more: int = 0) -> str:
-    """ '"a", "b" and "c"', with "and N more" past MAX_NAMED."""
-    quoted = [f'"{i}"' for i in items[:MAX_NAMED]]
+def listing(items: Sequence[Any], more: int = 0, quote: bool = True) -> str:
+    """ '"a", "b" and "c"', with "and N more" past MAX_NAMED; without
+    `quote`, "8, 9 and 10"."""
+    quoted = [f'"{i}"' if quote else str(i) for i in items[:MAX_NAMED]]
     extra = len(items) - len(quoted) + more
     if extra > 0:
         quoted.append(f"{extra} more")

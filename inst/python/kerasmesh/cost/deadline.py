@@ -44,6 +44,20 @@ class DeadlinePassed(BaseException):
                                     "call's timeout passed.",)))
 
 
+class _Alarm:
+    """What the signal handler, the unraisable hook and the watcher thread
+    of one `Deadline.armed()` share: whether the alarm may still raise
+    (`armed`), whether the watcher sent SIGALRM (`sent`) and the handler
+    ran since (`handled`), and whether Python swallowed the raise
+    (`swallowed`: it landed where Python reports instead of raising)."""
+
+    def __init__(self):
+        self.armed = True
+        self.sent = False
+        self.handled = False
+        self.swallowed = False
+
+
 class Deadline:
     """A wall-time deadline `seconds` from now.
 
@@ -79,20 +93,19 @@ class Deadline:
                 signal.getsignal(signal.SIGALRM) is None:
             yield self
             return
-        state = {"armed": True, "sent": False, "handled": False,
-                 "swallowed": False}
+        alarm = _Alarm()
 
         def handler(signum, frame):
-            state["handled"] = True
-            if state["armed"] and (not self.fired or state["swallowed"]):
-                self.fired, state["swallowed"] = True, False
+            alarm.handled = True
+            if alarm.armed and (not self.fired or alarm.swallowed):
+                self.fired, alarm.swallowed = True, False
                 raise DeadlinePassed()
 
         unraisable = sys.unraisablehook
 
         def swallowed(report: Any) -> None:
             if isinstance(report.exc_value, DeadlinePassed):
-                state["swallowed"] = True
+                alarm.swallowed = True
             else:
                 unraisable(report)
 
@@ -100,7 +113,7 @@ class Deadline:
         previous = signal.signal(signal.SIGALRM, handler)
         sys.unraisablehook = swallowed
         watcher = threading.Thread(
-            target=_watch, args=(self, state, stop, threading.get_ident()),
+            target=_watch, args=(self, alarm, stop, threading.get_ident()),
             daemon=True, name="kerasmesh-deadline")
         try:
             watcher.start()
@@ -109,29 +122,28 @@ class Deadline:
             # Nested, so that the cleanup runs even when the deadline
             # lands on its first line (the handler raises only once).
             try:
-                state["armed"] = False
+                alarm.armed = False
             finally:
-                state["armed"] = False
+                alarm.armed = False
                 stop.set()
                 watcher.join()
-                _wait_until(lambda: state["handled"] or not state["sent"],
-                            1.0)
+                _wait_until(lambda: alarm.handled or not alarm.sent, 1.0)
                 signal.signal(signal.SIGALRM, previous)
                 sys.unraisablehook = unraisable
 
 
-def _watch(clock: Deadline, state: dict, stop: threading.Event,
+def _watch(clock: Deadline, alarm: _Alarm, stop: threading.Event,
            main: int) -> None:
     """Send SIGALRM to thread `main` at `clock`'s deadline, unless
     `stop` is set first; again while the raise it makes is swallowed."""
     wait = max(clock.left(), 0)
     while not stop.wait(wait):
-        state["sent"], state["handled"] = True, False
+        alarm.sent, alarm.handled = True, False
         signal.pthread_kill(main, signal.SIGALRM)
-        _wait_until(lambda: state["handled"] or stop.is_set(), 1.0)
+        _wait_until(lambda: alarm.handled or stop.is_set(), 1.0)
         # A raise Python could not make reaches the unraisable hook when
         # the callback it landed in returns.
-        if stop.wait(0.05) or not state["swallowed"]:
+        if stop.wait(0.05) or not alarm.swallowed:
             return
         wait = 0
 

@@ -34,8 +34,6 @@ MAX_BYTES = 4 * 2 ** 20
 # At most this many other lines are kept.
 MAX_LINES = 50
 
-_LOCK = threading.Lock()
-_STATE: dict = {"depth": 0, "saved": None, "file": None}
 
 _RESHARD = re.compile(
     r"Involuntary full rematerialization\..*?go from sharding "
@@ -52,6 +50,22 @@ class Capture:
     def __init__(self, start: int):
         self.start = start
         self.text = ""
+
+
+class _Redirection:
+    """Descriptor 2's one redirection in this process, shared by the
+    captures open at once (`lock` guards it): how many are open
+    (`depth`), the original descriptor (`saved`) and the temporary file
+    it points at meanwhile (`file`)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved: int | None = None
+        self.file = None
+
+
+_REDIRECTION = _Redirection()
 
 
 def _open() -> bool:
@@ -71,7 +85,7 @@ def _open() -> bool:
         os.close(saved)
         target.close()
         return False
-    _STATE.update(saved=saved, file=target)
+    _REDIRECTION.saved, _REDIRECTION.file = saved, target
     return True
 
 
@@ -81,8 +95,8 @@ def _close() -> None:
         sys.stderr.flush()
     except Exception:  # noqa: BLE001
         pass
-    saved, target = _STATE["saved"], _STATE["file"]
-    _STATE.update(saved=None, file=None)
+    saved, target = _REDIRECTION.saved, _REDIRECTION.file
+    _REDIRECTION.saved, _REDIRECTION.file = None, None
     try:
         os.dup2(saved, 2)
     finally:
@@ -91,7 +105,7 @@ def _close() -> None:
 
 
 def _read(start: int) -> str:
-    fd = _STATE["file"].fileno()
+    fd = _REDIRECTION.file.fileno()
     end = os.lseek(fd, 0, os.SEEK_END)
     size = max(0, min(end - start, MAX_BYTES))
     return os.pread(fd, size, start).decode("utf-8", "replace")
@@ -102,11 +116,11 @@ def captured() -> Iterator[Capture]:
     """Keep what is written to descriptor 2 meanwhile; the original is
     back when the block ends, however it ends. Where descriptor 2 can't be
     redirected, nothing is captured and nothing fails."""
-    with _LOCK:
-        ok = _STATE["depth"] > 0 or _open()
+    with _REDIRECTION.lock:
+        ok = _REDIRECTION.depth > 0 or _open()
         if ok:
-            _STATE["depth"] += 1
-            capture = Capture(os.lseek(_STATE["file"].fileno(), 0,
+            _REDIRECTION.depth += 1
+            capture = Capture(os.lseek(_REDIRECTION.file.fileno(), 0,
                                        os.SEEK_END))
         else:
             capture = Capture(0)
@@ -114,13 +128,13 @@ def captured() -> Iterator[Capture]:
         yield capture
     finally:
         if ok:
-            with _LOCK:
+            with _REDIRECTION.lock:
                 try:
                     sys.stderr.flush()
                     capture.text = _read(capture.start)
                 finally:
-                    _STATE["depth"] -= 1
-                    if _STATE["depth"] == 0:
+                    _REDIRECTION.depth -= 1
+                    if _REDIRECTION.depth == 0:
                         _close()
 
 

@@ -154,7 +154,13 @@ def _batch_axis(mesh: Any, start: Any, fixed: Any,
     """The batch axis: of a given mesh (`batch_dim_name`, by default its
     first), "data" on a topology."""
     if mesh is None:
-        return check_batch_dim_name(batch_dim_name or AXES[0], [AXES[0]])
+        if batch_dim_name not in (None, AXES[0]):
+            raise KerasmeshError(
+                kinds.BATCH_DIM_NAME, "On a topology, `batch_dim_name` "
+                f'must be "{AXES[0]}".', received=batch_dim_name,
+                i=f'Every mesh searched on a topology has the axes '
+                  f'"{AXES[0]}" (the batch axis) and "{AXES[1]}".')
+        return AXES[0]
     for arg, value in (("start", start), ("fixed", fixed)):
         if value is not None:
             check_same_mesh(mesh, value.device_mesh, arg)
