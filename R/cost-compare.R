@@ -68,9 +68,9 @@ compare_layouts <- function(model, distributions, batch_size,
   started <- elapsed_seconds()
   check_supplied(c(distributions = missing(distributions) &&
                      missing(layouts)))
-  distributions_arg <- typed_arg("distributions", "layouts")
+  distributions_arg <- typed_name("distributions", "layouts")
   distributions <- renamed_arg("distributions", "layouts")
-  memory_arg <- typed_arg("memory", "device_memory")
+  memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   distributions <- check_distributions(
     distributions, arg = distributions_arg, call = call

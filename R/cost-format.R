@@ -3,7 +3,7 @@
 #' @export
 format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
                                          device_memory = deprecated()) {
-  memory_arg <- typed_arg("memory", "device_memory")
+  memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
   m <- x$memory
@@ -53,7 +53,7 @@ print.kerasmesh_layout_cost <- function(x, ...) {
 #' @export
 format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
                                                device_memory = deprecated()) {
-  memory_arg <- typed_arg("memory", "device_memory")
+  memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {
     x <- with_memory(x, check_bytes(memory, arg = memory_arg))

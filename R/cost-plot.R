@@ -34,7 +34,7 @@
 #' plot(cost, memory = "20kB")
 plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
                                        device_memory = deprecated()) {
-  memory_arg <- typed_arg("memory", "device_memory")
+  memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
   label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
@@ -51,7 +51,7 @@ plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
 plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
                                              main = NULL,
                                              device_memory = deprecated()) {
-  memory_arg <- typed_arg("memory", "device_memory")
+  memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {
     x <- with_memory(x, check_bytes(memory, arg = memory_arg))

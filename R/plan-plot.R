@@ -60,9 +60,9 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
                                        memory = NULL, n = 10, main = NULL,
                                        limit = deprecated(),
                                        max_groups = deprecated()) {
-  memory_arg <- typed_arg("memory", "limit")
+  memory_arg <- typed_name("memory", "limit")
   memory <- renamed_arg("memory", "limit")
-  n_arg <- typed_arg("n", "max_groups")
+  n_arg <- typed_name("n", "max_groups")
   n <- renamed_arg("n", "max_groups")
   if (!is.null(path)) {
     plot(sharding_picture(x, path = path), main = main)

@@ -112,7 +112,7 @@ layout_plan <- function(model, distribution, batch_size = NULL,
                         layout = deprecated()) {
   call <- rlang::current_env()
   check_supplied(c(distribution = missing(distribution) && missing(layout)))
-  distribution_arg <- typed_arg("distribution", "layout")
+  distribution_arg <- typed_name("distribution", "layout")
   distribution <- renamed_arg("distribution", "layout")
   source <- check_plan_distribution(
     distribution, arg = distribution_arg, call = call
@@ -211,7 +211,7 @@ check_layout <- function(model, distribution, ..., layout = deprecated()) {
   } else {
     check_supplied(c(distribution = missing(distribution) &&
                        missing(layout)))
-    distribution_arg <- typed_arg("distribution", "layout")
+    distribution_arg <- typed_name("distribution", "layout")
     distribution <- renamed_arg("distribution", "layout")
     check_plan_distribution(distribution, arg = distribution_arg)
     layout_plan(model, distribution, ...)

@@ -41,7 +41,7 @@ format.kerasmesh_layout_search <- function(x, ...) {
     sprintf(
       "<kerasmesh_layout_search> %s, %s predicted of %s layouts (%s)",
       x$objective, count_text(nrow(x$candidates), "configuration"),
-      format_count(x$space_size), x$method
+      format_astronomical(x$space_size), x$method
     ),
     sprintf("Found in %.1f s, %s%s; memory budget %s per device.",
             x$seconds, count_text(as.integer(x$compiles), "compile"),

@@ -42,7 +42,7 @@ renamed_arg <- function(new, old, env = rlang::caller_env(),
 # argument checks that follow renamed_arg(), so that an error names the
 # argument as written: `plot(cost, device_memory = "lots")` is told about
 # `device_memory`.
-typed_arg <- function(new, old, env = rlang::caller_env()) {
+typed_name <- function(new, old, env = rlang::caller_env()) {
   given <- function(name) !eval(rlang::call2("missing", as.name(name)), env)
   if (given(old) && !given(new)) old else new
 }

@@ -20,7 +20,7 @@ format_whole <- function(x) {
 # A count that can be astronomical (a search space's layouts): as
 # format_whole() while a double counts it exactly (below 2^53), then
 # "about 1.2e+100", and past a double's range "more than 1.8e+308".
-format_count <- function(x) {
+format_astronomical <- function(x) {
   if (is.infinite(x)) {
     return(paste("more than", format(.Machine$double.xmax, digits = 2)))
   }

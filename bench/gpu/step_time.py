@@ -117,6 +117,10 @@ def measured(config):
 
 
 def main(mode, out):
+    if mode in ("deviceless", "cpu"):
+        from kerasmesh.core.platforms import cpu_without_gpus
+
+        cpu_without_gpus()  # no GPU here: JAX on the CPU, quietly
     import keras
 
     if mode == "cpu":
@@ -131,7 +135,7 @@ def main(mode, out):
     for config in configs:
         row = {"config": config["name"], "mode": mode, "device": device}
         row.update(figures(config, distribution))
-        if mode != "deviceless":
+        if mode in ("measure", "tiny"):
             row.update(measured(config))
         rows.append(row)
         print(json.dumps(row), flush=True)

@@ -65,6 +65,22 @@ def test_a_models_signature_changes_with_its_variables_and_policy():
     assert model_signature(mixed) != model_signature(mlp())
 
 
+def test_a_models_signature_changes_with_its_compiled_optimizer():
+    # `optimizer = None` costs the model's own: two searches of one model
+    # compiled with Adam and with a LossScaleOptimizer share no figures.
+    plain, scaled = mlp(), mlp()
+    plain.compile(optimizer=keras.optimizers.Adam(), loss="mse")
+    scaled.compile(optimizer=keras.optimizers.LossScaleOptimizer(
+        keras.optimizers.Adam()), loss="mse")
+    assert model_signature(plain)["variables"] == \
+        model_signature(scaled)["variables"]
+    assert model_signature(plain) != model_signature(scaled)
+    assert model_signature(plain) != model_signature(mlp())
+    again = mlp()
+    again.compile(optimizer=keras.optimizers.Adam(), loss="mse")
+    assert model_signature(again) == model_signature(plain)
+
+
 # By layout: bytes and traffic at "none", then at "full". Layout 3's
 # floor breaks the budget (100).
 TABLE = {0: ((150, 10), (90, 12)), 1: ((50, 20), (30, 25)),

@@ -1,6 +1,7 @@
 """The verification (`pipeline.py`, step 5): the first configuration XLA
-finds to fit at full depth wins; a miss corrects the profile and the
-solve runs again, a few times at most; what nothing fits says."""
+finds to fit at full depth wins unless its time, fed back, lets another
+promise less; a miss corrects the profile and the solve runs again, a
+few times at most; what nothing fits says."""
 
 from types import SimpleNamespace
 
@@ -29,7 +30,11 @@ def xla(monkeypatch):
             need = table[c.layout]
             if isinstance(need, Exception):
                 raise need
-            self.costs[c] = None if need is None else {"need": need}
+            if isinstance(need, tuple):  # (bytes, seconds a global batch)
+                self.costs[c] = {"need": need[0],
+                                 "time": {"total": need[1]}}
+            else:
+                self.costs[c] = None if need is None else {"need": need}
         return self.costs[c]
 
     monkeypatch.setattr(Verifier, "cost", cost)
@@ -61,7 +66,58 @@ def test_the_first_prediction_xla_finds_to_fit_wins(xla):
     v, resolve = search([80.0, 50.0])
     winner, ranked = pick(v, resolve)
     assert winner.candidate.layout == 0 and v.verified
-    assert xla.calls == [0] and winner is ranked[0]
+    assert xla.calls == [0] and winner.candidate == ranked[0].candidate
+
+
+def timed_search(monkeypatch, seconds, temp=0.0, steps=(1,), budget=100.0):
+    """A time search of a layout per entry of `seconds`: a micro-batch's
+    step, as the schedule's walk has it, is those seconds times the
+    micro-batch's scale."""
+    s = settings(budget=budget, steps=steps, objective="time")
+    profiles = {(0, j): Profile(0, j, {("none", None): figures(
+        temp=temp, flops=t)}) for j, t in enumerate(seconds)}
+    monkeypatch.setattr(
+        Predictor, "step",
+        lambda self, p, nodes, remat, scale:
+        p.figures[("none", None)].flops * scale)
+    sp = space(mesh_layouts(len(seconds)))
+    profiler = SimpleNamespace(profiles=profiles, pruned=[], stopped=False,
+                               predictor=Predictor(s, "float32"))
+    return Verifier(s, sp, profiler), lambda: solve(s, sp, profiler)
+
+
+def test_a_slower_fit_lets_the_next_prediction_be_verified(xla, monkeypatch):
+    xla.table.update({0: (50.0, 1.5), 1: (50.0, 1.25)})
+    v, resolve = timed_search(monkeypatch, [1.0, 1.2])
+    winner, ranked = pick(v, resolve)
+    # Layout 0 took 1.5 s, not 1.0: layout 1's 1.2 s now promises less.
+    assert xla.calls == [0, 1] and v.verified
+    assert winner.candidate.layout == 1
+    assert v.profiler.profiles[(0, 0)].time_correction == \
+        pytest.approx({"none": 0.5})
+    assert v.predicted[winner.candidate]["time"] == pytest.approx(1.2)
+    assert [p.value for p in ranked] == pytest.approx([1.25, 1.5])
+
+
+def test_a_fit_as_fast_as_predicted_is_the_only_compile(xla, monkeypatch):
+    xla.table.update({0: (50.0, 1.0), 1: (50.0, 1.2)})
+    v, resolve = timed_search(monkeypatch, [1.0, 1.2])
+    winner, _ = pick(v, resolve)
+    assert xla.calls == [0] and winner.candidate.layout == 0
+
+
+def test_time_at_a_smaller_micro_batch_teaches_the_fixed_share(
+        xla, monkeypatch):
+    # 120 bytes at one micro-batch of 8 break the budget; at 2 of 4 the
+    # prediction is 60 bytes and 2 x 0.5 s, but the step took 1.5 s.
+    xla.table.update({0: (60.0, 1.5)})
+    v, resolve = timed_search(monkeypatch, [1.0], temp=120.0, steps=(1, 2))
+    winner, ranked = pick(v, resolve)
+    assert winner.candidate.levers.accumulation_steps == 2
+    profile = v.profiler.profiles[(0, 0)]
+    assert profile.time_share == pytest.approx(0.5)
+    assert v.profiler.predictor.time_share == pytest.approx(0.5)
+    assert ranked[0].value == pytest.approx(1.5)
 
 
 def test_a_miss_corrects_its_profile_and_the_solve_runs_again(xla):

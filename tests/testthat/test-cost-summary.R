@@ -49,7 +49,10 @@ test_that("summary() without `by` is the list summary, print() unchanged", {
 })
 
 test_that("a cost without attribution or collectives summarises honestly", {
-  old <- kerasmesh:::new_layout_cost(fixture("cost-model-parallel"))
+  # A cost described before attribution existed.
+  desc <- fixture("cost-model-parallel")
+  desc$attribution <- NULL
+  old <- kerasmesh:::new_layout_cost(desc)
   s <- summary(old, by = "variable")
   expect_identical(nrow(s), 0L)
   expect_identical(attr(s, "total"), 7284)

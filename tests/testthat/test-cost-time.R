@@ -197,9 +197,9 @@ test_that("bfloat16 attention is costed as GPUs fuse it, float32 as written", {
   }
   bf16 <- cost("mixed_bfloat16")
   f32 <- cost("float32")
-  expect_identical(bf16$attention, "fused")
+  expect_identical(bf16$attention, "blocks")
   expect_identical(f32$attention, "written")
-  expect_match(format(bf16), "attention costed as GPUs' fused attention",
+  expect_match(format(bf16), "attention computed in blocks, as GPUs' fused",
                all = FALSE)
   expect_false(any(grepl("fused attention", format(f32))))
   # float32 keeps 8 heads x 1024 x 1024 float32 scores per sequence

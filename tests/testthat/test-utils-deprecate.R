@@ -40,7 +40,7 @@ test_that("an old function name warns, naming the new one", {
 
 test_that("the name typed is the one a check of the value names", {
   typed <- function(memory = NULL, device_memory = deprecated()) {
-    typed_arg("memory", "device_memory")
+    typed_name("memory", "device_memory")
   }
   expect_identical(typed(), "memory")
   expect_identical(typed(memory = 1), "memory")

@@ -60,9 +60,14 @@ then says which figures it lacks.
    the bytes its remat choice lacked; at a smaller one, the share of the
    temporaries that does not shrink with the micro-batch that makes the
    prediction XLA's figure (for that layout, and the largest such share
-   for every layout not verified), and the solve runs again, up to
-   `MAX_VERIFIED` compiles; nothing verified is an error naming the least
-   memory reached.
+   for every layout not verified), and the solve runs again. A fit's
+   modeled time feeds back the same way (seconds a micro-batch's step
+   lacked at the micro-batch profiled; else the share of its time that
+   does not shrink with the micro-batch, the largest such share for every
+   layout not verified); while the next best prediction promises less
+   than the best verified configuration it is compiled too, up to
+   `MAX_VERIFIED` compiles in all, and the best verified wins. Nothing
+   verified is an error naming the least memory reached.
 
 The result (`result.py`) names the configuration, its verified cost and
 predicted figures, and why it won: what binds it (the budget, when faster

@@ -32,6 +32,12 @@ class Profile:
         fixed_share: the share of the temporaries that does not shrink
             with the micro-batch, as a full-depth compile at a smaller
             micro-batch found it, or None (`Predictor.fixed_share`).
+        time_correction: by remat, seconds a micro-batch's step took
+            beyond the prediction in a full-depth compile at the profile's
+            micro-batch (`verify.py`).
+        time_share: the share of a micro-batch's step time that does not
+            shrink with the micro-batch, as a full-depth compile at a
+            smaller micro-batch found it, or None (`Predictor.time_share`).
     """
 
     mesh: int
@@ -40,6 +46,8 @@ class Profile:
     failed: str | None = None
     correction: dict = field(default_factory=dict)
     fixed_share: float | None = None
+    time_correction: dict = field(default_factory=dict)
+    time_share: float | None = None
 
 
 class Predictor:
@@ -54,6 +62,8 @@ class Predictor:
             shrink with the micro-batch (`Profile.fixed_share`), taken for
             every profile that has none of its own: 0 until a full-depth
             compile says otherwise.
+        time_share: likewise, the largest share of a step's time found not
+            to shrink with the micro-batch (`Profile.time_share`).
     """
 
     def __init__(self, settings: Settings, dtype: str):
@@ -61,6 +71,7 @@ class Predictor:
         self.dtype = dtype
         self.first = settings.levers.remats[0]
         self.fixed_share = 0.0
+        self.time_share = 0.0
         self._walks: dict[tuple, float] = {}
 
     def depths(self, remat: str) -> list:
@@ -122,7 +133,7 @@ class Predictor:
             s * self._full(p, r, lambda f: f.inputs)
         if k > 1 and compiled_k == 1:
             memory += self._full(p, r, lambda f: f.gradients)
-        return memory + self._correction(p, r)
+        return memory + self._correction(p.correction, r)
 
     def temp(self, p: Profile, remat: str | tuple) -> float:
         """XLA's temporaries at full depth, at the micro-batch profiled."""
@@ -134,12 +145,12 @@ class Predictor:
         return self.fixed_share if p.fixed_share is None else p.fixed_share
 
     @staticmethod
-    def _correction(p: Profile, remat: str | tuple) -> float:
+    def _correction(corrections: dict, remat: str | tuple) -> float:
         """What full-depth compiles added to `remat`'s prediction: its own,
         or a blend's choices' by their share of the blocks."""
-        if remat in p.correction or isinstance(remat, str):
-            return p.correction.get(remat, 0.0)
-        return sum(p.correction.get(c, 0.0) * remat.count(c) / len(remat)
+        if remat in corrections or isinstance(remat, str):
+            return corrections.get(remat, 0.0)
+        return sum(corrections.get(c, 0.0) * remat.count(c) / len(remat)
                    for c in set(remat))
 
     def _walk(self, f: Figures, nodes: list[int], scale: float) -> float:
@@ -158,14 +169,37 @@ class Predictor:
             self._walks[key] = result.total
         return self._walks[key]
 
+    def step(self, p: Profile, nodes: list[int], remat: str | tuple,
+             scale: float) -> float:
+        """Seconds of one micro-batch's step at full depth, as the
+        schedule's walk has it (no correction)."""
+        return self._full(p, remat, lambda f: self._walk(f, nodes, scale))
+
+    def time_share_of(self, p: Profile) -> float:
+        """The share of `p`'s step time that does not shrink with the
+        micro-batch: its own, or the search's."""
+        return self.time_share if p.time_share is None else p.time_share
+
+    def penalty(self, p: Profile) -> float:
+        """The factor on a layout's time for the tensors XLA reshards."""
+        return 1 + (RESHARD_PENALTY if self.reshardings(p) else 0.0)
+
+    def micro_step(self, p: Profile, nodes: list[int],
+                   levers: Levers) -> float:
+        """Seconds of one micro-batch's step, with what full-depth compiles
+        taught (`pipeline.py`, step 5)."""
+        s = self.scale(p, levers.accumulation_steps)
+        r = levers.remat
+        step = self.step(p, nodes, r, s)
+        share = self.time_share_of(p)
+        if share and s < 1:
+            step += share * (1 - s) * self.step(p, nodes, r, 1.0)
+        return step + self._correction(p.time_correction, r)
+
     def time(self, p: Profile, nodes: list[int], levers: Levers) -> float:
         """Seconds per global batch on the search's machine."""
-        k = levers.accumulation_steps
-        s = self.scale(p, k)
-        step = self._full(p, levers.remat,
-                          lambda f: self._walk(f, nodes, s))
-        penalty = RESHARD_PENALTY if self.reshardings(p) else 0.0
-        return k * step * (1 + penalty)
+        return levers.accumulation_steps * \
+            self.micro_step(p, nodes, levers) * self.penalty(p)
 
     def traffic(self, p: Profile, levers: Levers) -> float:
         """Collective bytes per device per global batch."""

@@ -50,22 +50,34 @@ def code_version() -> str:
 
 def _described(value: Any) -> Any:
     """A plain description of an optimizer or loss (its name, or Keras's
-    serialization), or the value when it is plain."""
+    serialization without the names Keras numbers anew on each object,
+    "adam_2"), or the value when it is plain."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     try:
         import keras
 
-        return keras.saving.serialize_keras_object(value)
+        return _unnamed(keras.saving.serialize_keras_object(value))
     except Exception:  # noqa: BLE001 - not describable: no cache key
         return object()
 
 
+def _unnamed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _unnamed(v) for k, v in value.items() if k != "name"}
+    if isinstance(value, list):
+        return [_unnamed(v) for v in value]
+    return value
+
+
 def model_signature(model: Any) -> dict:
-    """What of a model decides its compiled step's figures."""
+    """What of a model decides its compiled step's figures (its compiled
+    optimizer and loss too: `optimizer = None` costs those)."""
     inputs = getattr(model, "inputs", None) or []
     return {
         "class": type(model).__name__,
+        "optimizer": _described(getattr(model, "optimizer", None)),
+        "loss": _described(getattr(model, "loss", None)),
         "policy": str(getattr(getattr(model, "dtype_policy", None), "name",
                               "")),
         "variables": [[v.path, variable_shape(v), str(v.dtype)]

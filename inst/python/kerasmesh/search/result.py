@@ -235,7 +235,10 @@ def result(settings: Settings, space: Space, profiler: Any, verifier: Any,
     dist = distribution_of(settings, space, c)
     full = verifier.costs.get(c)
     d = _Described(settings, space, profiler)
-    predicted = d.figures(c.mesh, c.layout, c.order, c.levers)
+    predicted = verifier.predicted.get(c) or \
+        d.figures(c.mesh, c.layout, c.order, c.levers)
+    # The winner as the last solve predicts it, beside its rivals.
+    winner = next((p for p in ranked if p.candidate == c), winner)
     compiles = sum(1 for e in profiler.log if not e["cached"])
     return {
         "layout_map": describe_layout_map(distribution_layout(dist)[0]),

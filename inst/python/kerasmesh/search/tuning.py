@@ -18,10 +18,11 @@ EXHAUSTIVE = 64
 # approximate, and the floor must stay under XLA's total.
 SLOT_SHARE = 0.9
 
-# Full-depth compiles at most before the search gives up on the budget:
-# each miss corrects the figures it was predicted from (`verify.py`), so
-# the next candidate is predicted better; a 70B step compiles in one to
-# three minutes, which bounds how many a search can afford.
+# Full-depth compiles at most, misses of the budget and fits whose time
+# lets another promise less together: each corrects the figures it was
+# predicted from (`verify.py`), so the next candidate is predicted
+# better; a 70B step compiles in three to eight minutes on a 2-core
+# machine, which bounds how many a search can afford.
 MAX_VERIFIED = 3
 
 # A layout XLA reshards by replicating tensors holds and moves more than

@@ -3,9 +3,13 @@
 `Verifier.pick()` compiles the best prediction that fits at full depth,
 as `layout_cost()` costs it (quick, with what remat recomputes measured,
 on the topology). XLA's figure decides the fit: a miss feeds what the
-prediction lacked back into the profile it came from (`_correct()`) and
-the solve runs again, up to `tuning.MAX_VERIFIED` compiles. When the time
-runs out first, the best prediction stands, unverified.
+prediction lacked back into the profile it came from (`_correct()`); a
+fit's modeled time, where it differs from the prediction, likewise
+(`_correct_time()`). The solve then runs again, and the next best
+prediction is compiled while it promises less than the best verified
+configuration, up to `tuning.MAX_VERIFIED` compiles; the best verified
+wins. When the time runs out first, the best prediction stands,
+unverified.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class Verifier:
     Attributes:
         costs: by candidate: `layout_cost()`'s result (None when XLA
             refused it).
+        predicted: by candidate compiled: its predicted figures before
+            the compile (`Predictor.figures_at()`, with its objective).
         compiles: the full-depth compiles made (not read from the cache).
         verified: whether the winner was compiled at full depth.
     """
@@ -64,6 +70,7 @@ class Verifier:
     def __init__(self, settings: Settings, space: Space, profiler: Any):
         self.settings, self.space, self.profiler = settings, space, profiler
         self.costs: dict[Candidate, dict | None] = {}
+        self.predicted: dict[Candidate, dict] = {}
         self.compiles = 0
         self.verified = False
         self._model: Any = None
@@ -126,26 +133,75 @@ class Verifier:
                 nothing.
         """
         s = self.settings
+        winner: tuple[float, Prediction] | None = None
         while len(self.costs) < MAX_VERIFIED:
             best = next((p for p in ranked if p.fits and
                          p.candidate not in self.costs), None)
-            if best is None:
+            if best is None or (winner and best.value >= winner[0]):
                 break
             if s.left() <= 0:
-                return best, ranked
+                return winner[1] if winner else best, ranked
+            self._keep_prediction(best)
             try:
                 r = self.cost(best.candidate)
             except KerasmeshError as e:
                 if e.kind != kinds.TIMEOUT:
                     raise
-                return best, ranked
+                return winner[1] if winner else best, ranked
             if r is not None and s.fits(r["need"]):
                 self.verified = True
-                return best, ranked
-            if r is not None:
+                value = self._correct_time(best, r)
+                if winner is None or value < winner[0]:
+                    winner = (value, best)
+            elif r is not None:
                 self._correct(best, r["need"])
             ranked = resolve()
+        if winner is not None:
+            return winner[1], ranked
         return self._nothing_fits(ranked)
+
+    def _keep_prediction(self, p: Prediction) -> None:
+        c = p.candidate
+        profile = self.profiler.profiles[(c.mesh, c.layout)]
+        figures = self.profiler.predictor.figures_at(profile, c.levers)
+        figures["value"] = p.value
+        if self.settings.objective == "time":
+            figures["time"] = p.value
+        self.predicted[c] = figures
+
+    def _correct_time(self, p: Prediction, r: dict) -> float:
+        """Feed the difference between `p`'s predicted time and its
+        full-depth cost's back into its profile, as `_correct()` does the
+        memory's: at the micro-batch profiled, as seconds a micro-batch's
+        step lacked; at a smaller one, as the share of the step's time
+        that does not shrink with the micro-batch (for this profile, and
+        the largest such share for every profile without one of its own).
+        Returns the verified objective (`p.value` where the cost has no
+        time, or the objective is traffic)."""
+        time = (r.get("time") or {}).get("total")
+        if self.settings.objective != "time" or time is None:
+            return p.value
+        c = p.candidate
+        predictor = self.profiler.predictor
+        profile = self.profiler.profiles[(c.mesh, c.layout)]
+        nodes = self.space.meshes[c.mesh].orders()[c.order]
+        k = c.levers.accumulation_steps
+        penalty = predictor.penalty(profile)
+        short = float(time) / k - predictor.micro_step(profile, nodes,
+                                                       c.levers)
+        s = predictor.scale(profile, k)
+        if s >= 1:
+            remat = c.levers.remat
+            profile.time_correction[remat] = \
+                profile.time_correction.get(remat, 0.0) + short
+        else:
+            whole = predictor.step(profile, nodes, c.levers.remat, 1.0)
+            share = predictor.time_share_of(profile) + \
+                short / (whole * (1 - s))
+            profile.time_share = min(1.0, max(0.0, share))
+            predictor.time_share = max(predictor.time_share,
+                                       profile.time_share)
+        return float(time) * penalty
 
     def _correct(self, p: Prediction, memory: float) -> None:
         """Feed what `p`'s memory lacked back into its profile: at the
