@@ -1,5 +1,5 @@
-"""Predictions from the profile (`pipeline.py`, step 4): each figure on the
-line through 1 and 2 blocks (blends included), memory scaled by the
+"""Predictions from the profile (`pipeline.py`, step 4): each figure on its
+remat choice's line through 1 and 2 blocks (blends included), memory scaled by the
 micro-batch with an accumulator and the verification's correction, time
 as k walks of the compiled schedule, traffic."""
 
@@ -25,8 +25,9 @@ def blocks_profile(micro_batch=8):
         return figures(static=static, temp=temp, inputs=1,
                        gradients=gradients, micro_batch=micro_batch)
     return Profile(0, 0, {("none", 1): f(10, 4, 2), ("none", 2): f(14, 7, 3),
+                          ("save_matmuls", 1): f(10, 3, 2),
                           ("save_matmuls", 2): f(14, 5, 3),
-                          ("full", 2): f(14, 3, 3)})
+                          ("full", 1): f(10, 2, 2), ("full", 2): f(14, 3, 3)})
 
 
 def predictor(**kw):
@@ -41,9 +42,20 @@ def test_each_figure_lies_on_the_line_through_one_and_two_blocks():
     pr, p = predictor(blocks=10, remats=REMATS), blocks_profile()
     assert pr._full(p, "none", lambda f: f.static) == 6 + 10 * 4
     assert temp(pr, p, "none") == 1 + 10 * 3
-    # Another remat's slope: its 2-block figure over the intercept.
+    # Another remat: its own line.
     assert temp(pr, p, "save_matmuls") == 1 + 10 * 2
     assert temp(pr, p, "full") == 1 + 10 * 1
+
+
+def test_what_a_remat_holds_once_is_counted_once():
+    # "full" gathers one block's weights to recompute it (10 here): at 1
+    # and 2 blocks alike, so it is the intercept of its line, not its
+    # slope, and a blend holds it once.
+    pr, p = predictor(blocks=10, remats=REMATS), blocks_profile()
+    p.figures[("full", 1)] = figures(static=10, temp=12, inputs=1)
+    p.figures[("full", 2)] = figures(static=14, temp=13, inputs=1)
+    assert temp(pr, p, "full") == 11 + 10 * 1
+    assert temp(pr, p, blend(3, 10)) == 11 + 3 * 1 + 7 * 2
 
 
 def test_the_line_meets_the_compiles_it_was_drawn_through():
@@ -70,9 +82,9 @@ def test_without_blocks_a_figure_is_the_compiles_own():
     assert temp(pr, p, "none") == 7 and temp(pr, p, "full") == 2
 
 
-def test_other_remats_are_profiled_at_two_blocks_and_need_the_first():
+def test_every_remat_is_profiled_at_one_and_two_blocks_and_needs_the_first():
     pr = predictor(blocks=10, remats=REMATS)
-    assert pr.depths("none") == [1, 2] and pr.depths("full") == [2]
+    assert pr.depths("none") == [1, 2] and pr.depths("full") == [1, 2]
     p = blocks_profile()
     assert pr.has(p, "full") and pr.has(p, blend(3, 10))
     del p.figures[("none", 1)]
@@ -162,6 +174,7 @@ def test_time_of_blocks_is_on_the_line_of_the_walks():
     pr = timed(blocks=10, remats=("none", "full"))
     p = Profile(0, 0, {("none", 1): step(2e9, False),
                        ("none", 2): step(3e9, False),
+                       ("full", 1): step(2.5e9, False),
                        ("full", 2): step(4e9, False)})
     assert pr.time(p, NODES, Levers("none", 1)) == pytest.approx(1 + 10)
     assert pr.time(p, NODES, Levers("full", 1)) == \

@@ -45,7 +45,9 @@ def per_block(temp_light, temp_heavy):
     return Profile(0, 0, {
         ("none", 1): figures(static=2, temp=8),
         ("none", 2): figures(static=3, temp=16),
+        ("save_matmuls", 1): figures(static=2, temp=temp_light),
         ("save_matmuls", 2): figures(static=3, temp=2 * temp_light),
+        ("full", 1): figures(static=2, temp=temp_heavy),
         ("full", 2): figures(static=3, temp=2 * temp_heavy)})
 
 

@@ -26,8 +26,8 @@ then says which figures it lacks.
    placements' bytes, `SLOT_SHARE` of the optimizer's).
 3. **Profile** (`profile.py`). Each remaining (mesh, layout) is compiled,
    in a fixed order, at the fewest micro-batches: with `blocks`, at 1 and
-   2 blocks without remat and at 2 blocks for each other remat choice;
-   without, the model itself for each choice. A compile is XLA's, for the
+   2 blocks for each remat choice; without, the model itself for each
+   choice. A compile is XLA's, for the
    topology's GPUs where its GPU compiler is installed
    (`cost/target.py`), quick (the same memory and collectives); it keeps
    the step's memory, FLOPs, collectives and schedule (`figures.py`).
@@ -39,10 +39,11 @@ then says which figures it lacks.
    only what it has not seen.
 4. **Solve** (`solve.py`). Every configuration, mesh x device order x
    layout x remat (blends included) x micro-batches, is predicted from the
-   profile: each figure at full depth on the line through 1 and 2 blocks
-   (`f(L) = f(0) + L s`, the slope of each remat its 2-block figure's over
-   the intercept without remat; a blend of n heavier blocks `f(0) + n
-   s_heavy + (L - n) s_light`); the batch's memory and temporaries scaled
+   profile: each figure at full depth on its remat choice's line through
+   1 and 2 blocks (`f(L) = f(0) + L s`; a blend of n heavier blocks
+   `max(f_heavy(0), f_light(0)) + n s_heavy + (L - n) s_light`: what a
+   step holds once, such as the block's gathered weights "full"
+   recomputes with, counts once); the batch's memory and temporaries scaled
    by the micro-batch (but a share of the temporaries that verification
    found not to shrink with it, 0 until then), an accumulator per
    trainable weight above one micro-batch; time by walking the compiled schedule with the

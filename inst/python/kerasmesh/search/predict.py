@@ -75,11 +75,9 @@ class Predictor:
         self._walks: dict[tuple, float] = {}
 
     def depths(self, remat: str) -> list:
-        """The depths a remat choice is profiled at."""
-        depths = list(self.settings.models)
-        if self.settings.blocks is None:
-            return depths
-        return depths if remat == self.first else depths[-1:]
+        """The depths a remat choice is profiled at: every one (1 and 2
+        blocks with `blocks`)."""
+        return list(self.settings.models)
 
     def has(self, p: Profile, remat: str | tuple) -> bool:
         """Whether `p` holds the figures `remat` is predicted from."""
@@ -92,20 +90,21 @@ class Predictor:
 
     def _full(self, p: Profile, remat: str | tuple,
               get: Callable[[Figures], float]) -> float:
-        """One figure of the full model: the line through the blocks."""
+        """One figure of the full model: each remat choice's line through
+        its 1 and 2 blocks, the largest intercept of the choices present
+        (what a step holds once, such as the one block's gathered weights
+        that "full" recomputes with) and each choice's slope for its
+        blocks."""
         blocks = self.settings.blocks
         if blocks is None:
             return get(p.figures[(remat, self.depths(remat)[-1])])
-        one, two = (get(p.figures[(self.first, d)]) for d in (1, 2))
-        base = 2 * one - two
         counts = {remat: blocks} if isinstance(remat, str) else {
             r: remat.count(r) for r in set(remat)}
-        total = base
-        for r, n in counts.items():
-            slope = two - one if r == self.first else \
-                (get(p.figures[(r, 2)]) - base) / 2
-            total += n * slope
-        return total
+        lines = {r: (get(p.figures[(r, 1)]), get(p.figures[(r, 2)]))
+                 for r in counts}
+        intercept = max(2 * one - two for one, two in lines.values())
+        return intercept + sum(n * (lines[r][1] - lines[r][0])
+                               for r, n in counts.items())
 
     def _compiled(self, p: Profile) -> Figures:
         any_depth = self.depths(self.first)[0]
