@@ -16,10 +16,13 @@ calls no other thread's code):
 
 * `R_PolledEvents`, which R calls while it evaluates R code, as often as
   it checks for Ctrl-C (thousands of times a second), and while it waits.
-  Every `BUSY_TURN`-th call the hook lets go of Python's lock for a moment
-  (C's `sched_yield()`): a Python thread waiting for it takes it, runs
-  until it waits for something or Python's switch interval (5 ms) passes,
-  and R goes on, as it would beside Python code.
+  Every `BUSY_TURN`-th call the hook lets go of Python's lock for
+  `BUSY_USEC` microseconds (C's `usleep()`): a Python thread waiting for
+  it takes it, runs until it waits for something or Python's switch
+  interval (5 ms) passes, and R goes on, as it would beside Python code.
+  (A mere `sched_yield()` was not enough: with the other core busy, R's
+  thread took the lock back before the waiting thread was scheduled, and
+  a save made no progress for 30 s.)
 * `Rg_PolledEvents`, which R calls only while it waits (`Sys.sleep()`, a
   console waiting for input), every `POLL_USEC` microseconds while the
   hook is in place (`R_wait_usec`; R's tcltk package sets it for Tk's
@@ -64,8 +67,11 @@ import operator
 import threading
 
 # R code: Python's lock lent every this many calls of R's event loop (a
-# thousand times a second or so while R evaluates R code).
+# thousand times a second or so while R evaluates R code), for this many
+# microseconds: long enough for a waiting thread to be scheduled and take
+# it, short enough that R code runs a few percent slower at most.
 BUSY_TURN = 8
+BUSY_USEC = 200
 # R waiting: its event loop polled every this many microseconds, and the
 # lock lent for this many each time.
 POLL_USEC = 1_000
@@ -76,7 +82,7 @@ _EVENT_FUNCTION = ctypes.CFUNCTYPE(None)
 _R_FUNCTION = ctypes.PYFUNCTYPE(None)
 # R's event-loop functions, and the lending each gets: (variable, R's
 # own calls between two lendings, the lending).
-_HOOKS = (("R_PolledEvents", BUSY_TURN - 1, 0),
+_HOOKS = (("R_PolledEvents", BUSY_TURN - 1, BUSY_USEC),
           ("Rg_PolledEvents", 1, WAIT_USEC))
 
 
