@@ -216,6 +216,16 @@ class Predictor:
             return self.time(p, nodes, levers)
         return self.traffic(p, levers)
 
+    def described(self, p: Profile, nodes: list[int], levers: Levers
+                  ) -> dict:
+        """`figures_at()` with the objective (`value`, and `time` where
+        the objective is time), for the result."""
+        out = self.figures_at(p, levers)
+        out["value"] = self.value(p, nodes, levers)
+        if self.settings.objective == "time":
+            out["time"] = out["value"]
+        return out
+
     def figures_at(self, p: Profile, levers: Levers) -> dict:
         """Plain figures of a prediction, per global batch (for the
         result): memory, traffic, traffic by mesh axes, FLOPs and the

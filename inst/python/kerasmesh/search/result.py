@@ -141,11 +141,7 @@ class _Described:
             return None
         orders = self.space.meshes[m].orders()
         nodes = orders.get(order, next(iter(orders.values())))
-        out = self.predictor.figures_at(p, levers)
-        out["value"] = self.predictor.value(p, nodes, levers)
-        if self.settings.objective == "time":
-            out["time"] = out["value"]
-        return out
+        return self.predictor.described(p, nodes, levers)
 
     def candidates(self, ranked: list[Prediction]) -> list[dict]:
         out = []

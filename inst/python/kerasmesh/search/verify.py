@@ -62,7 +62,7 @@ class Verifier:
         costs: by candidate: `layout_cost()`'s result (None when XLA
             refused it).
         predicted: by candidate compiled: its predicted figures before
-            the compile (`Predictor.figures_at()`, with its objective).
+            the compile (`Predictor.described()`).
         compiles: the full-depth compiles made (not read from the cache).
         verified: whether the winner was compiled at full depth.
     """
@@ -162,12 +162,9 @@ class Verifier:
 
     def _keep_prediction(self, p: Prediction) -> None:
         c = p.candidate
-        profile = self.profiler.profiles[(c.mesh, c.layout)]
-        figures = self.profiler.predictor.figures_at(profile, c.levers)
-        figures["value"] = p.value
-        if self.settings.objective == "time":
-            figures["time"] = p.value
-        self.predicted[c] = figures
+        self.predicted[c] = self.profiler.predictor.described(
+            self.profiler.profiles[(c.mesh, c.layout)],
+            self.space.meshes[c.mesh].orders()[c.order], c.levers)
 
     def _correct_time(self, p: Prediction, r: dict) -> float:
         """Feed the difference between `p`'s predicted time and its
