@@ -87,6 +87,15 @@ wait_runner() {
   done
 }
 
+# What the runner's process group and the root still run, and where each
+# process waits: the evidence when the runner does not exit.
+show_stuck() {
+  local pids
+  pids="$( (pgrep -g "$runner_pid"; pids_in_root "$ROOT") | sort -u | xargs)"
+  [ -z "$pids" ] ||
+    ps -o pid,ppid,pgid,stat,wchan:20,etime,args -p "${pids// /,}" >&2 || true
+}
+
 assert_clean() {
   local what="$1" left
   left="$(mounts_left)"
@@ -120,6 +129,7 @@ for signal in INT TERM; do
   wait_runner
   case "$status" in
     timeout) fail "SIG$signal: the runner did not exit within 60 s"
+      show_stuck
       stop_runner ;;
     0) fail "SIG$signal: the runner exited with status 0" ;;
     *) say "SIG$signal: runner exited with status $status" ;;

@@ -12,6 +12,7 @@ from kerasmesh.cost import attention
 from kerasmesh.cost import layout_cost as cost
 from kerasmesh.cost import target
 from remat_models import hub_backbone
+from test_cost_target import gpu_compiler_or_skip
 
 LENGTH = 2 * attention.BLOCK
 
@@ -132,14 +133,25 @@ def test_layers_that_choose_by_the_device_choose_as_on_a_gpu_in_scope():
     assert not any(fused(layers))
 
 
-def test_heads_cudnn_refuses_take_xlas_attention_as_keras_does_on_gpus():
+def traced_under_cudnn(size):
+    """The calls to cuDNN's attention, and the output's shape, of Keras's
+    attention traced with heads of `size`."""
     from keras.src.backend.jax import nn as keras_nn
 
-    for size, fused in ((64, 1), (256, 0)):
-        q, k, v = (x.astype(jnp.bfloat16) for x in qkv(size=size))
-        with attention.fused_scope(attention.CUDNN) as record:
-            out = jax.eval_shape(
-                lambda q, k, v: keras_nn.dot_product_attention(q, k, v),
-                q, k, v)
-        assert out.shape == q.shape
-        assert record.calls == fused
+    q, k, v = (x.astype(jnp.bfloat16) for x in qkv(size=size))
+    with attention.fused_scope(attention.CUDNN) as record:
+        out = jax.eval_shape(
+            lambda q, k, v: keras_nn.dot_product_attention(q, k, v), q, k, v)
+    assert out.shape == q.shape
+    return record.calls
+
+
+def test_heads_cudnn_refuses_take_xlas_attention_as_keras_does_on_gpus():
+    # Gemma's 256: no cuDNN call, so no cuDNN needed to trace it.
+    assert traced_under_cudnn(256) == 0
+
+
+def test_heads_cudnn_takes_are_one_cudnn_call():
+    # JAX checks cuDNN's version when it traces the call: its CUDA plugin.
+    gpu_compiler_or_skip()
+    assert traced_under_cudnn(64) == 1

@@ -40,11 +40,12 @@ def dp_memory(levers):
 
 def test_the_fastest_levers_that_fit_on_the_mesh_the_search_chose(mesh):
     # Either lever fits the budget; two micro-batches cost no time here,
-    # remat costs its recomputation.
+    # remat costs its recomputation. (Which lever needs less memory depends
+    # on the compiler: XLA's GPU compiler or the CPU's standing in.)
     halves, remat = dp_memory(("none", 2)), dp_memory(("save_matmuls", 1))
     whole = dp_memory(("none", 1))
-    assert halves < remat < whole
-    budget = (remat + whole) / 2
+    assert max(halves, remat) < whole
+    budget = (max(halves, remat) + whole) / 2
     r = search.search_layout(residual, None, 4096, "adam", "mse",
                              memory=budget, fixed=replicated(mesh),
                              topology=topology(),
