@@ -10,7 +10,7 @@ import pytest
 from kerasmesh.cost.recompute import Levers
 from kerasmesh.remat.choice import blend
 from kerasmesh.search.arguments import timing_machine
-from kerasmesh.search.predict import Predictor, Profile
+from kerasmesh.search.predict import MEMORY, Predictor, Profile
 from kerasmesh.search.tuning import RESHARD_PENALTY
 from search_fakes import figures, settings
 
@@ -122,7 +122,7 @@ def test_the_verifications_correction_adds_to_its_remat_and_blends():
     pr, p = predictor(blocks=10, remats=REMATS), blocks_profile()
     plain = {r: pr.memory(p, Levers(r, 1))
              for r in ("none", "full", blend(3, 10))}
-    p.correction["full"] = 10.0
+    p.taught[MEMORY].correction["full"] = 10.0
     assert pr.memory(p, Levers("full", 1)) == plain["full"] + 10
     assert pr.memory(p, Levers("full", 2)) - 10 == pytest.approx(
         pr.memory(Profile(0, 0, p.figures), Levers("full", 2)))
@@ -131,8 +131,25 @@ def test_the_verifications_correction_adds_to_its_remat_and_blends():
     # until it has one of its own.
     assert pr.memory(p, Levers(blend(3, 10), 1)) == \
         pytest.approx(plain[blend(3, 10)] + 3)
-    p.correction[blend(3, 10)] = 1.0
+    p.taught[MEMORY].correction[blend(3, 10)] = 1.0
     assert pr.memory(p, Levers(blend(3, 10), 1)) == plain[blend(3, 10)] + 1
+
+
+def test_a_miss_at_a_smaller_micro_batch_teaches_a_share_every_profile_takes():
+    pr, p = predictor(blocks=10, remats=REMATS), blocks_profile()
+    other = blocks_profile()
+    before = pr.memory(other, Levers("none", 2))
+    # At half the micro-batch, 31 bytes of temporaries were predicted to
+    # shrink to 15.5; XLA kept 7.75 more: half of them does not shrink.
+    pr.learn(p, MEMORY, "none", 7.75, 0.5, temp(pr, p, "none"))
+    assert p.taught[MEMORY].share == pytest.approx(0.5)
+    assert pr.shares[MEMORY] == pytest.approx(0.5)
+    assert p.taught[MEMORY].correction == {}
+    # A profile without a share of its own takes the search's.
+    assert pr.memory(other, Levers("none", 2)) == pytest.approx(before + 7.75)
+    # At the micro-batch profiled, a miss is its remat's correction.
+    pr.learn(p, MEMORY, "full", 4.0, 1.0, temp(pr, p, "full"))
+    assert p.taught[MEMORY].correction == {"full": 4.0}
 
 
 # A machine of 1e9 FLOP/s and 1e9 bytes/s on each axis, no latency: a

@@ -10,7 +10,7 @@ import pytest
 from kerasmesh.core import kinds
 from kerasmesh.core.errors import KerasmeshError
 from kerasmesh.cost.recompute import Levers
-from kerasmesh.search.predict import Predictor, Profile
+from kerasmesh.search.predict import MEMORY, TIME, Predictor, Profile
 from kerasmesh.search.solve import Candidate, solve
 from kerasmesh.search.tuning import MAX_VERIFIED
 from kerasmesh.search.verify import Verifier, describe
@@ -93,7 +93,7 @@ def test_a_slower_fit_lets_the_next_prediction_be_verified(xla, monkeypatch):
     # Layout 0 took 1.5 s, not 1.0: layout 1's 1.2 s now promises less.
     assert xla.calls == [0, 1] and v.verified
     assert winner.candidate.layout == 1
-    assert v.profiler.profiles[(0, 0)].time_correction == \
+    assert v.profiler.profiles[(0, 0)].taught[TIME].correction == \
         pytest.approx({"none": 0.5})
     assert v.predicted[winner.candidate]["time"] == pytest.approx(1.2)
     assert [p.value for p in ranked] == pytest.approx([1.25, 1.5])
@@ -115,8 +115,8 @@ def test_time_at_a_smaller_micro_batch_teaches_the_fixed_share(
     winner, ranked = pick(v, resolve)
     assert winner.candidate.levers.accumulation_steps == 2
     profile = v.profiler.profiles[(0, 0)]
-    assert profile.time_share == pytest.approx(0.5)
-    assert v.profiler.predictor.time_share == pytest.approx(0.5)
+    assert profile.taught[TIME].share == pytest.approx(0.5)
+    assert v.profiler.predictor.shares[TIME] == pytest.approx(0.5)
     assert ranked[0].value == pytest.approx(1.5)
 
 
@@ -126,7 +126,7 @@ def test_a_miss_corrects_its_profile_and_the_solve_runs_again(xla):
     winner, ranked = pick(v, resolve)
     assert xla.calls == [0, 1] and v.verified
     assert winner.candidate.layout == 1
-    assert v.profiler.profiles[(0, 0)].correction == {"none": 40.0}
+    assert v.profiler.profiles[(0, 0)].taught[MEMORY].correction == {"none": 40.0}
     # Re-solved: the miss is predicted as XLA found it, over the budget.
     miss = next(p for p in ranked if p.candidate.layout == 0)
     assert miss.memory == 120.0 and not miss.fits
@@ -137,7 +137,7 @@ def test_xla_refusing_the_best_moves_on_to_the_next(xla):
     v, resolve = search([80.0, 90.0])
     winner, _ = pick(v, resolve)
     assert xla.calls == [0, 1] and winner.candidate.layout == 1
-    assert v.profiler.profiles[(0, 0)].correction == {}
+    assert v.profiler.profiles[(0, 0)].taught[MEMORY].correction == {}
 
 
 def test_at_most_max_verified_compiles_then_the_least_xla_reported(xla):

@@ -19,6 +19,28 @@ from .figures import Figures
 from .tuning import RESHARD_PENALTY
 
 
+MEMORY, TIME = "memory", "time"
+
+
+@dataclass
+class Lessons:
+    """What full-depth compiles taught of one figure (memory or time) of
+    one profile (`Predictor.learn`).
+
+    Attributes:
+        correction: by remat, what a full-depth compile at the profile's
+            micro-batch found the prediction short by (bytes, or seconds
+            of a micro-batch's step).
+        share: the share of the figure that does not shrink with the
+            micro-batch (of the temporaries, or of a micro-batch's step
+            time), as a full-depth compile at a smaller micro-batch found
+            it, or None.
+    """
+
+    correction: dict = field(default_factory=dict)
+    share: float | None = None
+
+
 @dataclass
 class Profile:
     """One (mesh, layout) profiled.
@@ -27,27 +49,15 @@ class Profile:
         mesh, layout: their places in the search's space.
         figures: by (remat, depth): what each compile said.
         failed: XLA's refusal of the layout, or None.
-        correction: by remat, bytes a full-depth compile at the profile's
-            micro-batch found the prediction short by (`verify.py`).
-        fixed_share: the share of the temporaries that does not shrink
-            with the micro-batch, as a full-depth compile at a smaller
-            micro-batch found it, or None (`Predictor.fixed_share`).
-        time_correction: by remat, seconds a micro-batch's step took
-            beyond the prediction in a full-depth compile at the profile's
-            micro-batch (`verify.py`).
-        time_share: the share of a micro-batch's step time that does not
-            shrink with the micro-batch, as a full-depth compile at a
-            smaller micro-batch found it, or None (`Predictor.time_share`).
+        taught: `Lessons` by figure (`MEMORY`, `TIME`).
     """
 
     mesh: int
     layout: int
     figures: dict = field(default_factory=dict)
     failed: str | None = None
-    correction: dict = field(default_factory=dict)
-    fixed_share: float | None = None
-    time_correction: dict = field(default_factory=dict)
-    time_share: float | None = None
+    taught: dict = field(default_factory=lambda: {MEMORY: Lessons(),
+                                                  TIME: Lessons()})
 
 
 class Predictor:
@@ -58,20 +68,16 @@ class Predictor:
         dtype: the model's compute dtype (for the topology's FLOP/s).
 
     Attributes:
-        fixed_share: the largest share of the temporaries found not to
-            shrink with the micro-batch (`Profile.fixed_share`), taken for
-            every profile that has none of its own: 0 until a full-depth
-            compile says otherwise.
-        time_share: likewise, the largest share of a step's time found not
-            to shrink with the micro-batch (`Profile.time_share`).
+        shares: by figure, the largest share found not to shrink with the
+            micro-batch (`Lessons.share`), taken for every profile that has
+            none of its own: 0 until a full-depth compile says otherwise.
     """
 
     def __init__(self, settings: Settings, dtype: str):
         self.settings = settings
         self.dtype = dtype
         self.first = settings.levers.remats[0]
-        self.fixed_share = 0.0
-        self.time_share = 0.0
+        self.shares = {MEMORY: 0.0, TIME: 0.0}
         self._walks: dict[tuple, float] = {}
 
     def depths(self, remat: str) -> list:
@@ -126,27 +132,47 @@ class Predictor:
         r = levers.remat
         compiled_k = self.settings.step.batch_size // \
             self._compiled(p).micro_batch
-        fixed = self.share(p)
+        fixed = self.share(p, MEMORY)
         memory = self._full(p, r, lambda f: f.static) + \
             self.temp(p, r) * (fixed + (1 - fixed) * s) + \
             s * self._full(p, r, lambda f: f.inputs)
         if k > 1 and compiled_k == 1:
             memory += self._full(p, r, lambda f: f.gradients)
-        return memory + self._correction(p.correction, r)
+        return memory + self._correction(p, MEMORY, r)
 
     def temp(self, p: Profile, remat: str | tuple) -> float:
         """XLA's temporaries at full depth, at the micro-batch profiled."""
         return self._full(p, remat, lambda f: f.temp)
 
-    def share(self, p: Profile) -> float:
-        """The share of `p`'s temporaries that does not shrink with the
+    def share(self, p: Profile, figure: str) -> float:
+        """The share of `p`'s `figure` that does not shrink with the
         micro-batch: its own, or the search's."""
-        return self.fixed_share if p.fixed_share is None else p.fixed_share
+        own = p.taught[figure].share
+        return self.shares[figure] if own is None else own
+
+    def learn(self, p: Profile, figure: str, remat: str | tuple,
+              short: float, s: float, whole: float) -> None:
+        """Feed what a full-depth compile found `figure`'s prediction short
+        by back into `p`: at the micro-batch profiled (`s`, the scale, 1),
+        as a correction of `remat`'s; at a smaller one, as a larger share
+        of `whole` (the figure's part that scales with the micro-batch,
+        at the micro-batch profiled) that does not shrink with it, for
+        `p` and, the largest found, for every profile without its own."""
+        lessons = p.taught[figure]
+        if s >= 1 or whole <= 0:
+            lessons.correction[remat] = \
+                lessons.correction.get(remat, 0.0) + short
+            return
+        lessons.share = min(1.0, max(0.0, self.share(p, figure) +
+                                     short / (whole * (1 - s))))
+        self.shares[figure] = max(self.shares[figure], lessons.share)
 
     @staticmethod
-    def _correction(corrections: dict, remat: str | tuple) -> float:
-        """What full-depth compiles added to `remat`'s prediction: its own,
-        or a blend's choices' by their share of the blocks."""
+    def _correction(p: Profile, figure: str, remat: str | tuple) -> float:
+        """What full-depth compiles added to `remat`'s prediction of
+        `figure`: its own, or a blend's choices' by their share of the
+        blocks."""
+        corrections = p.taught[figure].correction
         if remat in corrections or isinstance(remat, str):
             return corrections.get(remat, 0.0)
         return sum(corrections.get(c, 0.0) * remat.count(c) / len(remat)
@@ -174,11 +200,6 @@ class Predictor:
         schedule's walk has it (no correction)."""
         return self._full(p, remat, lambda f: self._walk(f, nodes, scale))
 
-    def time_share_of(self, p: Profile) -> float:
-        """The share of `p`'s step time that does not shrink with the
-        micro-batch: its own, or the search's."""
-        return self.time_share if p.time_share is None else p.time_share
-
     def penalty(self, p: Profile) -> float:
         """The factor on a layout's time for the tensors XLA reshards."""
         return 1 + (RESHARD_PENALTY if self.reshardings(p) else 0.0)
@@ -190,10 +211,10 @@ class Predictor:
         s = self.scale(p, levers.accumulation_steps)
         r = levers.remat
         step = self.step(p, nodes, r, s)
-        share = self.time_share_of(p)
+        share = self.share(p, TIME)
         if share and s < 1:
             step += share * (1 - s) * self.step(p, nodes, r, 1.0)
-        return step + self._correction(p.time_correction, r)
+        return step + self._correction(p, TIME, r)
 
     def time(self, p: Profile, nodes: list[int], levers: Levers) -> float:
         """Seconds per global batch on the search's machine."""

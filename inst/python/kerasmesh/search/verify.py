@@ -26,6 +26,7 @@ from .arguments import Settings, Space
 from .builds import check_depths
 from ..mesh.device_mesh import describe_mesh
 from .meshes import rebind_to
+from .predict import MEMORY, TIME
 from .profile import model_signature
 from .solve import Candidate, Prediction
 from .tuning import MAX_VERIFIED
@@ -167,14 +168,10 @@ class Verifier:
             self.space.meshes[c.mesh].orders()[c.order], c.levers)
 
     def _correct_time(self, p: Prediction, r: dict) -> float:
-        """Feed the difference between `p`'s predicted time and its
-        full-depth cost's back into its profile, as `_correct()` does the
-        memory's: at the micro-batch profiled, as seconds a micro-batch's
-        step lacked; at a smaller one, as the share of the step's time
-        that does not shrink with the micro-batch (for this profile, and
-        the largest such share for every profile without one of its own).
-        Returns the verified objective (`p.value` where the cost has no
-        time, or the objective is traffic)."""
+        """Feed the seconds `p`'s predicted time lacked (per micro-batch,
+        against its full-depth cost's) back into its profile
+        (`Predictor.learn`). Returns the verified objective (`p.value`
+        where the cost has no time, or the objective is traffic)."""
         time = (r.get("time") or {}).get("total")
         if self.settings.objective != "time" or time is None:
             return p.value
@@ -187,40 +184,20 @@ class Verifier:
         short = float(time) / k - predictor.micro_step(profile, nodes,
                                                        c.levers)
         s = predictor.scale(profile, k)
-        if s >= 1:
-            remat = c.levers.remat
-            profile.time_correction[remat] = \
-                profile.time_correction.get(remat, 0.0) + short
-        else:
-            whole = predictor.step(profile, nodes, c.levers.remat, 1.0)
-            share = predictor.time_share_of(profile) + \
-                short / (whole * (1 - s))
-            profile.time_share = min(1.0, max(0.0, share))
-            predictor.time_share = max(predictor.time_share,
-                                       profile.time_share)
+        whole = predictor.step(profile, nodes, c.levers.remat, 1.0)
+        predictor.learn(profile, TIME, c.levers.remat, short, s, whole)
         return float(time) * penalty
 
     def _correct(self, p: Prediction, memory: float) -> None:
-        """Feed what `p`'s memory lacked back into its profile: at the
-        micro-batch profiled, as bytes its remat choice lacked; at a
-        smaller one, as a larger share of the temporaries that does not
-        shrink with the micro-batch (for this profile, and for every
-        profile without a share of its own, `Predictor.fixed_share`)."""
+        """Feed the bytes `p`'s memory lacked back into its profile
+        (`Predictor.learn`)."""
         c = p.candidate
         predictor = self.profiler.predictor
         profile = self.profiler.profiles[(c.mesh, c.layout)]
         short = max(memory - p.memory, 0.0)
         s = predictor.scale(profile, c.levers.accumulation_steps)
-        temp = predictor.temp(profile, c.levers.remat)
-        if s >= 1 or temp <= 0:
-            remat = c.levers.remat
-            profile.correction[remat] = \
-                profile.correction.get(remat, 0.0) + short
-            return
-        profile.fixed_share = min(
-            1.0, predictor.share(profile) + short / (temp * (1 - s)))
-        predictor.fixed_share = max(predictor.fixed_share,
-                                    profile.fixed_share)
+        predictor.learn(profile, MEMORY, c.levers.remat, short, s,
+                        predictor.temp(profile, c.levers.remat))
 
     def _nothing_fits(self, ranked: list[Prediction]) -> Any:
         s = self.settings
