@@ -55,9 +55,14 @@ set -m
 # Starts the runner, running CMD in the root, with its output piped
 # through cat in the same process group, as `make check-debian13 | tee log`
 # does: Ctrl-C kills the reader too, and the runner must still clean up.
+# SIGINT as a terminal's shell leaves it: where this test itself started
+# with SIGINT ignored (a background job of a shell without job control),
+# the runner would inherit that, and no shell can undo it.
 start_runner() {
   rm -f "$ROOT$MARK"
-  bash -c 'bash "$0" run "$1" 2>&1 | cat >&2; exit "${PIPESTATUS[0]}"' \
+  # shellcheck disable=SC2016 # expanded by the inner bash
+  env --default-signal=INT \
+    bash -c 'bash "$0" run "$1" 2>&1 | cat >&2; exit "${PIPESTATUS[0]}"' \
     "$RUNNER" "$1" </dev/null &
   runner_pid=$!
 }
