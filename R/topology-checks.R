@@ -111,8 +111,17 @@ topology_efficiency <- function(x, base, call = rlang::caller_env(),
   if (is.numeric(x) && length(x) == 1 && is.null(names(x))) {
     x <- c(matmul = x)
   }
+  unknown <- if (is.numeric(x)) setdiff(names(x), names(default_efficiency))
+  if (length(unknown)) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be named by matmul, attention or memory.",
+        x = "Received {.val {unknown}}.",
+        i = "For example {.code c(matmul = 0.7, attention = 0.5)}."),
+      kind = kinds$topology, call = call
+    )
+  }
   named <- is.numeric(x) && length(x) >= 1 && !is.null(names(x)) &&
-    all(names(x) %in% names(default_efficiency)) && !anyDuplicated(names(x))
+    !anyDuplicated(names(x))
   if (!named || anyNA(x) || any(x <= 0 | x > 1)) {
     stop_input_type(
       x, "shares above 0 and at most 1, named by matmul, attention or
@@ -140,8 +149,22 @@ topology_peak_flops <- function(x, call, arg = "peak_flops") {
       way_out = "For example {.code c(bfloat16 = 989e12, float32 = 495e12)}."
     )
   }
+  unknown <- setdiff(names(x), flops_dtypes)
+  if (length(unknown)) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be named by dtypes.",
+        x = "Received {.val {unknown}}.",
+        i = "Dtypes: {.val {flops_dtypes}}."),
+      kind = kinds$topology, call = call
+    )
+  }
   stats::setNames(as.numeric(x), names(x))
 }
+
+# The dtypes a step computes in, as Keras names them: what `peak_flops`
+# may be named by.
+flops_dtypes <- c("bfloat16", "float16", "float32", "float64",
+                  "float8_e4m3fn", "float8_e5m2", "int8")
 
 # `topology =` of layout_cost() and its siblings: NULL, or a topology's
 # figures as plain values for the shim.
@@ -167,6 +190,17 @@ check_topology <- function(x, call = rlang::caller_env()) {
     if (length(v) == 1 && is.atomic(v) && is.na(v)) f[optional] <- list(NULL)
   }
   f <- topology_figures(f, call = call, prefix = "topology$")
+  devices <- f$nodes * f$devices_per_node
+  if (!identical(as.numeric(x$devices), as.numeric(devices))) {
+    received <- paste(deparse(x$devices), collapse = " ") # nolint: object_usage_linter
+    kerasmesh_abort(
+      c("{.arg topology$devices} must be {.arg topology$nodes} times
+         {.arg topology$devices_per_node}: {format_whole(devices)}.",
+        x = "Received {.code topology$devices = {received}}.",
+        i = "Make a topology with {.fn device_topology}."),
+      kind = kinds$topology, call = call
+    )
+  }
   values <- c(f[intersect(figures, names(f))],
               list(name = if (is.character(x$name) && length(x$name) == 1 &&
                                 !is.na(x$name)) x$name else "custom"))

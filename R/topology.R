@@ -95,7 +95,8 @@
 #' @param peak_flops Peak floating-point operations per second of one
 #'   device: a vector named by dtype, such as
 #'   `c(bfloat16 = 989e12, float32 = 495e12)`, or one number for every
-#'   dtype. A cost uses the figure of the model's compute dtype.
+#'   dtype; with a preset, figures named by dtype replace the preset's of
+#'   those dtypes. A cost uses the figure of the model's compute dtype.
 #' @param intra_node_bandwidth,inter_node_bandwidth The bus bandwidth
 #'   NCCL reaches (bytes per second, as nccl-tests reports it) for an
 #'   all-gather or reduce-scatter among the devices of a node, and for one
@@ -161,6 +162,14 @@ device_topology <- function(preset = NULL, ..., nodes = 1,
   )
   given <- given[!vapply(given, is.null, TRUE)]
   base <- topology_preset(preset)
+  # FLOP/s named by dtype replace the preset's of those dtypes alone.
+  if (!is.null(peak_flops)) {
+    peak_flops <- topology_peak_flops(peak_flops, rlang::current_env())
+    if (!is.null(names(peak_flops)) && !is.null(names(base$peak_flops))) {
+      given$peak_flops <- replace(base$peak_flops, names(peak_flops),
+                                  peak_flops)
+    }
+  }
   figures <- utils::modifyList(base, given[names(given) != "efficiency"])
   figures$nodes <- nodes
   figures$efficiency <- topology_efficiency(efficiency %||% base$efficiency,

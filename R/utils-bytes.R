@@ -43,6 +43,11 @@ check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
     return(structure(Inf, label = "none"))
   }
   bytes <- bytes_of(x)
+  if (is.null(bytes) && is_size_text(x)) {
+    kerasmesh_abort(c("{.arg {arg}} must be a positive, finite size.",
+                      x = "Received {.val {x}}."),
+                    kind = kinds$argument, call = call)
+  }
   if (is.null(bytes)) {
     stop_input_type(
       x, "a number of bytes or a size such as {.val 80GB}",
@@ -55,14 +60,26 @@ check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
     bytes_text(bytes))
 }
 
-# The bytes `x` means, or NULL when it is not a size.
+# The bytes `x` means, or NULL when it is not a positive, finite size.
 bytes_of <- function(x) {
   if (is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) &&
         x > 0) {
     return(as.numeric(x))
   }
-  units <- c(b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12,
-             kib = 2^10, mib = 2^20, gib = 2^30, tib = 2^40)
+  m <- size_parts(x)
+  if (is.null(m)) {
+    return(NULL)
+  }
+  bytes <- as.numeric(m[["number"]]) * size_units[[m[["unit"]]]]
+  if (!is.finite(bytes) || bytes <= 0) NULL else bytes
+}
+
+size_units <- c(b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12,
+                kib = 2^10, mib = 2^20, gib = 2^30, tib = 2^40)
+
+# A size's number and unit (lowercase) as written, or NULL when `x` is not
+# written as a size.
+size_parts <- function(x) {
   if (!is.character(x) || length(x) != 1 || is.na(x)) {
     return(NULL)
   }
@@ -71,11 +88,14 @@ bytes_of <- function(x) {
     perl = TRUE
   ))[[1]]
   unit <- tolower(if (length(m) && nzchar(m[3])) m[3] else "b")
-  if (length(m) == 0 || !unit %in% names(units) || as.numeric(m[2]) <= 0) {
+  if (length(m) == 0 || !unit %in% names(size_units)) {
     return(NULL)
   }
-  as.numeric(m[2]) * units[[unit]]
+  c(number = m[2], unit = unit)
 }
+
+# Whether `x` is written as a size (its value aside: "0GB", "1e400GB").
+is_size_text <- function(x) !is.null(size_parts(x))
 
 # Bytes per second: a number, or "450GB/s", "400Gb/s" (a lowercase b
 # counts bits), "1.5 TiB/s". A string that is not a rate is reported as one
@@ -89,6 +109,12 @@ check_rate <- function(x, arg = rlang::caller_arg(x),
     "^\\s*(\\S+?)\\s*([kKMGT]?i?)(B|b|bit)\\s*(/\\s*s|ps)\\s*$", x
   ))[[1]]
   bytes <- if (length(m) > 0) bytes_of(paste0(m[2], m[3], "B"))
+  if (is.null(bytes) && length(m) > 0 &&
+        is_size_text(paste0(m[2], m[3], "B"))) {
+    kerasmesh_abort(c("{.arg {arg}} must be a positive, finite rate.",
+                      x = "Received {.val {x}}."),
+                    kind = kinds$argument, call = call)
+  }
   if (is.null(bytes)) {
     stop_input_type(x, "bytes per second or a rate such as {.val 450GB/s}",
                     arg = arg, call = call,

@@ -55,6 +55,12 @@ def test_time_on_a_mesh_needs_a_bandwidth_per_axis(mesh, bandwidth):
         in text and "The mesh's axes are data, model" in text
 
 
+def test_a_bandwidth_for_other_axes_names_them(mesh):
+    text = argument_error(mesh, objective="time", flop_rate=1e12,
+                          bandwidth={"foo": 1e9, "model": 1e9})
+    assert "Received foo = 1e+09, model = 1e+09." in text
+
+
 @pytest.mark.parametrize("flop_rate", [None, 0, "fast"])
 def test_time_on_a_mesh_needs_a_flop_rate(mesh, flop_rate):
     assert "`flop_rate` must be a positive number of FLOPs per second" in \

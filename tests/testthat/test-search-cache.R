@@ -39,3 +39,15 @@ test_that("an unwritable cache is said once, and the search goes on", {
   expect_match(found$cache$note, "can't be written")
   expect_true(any(grepl("^Cache: ", format(found))))
 })
+
+test_that("clearing a file instead of the cache's directory is refused", {
+  skip_if_no_keras()
+  file <- withr::local_tempfile()
+  writeLines("not a directory", file)
+  err <- expect_error(clear_search_cache(file),
+                      class = "kerasmesh_error_argument")
+  expect_match(conditionMessage(err), "`dir` must be a directory",
+               fixed = TRUE)
+  expect_match(conditionMessage(err), basename(file), fixed = TRUE)
+  expect_identical(readLines(file), "not a directory")
+})

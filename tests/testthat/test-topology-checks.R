@@ -114,3 +114,29 @@ test_that("a topology edited by hand is checked again, naming the field", {
   one$memory_bandwidth <- NA
   expect_null(check(one)$memory_bandwidth)
 })
+
+test_that("peak FLOP/s replace a preset's by dtype, and only dtypes", {
+  topo <- device_topology("h100-sxm-80gb", peak_flops = c(bfloat16 = 500e12))
+  expect_identical(topo$peak_flops,
+                   c(bfloat16 = 500e12, float16 = 989e12, float32 = 495e12))
+  expect_identical(device_topology("h100-sxm-80gb", peak_flops = 1e15)$
+                     peak_flops, 1e15)
+  expect_error(device_topology("h100-sxm-80gb", peak_flops = c(bogus = 1e12)),
+               class = "kerasmesh_error_topology")
+  expect_snapshot(error = TRUE, {
+    device_topology("h100-sxm-80gb", peak_flops = c(bogus = 1e12))
+    device_topology("h100-sxm-80gb", efficiency = c(foo = 0.5))
+    device_topology("h100-sxm-80gb", memory = "0GB")
+    device_topology("h100-sxm-80gb", intra_node_bandwidth = "1e400GB/s")
+  })
+})
+
+test_that("a topology's devices edited apart from its nodes are refused", {
+  topo <- device_topology("h100-sxm-80gb")
+  topo$devices <- 16
+  expect_snapshot(error = TRUE, kerasmesh:::check_topology(topo))
+  expect_error(kerasmesh:::check_topology(topo),
+               class = "kerasmesh_error_topology")
+  topo$devices <- 8
+  expect_identical(kerasmesh:::check_topology(topo)$nodes, 1L)
+})

@@ -10,10 +10,17 @@ test_that("sizes parse as bytes in powers of 1000 or 1024", {
 })
 
 test_that("a bad size is a classed error that lists the units", {
-  for (x in list("80 GX", c(1, 2), -1, 0, "0GB", Inf, NA, TRUE)) {
+  for (x in list("80 GX", c(1, 2), -1, 0, Inf, NA, TRUE)) {
     expect_error(check_bytes(x), "Units: B, kB",
                  class = "kerasmesh_error_argument")
   }
+  # Written as a size, but not a positive, finite one: said so.
+  for (x in c("0GB", "1e400GB", "0")) {
+    expect_error(check_bytes(x), "must be a positive, finite size",
+                 class = "kerasmesh_error_argument")
+  }
+  expect_error(check_rate("0GB/s"), "must be a positive, finite rate",
+               class = "kerasmesh_error_argument")
   expect_error(check_bytes(NULL, allow_null = FALSE),
                class = "kerasmesh_error_argument")
   expect_snapshot(check_bytes("80 GX", arg = "memory"), error = TRUE)

@@ -129,11 +129,18 @@ def _check(objective: Any, memory: Any, bandwidth: Any, flop_rate: Any,
     if not isinstance(bandwidth, dict) or set(bandwidth) != set(sizes) or \
             not all(isinstance(b, (int, float)) and b > 0
                     for b in bandwidth.values()):
-        raise KerasmeshError(
-            kinds.ARGUMENT, "`bandwidth` must give bytes per second for each "
-            "mesh axis.", received=bandwidth,
-            i=f"The mesh's axes are {', '.join(sizes)}; or search a "
-              "`device_topology()`, whose links give the time.")
+        way_out = f"The mesh's axes are {', '.join(sizes)}; or search a " \
+            "`device_topology()`, whose links give the time."
+        what = "`bandwidth` must give bytes per second for each mesh axis."
+        if not isinstance(bandwidth, dict):
+            raise KerasmeshError(kinds.ARGUMENT, what, received=bandwidth,
+                                 i=way_out)
+        given = ", ".join(
+            f"{axis} = {value:g}" if isinstance(value, (int, float)) and
+            not isinstance(value, bool) else f"{axis} = {value!r}"
+            for axis, value in bandwidth.items())
+        raise KerasmeshError(kinds.ARGUMENT, what,
+                             x=f"Received {given}.", i=way_out)
     if not (isinstance(flop_rate, (int, float)) and flop_rate > 0):
         raise KerasmeshError(kinds.ARGUMENT, "`flop_rate` must be a positive "
                              "number of FLOPs per second.", received=flop_rate)

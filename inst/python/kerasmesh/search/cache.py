@@ -28,6 +28,9 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from ..core import kinds
+from ..core.errors import KerasmeshError
+
 # Figures of one 2-block compile take 0.1 to 5 MB (the schedule); 2 GB
 # keep a few hundred searches.
 MAX_BYTES = 2 * 2 ** 30
@@ -157,6 +160,12 @@ def clear(directory: str) -> int:
         entries = list(os.scandir(directory))
     except FileNotFoundError:
         return 0
+    except NotADirectoryError:
+        raise KerasmeshError(
+            kinds.ARGUMENT, "`dir` must be a directory.",
+            x=f'Received "{directory}", a file.',
+            i="Give the search cache's directory (`search_cache_dir()`)."
+        ) from None
     for e in entries:
         if e.name.endswith((".json", ".tmp")):
             with contextlib.suppress(OSError):

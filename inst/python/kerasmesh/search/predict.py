@@ -153,11 +153,12 @@ class Predictor:
     def learn(self, p: Profile, figure: str, remat: str | tuple,
               short: float, s: float, whole: float) -> None:
         """Feed what a full-depth compile found `figure`'s prediction short
-        by back into `p`: at the micro-batch profiled (`s`, the scale, 1),
-        as a correction of `remat`'s; at a smaller one, as a larger share
-        of `whole` (the figure's part that scales with the micro-batch,
-        at the micro-batch profiled) that does not shrink with it, for
-        `p` and, the largest found, for every profile without its own."""
+        by (`short`) back into `p`. At the micro-batch profiled (scale `s`
+        1), as a correction of `remat`'s; at a smaller one, as a larger
+        share of `whole` (the figure's part that scales with the
+        micro-batch, at the micro-batch profiled) that does not shrink
+        with it: `p`'s, and the largest found for every profile without
+        its own."""
         lessons = p.taught[figure]
         if s >= 1 or whole <= 0:
             lessons.correction[remat] = \
