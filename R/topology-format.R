@@ -2,6 +2,8 @@
 
 #' @export
 format.kerasmesh_device_topology <- function(x, ...) {
+  # One edited by hand (`topo$nodes <- NA`) is refused, not printed garbled.
+  check_topology(x, call = rlang::current_env())
   nodes <- count_text(x$nodes, "node")
   all_reduce <- x$all_reduce_bandwidth %||% NA_real_
   in_node <- format_rate(x$intra_node_bandwidth)

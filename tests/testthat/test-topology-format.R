@@ -34,3 +34,13 @@ test_that("rates, FLOP/s, shares and seconds read in their best unit", {
     c("0 s", "3.4 us", "12.3 ms", "1.25 s", "0.2 ns", "-")
   )
 })
+
+test_that("a topology edited by hand into nonsense is refused, not printed", {
+  topo <- device_topology("h100-sxm-80gb")
+  topo$nodes <- NA
+  expect_error(format(topo), "topology\\$nodes",
+               class = "kerasmesh_error_topology")
+  topo <- device_topology("h100-sxm-80gb")
+  topo$efficiency <- NULL
+  expect_error(print(topo), class = "kerasmesh_error_topology")
+})
