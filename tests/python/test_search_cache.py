@@ -4,6 +4,9 @@ broken, never in the way of a search, pruned least recently read first."""
 import json
 import os
 
+import pytest
+
+from kerasmesh.core.errors import KerasmeshError
 from kerasmesh.search import cache
 from kerasmesh.search.cache import Cache, clear, key_of
 from kerasmesh.search.figures import Figures
@@ -159,3 +162,26 @@ def test_clear_removes_entries_and_counts_them(tmp_path):
     assert os.listdir(tmp_path) == ["notes.txt"]
     assert clear(str(tmp_path)) == 0
     assert clear(str(tmp_path / "absent")) == 0
+
+
+def test_clear_refuses_a_file_for_the_directory(tmp_path):
+    file = tmp_path / "figures"
+    file.write_text("mine")
+    with pytest.raises(KerasmeshError) as e:
+        clear(str(file))
+    assert e.value.kind == "argument" and "must be a directory" in str(e.value)
+    assert file.read_text() == "mine"
+
+
+def test_an_entry_that_is_a_directory_is_said_as_it_is(tmp_path):
+    # Neither read nor removed: the note says so, and that the cache then
+    # stopped keeping figures (its entry can't be replaced).
+    (tmp_path / f"{KEY}.json").mkdir()
+    c = Cache(str(tmp_path))
+    assert c.get(KEY) is None and c.misses == 1
+    assert "could not be removed either" in c.note
+    assert "removed and compiled again" not in c.note
+    c.put(KEY, kept().stored())
+    assert c.directory is None
+    assert c.note.startswith("a cache entry could not be read")
+    assert "figures are no longer kept" in c.note

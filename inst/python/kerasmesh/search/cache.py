@@ -63,8 +63,11 @@ class Cache:
 
     def _off(self, why: str) -> None:
         self.directory = None
-        if self.note is None:
-            self.note = why
+        self._say(why)
+
+    def _say(self, why: str) -> None:
+        """Add `why` to the note (each thing once)."""
+        self.note = why if self.note is None else f"{self.note}; {why}"
 
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, f"{key}.json")
@@ -88,11 +91,13 @@ class Cache:
             self.misses += 1
             return None
         except (OSError, ValueError, KeyError, TypeError) as e:
-            with contextlib.suppress(OSError):
+            try:
                 os.remove(path)
-            if self.note is None:
-                self.note = (f"a cache entry could not be read ({e}): it "
-                             "was removed and compiled again")
+                done = "it was removed and compiled again"
+            except OSError:
+                done = "it could not be removed either; compiled again"
+            if self.note is None or "could not be read" not in self.note:
+                self._say(f"a cache entry could not be read ({e}): {done}")
             self.misses += 1
             return None
         self.hits += 1
