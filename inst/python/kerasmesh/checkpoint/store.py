@@ -38,6 +38,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import time
 from typing import Any
 
 from . import agree, commit, lock
@@ -57,6 +58,13 @@ _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
 # such as "RESOURCE_EXHAUSTED: Failed writing: ...: No space left on
 # device [os_error_code='28']".
 _TENSORSTORE_OS_ERROR = re.compile(r"os_error_code='(\d+)'")
+
+# After a failed write, Orbax's other writer threads may still be writing
+# the step's other arrays, and TensorStore creates the folders it writes
+# into: what a failed save left is removed until nothing has come back for
+# SETTLE_S seconds, for CLEAN_UP_S seconds at most.
+SETTLE_S = 0.5
+CLEAN_UP_S = 10.0
 # The paths in TensorStore's messages: "Error writing local file "/a/b"".
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 
@@ -291,15 +299,23 @@ def displaced(held: lock.HeldLock, directory: str, step: int,
 
 
 def clean_up(directory: str, step: int) -> None:
-    """Process 0 removes what a failed save of `step` left; a directory
-    that vanished has nothing left to remove (the save's own error is
-    what is raised)."""
+    """Process 0 removes what a failed save of `step` left, and what
+    Orbax's writer threads still add (`SETTLE_S`); a directory that
+    vanished has nothing left to remove (the save's own error is what is
+    raised)."""
     if process_index() != 0:
         return
-    try:
-        commit.recover(directory, only=step)
-    except OSError:
-        pass
+    deadline = time.monotonic() + CLEAN_UP_S
+    while time.monotonic() < deadline:
+        try:
+            commit.recover(directory, only=step)
+            time.sleep(SETTLE_S)
+            if step not in commit.leftovers(directory):
+                return
+        except OSError:
+            if not os.path.isdir(directory):
+                return  # it vanished: nothing left in it
+            time.sleep(SETTLE_S)  # a writer changed what was removed
 
 
 def classed(e: BaseException, directory: str, step: int) -> BaseException:
