@@ -111,14 +111,11 @@ topology_efficiency <- function(x, base, call = rlang::caller_env(),
   if (is.numeric(x) && length(x) == 1 && is.null(names(x))) {
     x <- c(matmul = x)
   }
-  unknown <- if (is.numeric(x)) setdiff(names(x), names(default_efficiency))
-  if (length(unknown)) {
-    kerasmesh_abort(
-      c("{.arg {arg}} must be named by matmul, attention or memory.",
-        x = "Received {.val {unknown}}.",
-        i = "For example {.code c(matmul = 0.7, attention = 0.5)}."),
-      kind = kinds$topology, call = call
-    )
+  if (is.numeric(x)) {
+    topology_names(x, names(default_efficiency),
+                   "matmul, attention or memory",
+                   "For example {.code c(matmul = 0.7, attention = 0.5)}.",
+                   arg, call)
   }
   named <- is.numeric(x) && length(x) >= 1 && !is.null(names(x)) &&
     !anyDuplicated(names(x))
@@ -149,16 +146,22 @@ topology_peak_flops <- function(x, call, arg = "peak_flops") {
       way_out = "For example {.code c(bfloat16 = 989e12, float32 = 495e12)}."
     )
   }
-  unknown <- setdiff(names(x), flops_dtypes)
+  topology_names(x, flops_dtypes, "dtypes", "Dtypes: {.val {known}}.", arg,
+                 call)
+  stats::setNames(as.numeric(x), names(x))
+}
+
+# Figures named by `known` names only: an error naming the others. `what`
+# says which names, `way_out` (glue, `known` in scope) how to name them.
+topology_names <- function(x, known, what, way_out, arg, call) {
+  unknown <- setdiff(names(x), known)
   if (length(unknown)) {
     kerasmesh_abort(
-      c("{.arg {arg}} must be named by dtypes.",
-        x = "Received {.val {unknown}}.",
-        i = "Dtypes: {.val {flops_dtypes}}."),
+      c("{.arg {arg}} must be named by {what}.",
+        x = "Received {.val {unknown}}.", i = way_out),
       kind = kinds$topology, call = call
     )
   }
-  stats::setNames(as.numeric(x), names(x))
 }
 
 # The dtypes a step computes in, as Keras names them: what `peak_flops`
