@@ -39,7 +39,7 @@ check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
   if (allow_null && is.null(x)) {
     return(NULL)
   }
-  if (allow_inf && identical(x, Inf)) {
+  if (allow_inf && (identical(x, Inf) || identical(size_value(x), Inf))) {
     return(structure(Inf, label = "none"))
   }
   bytes <- bytes_of(x)
@@ -66,12 +66,18 @@ bytes_of <- function(x) {
         x > 0) {
     return(as.numeric(x))
   }
+  bytes <- size_value(x)
+  if (is.null(bytes) || !is.finite(bytes) || bytes <= 0) NULL else bytes
+}
+
+# The bytes a size written as text comes to ("1e999GB": Inf), or NULL when
+# `x` is not written as a size.
+size_value <- function(x) {
   m <- size_parts(x)
   if (is.null(m)) {
     return(NULL)
   }
-  bytes <- as.numeric(m[["number"]]) * size_units[[m[["unit"]]]]
-  if (!is.finite(bytes) || bytes <= 0) NULL else bytes
+  as.numeric(m[["number"]]) * size_units[[m[["unit"]]]]
 }
 
 size_units <- c(b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12,
