@@ -44,9 +44,7 @@ check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
   }
   bytes <- bytes_of(x)
   if (is.null(bytes) && is_size_text(x)) {
-    kerasmesh_abort(c("{.arg {arg}} must be a positive, finite size.",
-                      x = "Received {.val {x}}."),
-                    kind = kinds$argument, call = call)
+    abort_not_finite(x, "size", arg, call)
   }
   if (is.null(bytes)) {
     stop_input_type(
@@ -100,6 +98,13 @@ size_parts <- function(x) {
   c(number = m[2], unit = unit)
 }
 
+# `x`, written as a size or rate (`what`), is zero or past a double's range.
+abort_not_finite <- function(x, what, arg, call) {
+  kerasmesh_abort(c("{.arg {arg}} must be a positive, finite {what}.",
+                    x = "Received {.val {x}}."),
+                  kind = kinds$argument, call = call)
+}
+
 # Whether `x` is written as a size (its value aside: "0GB", "1e400GB").
 is_size_text <- function(x) !is.null(size_parts(x))
 
@@ -117,9 +122,7 @@ check_rate <- function(x, arg = rlang::caller_arg(x),
   bytes <- if (length(m) > 0) bytes_of(paste0(m[2], m[3], "B"))
   if (is.null(bytes) && length(m) > 0 &&
         is_size_text(paste0(m[2], m[3], "B"))) {
-    kerasmesh_abort(c("{.arg {arg}} must be a positive, finite rate.",
-                      x = "Received {.val {x}}."),
-                    kind = kinds$argument, call = call)
+    abort_not_finite(x, "rate", arg, call)
   }
   if (is.null(bytes)) {
     stop_input_type(x, "bytes per second or a rate such as {.val 450GB/s}",
