@@ -91,7 +91,8 @@
 #' @param nodes The number of nodes (machines), a whole number.
 #' @param devices_per_node The number of devices (GPUs) in one node.
 #' @param memory The memory of one device: bytes, or a string such as
-#'   `"80GB"` or `"16 GiB"`.
+#'   `"80GB"` or `"16 GiB"` (a size counts bytes in any case: `"80Gb"` is
+#'   80 GB, where a rate's lowercase `b` counts bits).
 #' @param peak_flops Peak floating-point operations per second of one
 #'   device: a vector named by dtype, such as
 #'   `c(bfloat16 = 989e12, float32 = 495e12)`, or one number for every

@@ -27,9 +27,10 @@ format_bytes <- function(bytes) {
   bytes_text(bytes)
 }
 
-# A size a user gives: bytes (a positive number), or a string such as
+# A size a user gives: bytes (a number, one at least), or a string such as
 # "80GB", "16 GiB" or "512mb" (units B, kB, MB, GB, TB in powers of 1000,
-# KiB, MiB, GiB, TiB in powers of 1024). Returns the bytes, a double with
+# KiB, MiB, GiB, TiB in powers of 1024, in any case: unlike a rate's, a
+# size's lowercase b is a byte). Returns the bytes, a double with
 # attribute "label" (what the user wrote, trimmed, or bytes_text() of the
 # number); NULL where `allow_null`; Inf (labelled "none") where
 # `allow_inf`.
@@ -50,9 +51,15 @@ check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
     stop_input_type(
       x, "a number of bytes or a size such as {.val 80GB}",
       way_out = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,
-                 TiB (powers of 1024).",
+                 TiB (powers of 1024), in any case: a size counts bytes
+                 ({.val 80Gb} is 80 GB).",
       arg = arg, call = call
     )
+  }
+  if (bytes < 1) {
+    kerasmesh_abort(c("{.arg {arg}} must be at least one byte.",
+                      x = "Received {.val {x}}."),
+                    kind = kinds$argument, call = call)
   }
   structure(bytes, label = if (is.character(x)) trimws(x) else
     bytes_text(bytes))
@@ -173,7 +180,9 @@ bytes_text <- function(bytes, arg = rlang::caller_arg(bytes),
       power <- power + 1
     }
     value <- b / 1000^power
-    out[i] <- if (power == 0) {
+    out[i] <- if (b > 0 && b < 1) {
+      sprintf("%s B", trimws(formatC(b, digits = 3, format = "fg")))
+    } else if (power == 0) {
       sprintf("%d B", as.integer(round(b)))
     } else {
       sprintf("%s %s", trimws(formatC(value, digits = 3, format = "fg")),

@@ -1,7 +1,9 @@
 """Several layouts of one model costed in one loop, the model built once."""
 
 import keras
+import pytest
 
+from kerasmesh.core.errors import KerasmeshError
 from kerasmesh.cost import compare
 from kerasmesh.cost import layout_cost as cost
 from small_models import mlp
@@ -72,3 +74,20 @@ def test_a_topology_gives_every_layout_its_modeled_time(mesh):
         alone = cost.layout_cost(mlp, d, 16, "adam", "mse", topology=topo)
         assert r["value"]["time"] == alone["time"]
         assert r["value"]["time"]["total"] > 0
+
+
+def test_a_build_past_the_timeout_says_whose_time_ran_out():
+    import time
+
+    from kerasmesh.cost.deadline import SEARCHING
+
+    def slow():
+        time.sleep(5)
+
+    with pytest.raises(KerasmeshError) as costing:
+        compare.build_model(slow, 0.3)
+    with pytest.raises(KerasmeshError) as searching:
+        compare.build_model(slow, 0.3, 0.0, SEARCHING)
+    assert str(costing.value).startswith("Costing the training step took")
+    assert str(searching.value).startswith("The search took longer than")
+    assert "building the model" in str(searching.value)

@@ -88,6 +88,9 @@ test_that("search_layout() rejects other bad input with classed errors", {
     error = identity
   ), 30)
   expect_s3_class(err, "kerasmesh_error_timeout")
+  # The search's own words, not layout_cost()'s ("Costing the training step").
+  expect_match(conditionMessage(err), "The search took longer than 1 s")
+  expect_match(conditionMessage(err), "search with `blocks`", fixed = TRUE)
   expect_equal(mesh_shape(device_mesh(c(data = 2, model = 4))),
                c(data = 2, model = 4))
 })

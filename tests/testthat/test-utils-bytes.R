@@ -7,6 +7,21 @@ test_that("sizes parse as bytes in powers of 1000 or 1024", {
   expect_identical(bytes(2e9), 2e9)
   expect_identical(bytes("1000"), 1000)
   expect_null(check_bytes(NULL))
+  # A size's lowercase b is a byte (a rate's is a bit), and the units say so.
+  expect_identical(bytes("80Gb"), 80e9)
+  expect_identical(check_rate("400Gb/s"), 50e9)
+  expect_error(check_bytes("80 GX"), "a size counts bytes",
+               class = "kerasmesh_error_argument")
+})
+
+test_that("a size under one byte is refused, and a fraction prints as one", {
+  for (x in list("0.5B", 0.5, "0.0001kB")) {
+    expect_error(check_bytes(x, arg = "memory"),
+                 "`memory` must be at least one byte",
+                 class = "kerasmesh_error_argument")
+  }
+  expect_identical(as.numeric(check_bytes("1B")), 1)
+  expect_identical(bytes_text(c(0.5, 0.0123)), c("0.5 B", "0.0123 B"))
 })
 
 test_that("a bad size is a classed error that lists the units", {

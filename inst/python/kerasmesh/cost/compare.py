@@ -16,11 +16,13 @@ from typing import Any
 from ..core.errors import envelope
 from ..plan import planner as plan
 from . import layout_cost as cost
-from .deadline import Deadline, timeout_error
+from .deadline import COSTING, Deadline, timeout_error
 
 
-def build_model(model: Any, timeout: float, spent: float = 0.0) -> Any:
-    """The model, built once (shape-only) within `timeout` - `spent` s.
+def build_model(model: Any, timeout: float, spent: float = 0.0,
+                task: tuple[str, str] = COSTING) -> Any:
+    """The model, built once (shape-only) within `timeout` - `spent` s;
+    `task` (`deadline.COSTING` or `SEARCHING`) words the timeout.
 
     Raises:
         KerasmeshError: kind `timeout` when building takes too long; the
@@ -34,7 +36,8 @@ def build_model(model: Any, timeout: float, spent: float = 0.0) -> Any:
     except BaseException:
         if clock.passed():
             raise timeout_error(
-                timeout, f"The time ran out while {clock.phase}.") from None
+                timeout, f"The time ran out while {clock.phase}.",
+                task) from None
         raise
 
 

@@ -234,13 +234,23 @@ def compile_within(lowered: Any, clock: Deadline, timeout: float,
     return box["compiled"]
 
 
-def timeout_error(timeout: float, what: str) -> KerasmeshError:
-    """The `timeout` error of `layout_cost()`, saying what ran."""
+# Who ran out of time: the first words of its `timeout` error, and the
+# way out. `layout_cost()` is the default; the search says its own.
+COSTING = ("Costing the training step",
+           "Raise `timeout`, or cost a smaller model or batch.")
+SEARCHING = ("The search",
+             "Raise `timeout`, or search with `blocks` or a smaller space "
+             "(pin rules with `fixed`).")
+
+
+def timeout_error(timeout: float, what: str,
+                  task: tuple[str, str] = COSTING) -> KerasmeshError:
+    """The `timeout` error of `task` (`COSTING` or `SEARCHING`), saying
+    what ran."""
+    doing, way_out = task
     return KerasmeshError(
-        kinds.TIMEOUT,
-        f"Costing the training step took longer than {timeout:g} s.",
-        x=what,
-        i="Raise `timeout`, or cost a smaller model or batch.")
+        kinds.TIMEOUT, f"{doing} took longer than {timeout:g} s.",
+        x=what, i=way_out)
 
 
 def wait_for_compiles() -> int:

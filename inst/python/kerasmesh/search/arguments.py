@@ -17,6 +17,7 @@ from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
+from ..cost.deadline import SEARCHING
 from ..mesh.device_mesh import check_batch_dim_name, check_same_mesh
 from ..mesh.devices import list_devices
 from ..plan import planner
@@ -220,9 +221,10 @@ def _models(model: Any, blocks: int | None, timeout: float,
             spent: float) -> dict:
     """The models profiled, by depth."""
     if blocks is None:
-        return {None: build_model(model, timeout, spent)}
+        return {None: build_model(model, timeout, spent, SEARCHING)}
     depths = [int(blocks)] if blocks <= 2 else [1, 2]
-    models = {d: build_model(lambda d=d: model(d), timeout, spent)
+    models = {d: build_model(lambda d=d: model(d), timeout, spent,
+                             SEARCHING)
               for d in depths}
     check_depths(models)
     return models

@@ -21,6 +21,7 @@ from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
+from ..cost.deadline import SEARCHING
 from ..remat.choice import label
 from .arguments import Settings, Space
 from .builds import check_depths
@@ -82,8 +83,9 @@ class Verifier:
             if s.blocks is None:
                 self._model = list(s.models.values())[-1]
             else:
-                self._model = build_model(lambda: s.model(s.blocks),
-                                          max(s.left(), 0.01))
+                self._model = build_model(
+                    lambda: s.model(s.blocks), s.timeout,
+                    s.timeout - max(s.left(), 0.01), SEARCHING)
                 check_depths({**s.models, s.blocks: self._model})
         return self._model
 
@@ -233,9 +235,7 @@ class Verifier:
         if self.profiler.stopped:
             raise KerasmeshError(
                 kinds.TIMEOUT, f"The search compiled no layout in "
-                f"{s.timeout:g} s.",
-                i="Raise `timeout`, or search with `blocks` or a smaller "
-                  "space (pin rules with `fixed`).")
+                f"{s.timeout:g} s.", i=SEARCHING[1])
         if not self.profiler.pruned:
             raise KerasmeshError(
                 kinds.COMPILE, "XLA compiled none of the layouts searched.",
