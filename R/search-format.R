@@ -22,20 +22,26 @@ search_code <- function(rules) {
 
 #' @export
 format.kerasmesh_layout_search <- function(x, ...) {
-  figure <- function(f) {
-    if (is.null(f$memory) || is.null(f$traffic)) {
-      return("-") # no figure: the search found nothing by then
-    }
-    sprintf("%s, %s", bytes_text(f$memory), bytes_text(f$traffic))
-  }
-  timed <- function(f) {
-    if (is.null(f$time)) {
-      figure(f)
-    } else {
-      paste0(figure(f), ", ", format_seconds(f$time))
-    }
-  }
-  found <- search_found(x)
+  c(
+    format_search_header(x),
+    "",
+    format_search_config(x),
+    "",
+    format_search_figures(x),
+    format_search_why(x),
+    if (!is.null(x$memory)) format_search_memory(x$memory),
+    if (!is.null(x$time)) {
+      c("", format_cost_time(x$time, x$topology, x$cost$compiled_for))
+    },
+    if (!is.null(x$cost)) format_compile_notes(x$cost),
+    format_top_traffic(x$cost),
+    "",
+    search_reproduce_code(x)
+  )
+}
+
+# What was searched, how long it took, and whether the answer is partial.
+format_search_header <- function(x) {
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
     sprintf(
@@ -60,13 +66,30 @@ format.kerasmesh_layout_search <- function(x, ...) {
     if (isFALSE(x$verified)) {
       "Not verified: XLA had no time left to compile it at full depth."
     },
-    if (!is.null(x$cache$note)) sprintf("Cache: %s.", x$cache$note),
-    "",
-    format_search_config(x),
-    "",
+    if (!is.null(x$cache$note)) sprintf("Cache: %s.", x$cache$note)
+  )
+}
+
+# The found configuration's memory, traffic (and time) per device, beside
+# the search's own prediction, data parallel's and the start's.
+format_search_figures <- function(x) {
+  figure <- function(f) {
+    if (is.null(f$memory) || is.null(f$traffic)) {
+      return("-") # no figure: the search found nothing by then
+    }
+    sprintf("%s, %s", bytes_text(f$memory), bytes_text(f$traffic))
+  }
+  timed <- function(f) {
+    if (is.null(f$time)) {
+      figure(f)
+    } else {
+      paste0(figure(f), ", ", format_seconds(f$time))
+    }
+  }
+  c(
     sprintf("Per device (memory, traffic%s per global batch):",
             if (identical(x$objective, "time")) ", time" else ""),
-    sprintf("  found          %s (%s)", timed(found),
+    sprintf("  found          %s (%s)", timed(search_found(x)),
             if (isFALSE(x$verified)) "the search's own figure" else
               "verified by XLA"),
     if (!isFALSE(x$verified) && !is.null(x$predicted)) {
@@ -84,16 +107,7 @@ format.kerasmesh_layout_search <- function(x, ...) {
     if (length(x$blocks) && !is.null(x$linearity)) {
       sprintf("Extrapolation off by %.1f%% (memory), %.1f%% (traffic).",
               100 * x$linearity$memory, 100 * x$linearity$traffic)
-    },
-    format_search_why(x),
-    if (!is.null(x$memory)) format_search_memory(x$memory),
-    if (!is.null(x$time)) {
-      c("", format_cost_time(x$time, x$topology, x$cost$compiled_for))
-    },
-    if (!is.null(x$cost)) format_compile_notes(x$cost),
-    format_top_traffic(x$cost),
-    "",
-    search_reproduce_code(x)
+    }
   )
 }
 

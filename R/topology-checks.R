@@ -21,24 +21,7 @@ topology_figures <- function(f, call = rlang::caller_env(), prefix = "") {
     }
     as.vector(value)
   }
-  for (arg in c("devices_per_node", "memory", "peak_flops",
-                "intra_node_bandwidth")) {
-    if (is.null(f[[arg]]) && nzchar(prefix)) {
-      kerasmesh_abort(
-        c("{.arg {name(arg)}} must be given.",
-          i = "Make a topology with {.fn device_topology}."),
-        kind = kinds$topology, call = call
-      )
-    }
-    if (is.null(f[[arg]])) {
-      kerasmesh_abort(
-        c("{.arg {arg}} must be given for hardware without a preset.",
-          i = "Give {.arg {arg}}, or start from a preset such as
-               {.code device_topology(\"h100-sxm-80gb\")}."),
-        kind = kinds$topology, call = call
-      )
-    }
-  }
+  topology_required(f, call, prefix)
   f <- topology_counts(f, call, name)
   f$memory <- positive(f$memory, "memory", check_bytes)
   f$peak_flops <- topology_peak_flops(f$peak_flops, call, name("peak_flops"))
@@ -70,6 +53,31 @@ topology_figures <- function(f, call = rlang::caller_env(), prefix = "") {
                              call = call)
   }
   f
+}
+
+# The figures every topology has, present: on a topology edited by hand
+# (`prefix` "topology$") or, for hardware without a preset, as arguments.
+topology_required <- function(f, call, prefix) {
+  name <- function(figure) paste0(prefix, figure)
+  for (arg in c("devices_per_node", "memory", "peak_flops",
+                "intra_node_bandwidth")) {
+    if (is.null(f[[arg]]) && nzchar(prefix)) {
+      kerasmesh_abort(
+        c("{.arg {name(arg)}} must be given.",
+          i = "Make a topology with {.fn device_topology}."),
+        kind = kinds$topology, call = call
+      )
+    }
+    if (is.null(f[[arg]])) {
+      kerasmesh_abort(
+        c("{.arg {arg}} must be given for hardware without a preset.",
+          i = "Give {.arg {arg}}, or start from a preset such as
+               {.code device_topology(\"h100-sxm-80gb\")}."),
+        kind = kinds$topology, call = call
+      )
+    }
+  }
+  invisible()
 }
 
 # `nodes` and `devices_per_node` as integers whose product, the devices, R's

@@ -232,19 +232,6 @@ test_that("a builder without a batch size is a classed error", {
   expect_snapshot(error = TRUE, layout_cost(build, dist))
 })
 
-test_that("input shapes and losses go to the shim as plain values", {
-  to_shapes <- kerasmesh:::check_input_shapes
-  expect_identical(to_shapes(list(token_ids = 128, padding_mask = c(4, 8))),
-                   list(token_ids = list(128L), padding_mask = list(4L, 8L)))
-  expect_null(to_shapes(NULL))
-  to_loss <- kerasmesh:::check_loss
-  expect_identical(to_loss("mse"), "mse")
-  expect_identical(to_loss(c("mse", "mae")), list("mse", "mae"))
-  expect_identical(to_loss(list(a = "mse", b = "mae")),
-                   list(a = "mse", b = "mae"))
-  expect_null(to_loss(NULL))
-})
-
 test_that("a dict-output model takes a loss per output key, as Keras does", {
   skip_if_no_keras()
   keras <- keras()
