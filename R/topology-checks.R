@@ -58,12 +58,12 @@ topology_figures <- function(f, call = rlang::caller_env(), prefix = "") {
 # The figures every topology has, present: on a topology edited by hand
 # (`prefix` "topology$") or, for hardware without a preset, as arguments.
 topology_required <- function(f, call, prefix) {
-  name <- function(figure) paste0(prefix, figure)
   for (arg in c("devices_per_node", "memory", "peak_flops",
                 "intra_node_bandwidth")) {
+    edited <- paste0(prefix, arg)
     if (is.null(f[[arg]]) && nzchar(prefix)) {
       kerasmesh_abort(
-        c("{.arg {name(arg)}} must be given.",
+        c("{.arg {edited}} must be given.",
           i = "Make a topology with {.fn device_topology}."),
         kind = kinds$topology, call = call
       )
