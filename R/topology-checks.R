@@ -60,10 +60,9 @@ topology_figures <- function(f, call = rlang::caller_env(), prefix = "") {
 topology_required <- function(f, call, prefix) {
   for (arg in c("devices_per_node", "memory", "peak_flops",
                 "intra_node_bandwidth")) {
-    edited <- paste0(prefix, arg)
     if (is.null(f[[arg]]) && nzchar(prefix)) {
       kerasmesh_abort(
-        c("{.arg {edited}} must be given.",
+        c("{.arg {paste0(prefix, arg)}} must be given.",
           i = "Make a topology with {.fn device_topology}."),
         kind = kinds$topology, call = call
       )
