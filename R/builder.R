@@ -11,14 +11,14 @@
 # With a `deadline` (an elapsed_seconds() value), an R builder runs under
 # setTimeLimit() until then, and an error it raises at or after the
 # deadline (R's time limit, or the shim's stopping Python code the builder
-# called) becomes a `kerasmesh_error_timeout`.
+# called) becomes a `kerasmesh_error_timeout` worded for `task`.
 #
 # An interrupt (Ctrl-C) in the builder, also while it waits in Python,
 # stays an R interrupt: reticulate would hand it back to the shim as a
 # Python RuntimeError ("Unknown exception occurred"), which the shim
 # unwinds through its scopes; then the interrupt is signalled again here.
 with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
-                            arg = rlang::caller_arg(model),
+                            task = "cost", arg = rlang::caller_arg(model),
                             call = rlang::caller_env()) {
   check_plan_model(model, arg = arg, call = call)
   if (inherits(model, "python.builtin.object")) {
@@ -41,7 +41,7 @@ with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
       setTimeLimit(elapsed = Inf)
       failed <<- if (!is.null(deadline) &&
                        elapsed_seconds() >= deadline - 0.5) {
-        builder_timeout(timeout, e, call)
+        builder_timeout(timeout, task, e, call)
       } else {
         e
       }
@@ -58,13 +58,22 @@ with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
   )
 }
 
-# The timeout error of a builder stopped at the deadline, unsignalled.
-builder_timeout <- function(timeout, e, call) {
+# The timeout error of a builder stopped at the deadline, unsignalled, in
+# the words of its `task` ("cost" or "search"), as the shim's own timeouts
+# word them.
+builder_timeout <- function(timeout, task, e, call) {
+  words <- switch(
+    task,
+    cost = c("Costing the training step",
+             "cost a smaller model or batch"),
+    search = c("The search", "search with {.arg blocks} or a smaller space
+               (pin rules with {.arg fixed})")
+  )
   tryCatch(
     kerasmesh_abort(
-      c("Costing the training step took longer than {timeout} s.",
+      c("{words[[1]]} took longer than {timeout} s.",
         x = "The time ran out while building the model (in the builder).",
-        i = "Raise {.arg timeout}, or cost a smaller model or batch."),
+        i = paste0("Raise {.arg timeout}, or ", words[[2]], ".")),
       kind = kinds$timeout, parent = e, call = call
     ),
     error = identity

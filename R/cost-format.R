@@ -3,9 +3,11 @@
 #' @export
 format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
                                          device_memory = deprecated()) {
+  check_dots_none()
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
+  check_cost_object(x)
   m <- x$memory
   s <- x$plan
   labels <- c(weights = "weights", optimizer = "optimizer state",
@@ -53,6 +55,7 @@ print.kerasmesh_layout_cost <- function(x, ...) {
 #' @export
 format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
                                                device_memory = deprecated()) {
+  check_dots_none()
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {

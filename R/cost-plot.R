@@ -34,6 +34,7 @@
 #' plot(cost, memory = "20kB")
 plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
                                        device_memory = deprecated()) {
+  check_dots_none()
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
@@ -51,6 +52,7 @@ plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
 plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
                                              main = NULL,
                                              device_memory = deprecated()) {
+  check_dots_none()
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {

@@ -67,6 +67,7 @@ summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
 #' @export
 format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
                                           max_rows = deprecated()) {
+  check_dots_none()
   n_arg <- typed_name("n", "max_rows")
   n <- renamed_arg("n", "max_rows")
   n <- check_whole(n, min = 0, arg = n_arg)

@@ -254,6 +254,38 @@ new_layout_cost <- function(desc, topology = NULL) {
   )
 }
 
+# A cost as new_layout_cost() makes it: one edited by hand
+# (`cost$memory <- NULL`) is refused where it prints, naming the field.
+check_cost_object <- function(x, call = rlang::caller_env()) {
+  named <- list(
+    memory = c("weights", "optimizer", "inputs", "activations", "outputs",
+               "total"),
+    xla = c("argument", "temp", "output", "alias", "total")
+  )
+  ok <- c(
+    vapply(names(named), function(field) {
+      v <- x[[field]]
+      is.numeric(v) && all(named[[field]] %in% names(v))
+    }, TRUE),
+    need = is.numeric(x$need) && length(x$need) == 1,
+    plan = is.list(x$plan) && !is.null(x$plan$model),
+    mesh = inherits(x$mesh, "kerasmesh_device_mesh"),
+    collectives = is.data.frame(x$collectives),
+    batch_size = is.numeric(x$batch_size) && length(x$batch_size) == 1
+  )
+  if (all(ok)) {
+    return(invisible(x))
+  }
+  bad <- names(ok)[!ok][[1]]
+  what <- if (bad %in% names(named)) {
+    paste("bytes named", paste(named[[bad]], collapse = ", "))
+  } else {
+    "what {.fn layout_cost} returns"
+  }
+  stop_input_type(x[[bad]], what, arg = paste0("x$", bad), call = call,
+                  way_out = "Cost the layout again with {.fn layout_cost}.")
+}
+
 # The cost's collectives by collective and axes, and every one of them, as
 # data frames.
 cost_collectives <- function(columns) {

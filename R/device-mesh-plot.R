@@ -24,6 +24,7 @@
 #' plot(device_mesh(c(data = 2, model = 4)))
 #' plot(device_mesh(c(stage = 2, data = 2, model = 2)))
 plot.kerasmesh_device_mesh <- function(x, ..., main = NULL) {
+  check_dots_none()
   draw_mesh(x, main = main %||% "Device mesh")
   invisible(x)
 }

@@ -10,7 +10,8 @@
 #'   are fine), a named vector such as `c(data = 2, model = 4)` whose names
 #'   become the axis names, or a keras3 `shape()`. One size may be `NA` (or
 #'   `-1`); it is inferred from the number of devices.
-#' @param axis_names One unique, non-empty name per axis.
+#' @param axis_names One unique, non-empty name per axis, in printable ASCII
+#'   without a backslash (XLA crashes reading others back).
 #' @param devices `NULL` for all devices of the default type, a count `n`
 #'   for the first `n` devices, or a character vector of device names as
 #'   [list_devices()] gives them.

@@ -132,6 +132,7 @@ as.data.frame.kerasmesh_launch <- function(x, ...) {
 #' @export
 # `n`: the lines of output shown per failed process.
 format.kerasmesh_launch <- function(x, ..., n = 5, lines = deprecated()) {
+  check_dots_none()
   n_arg <- typed_name("n", "lines")
   n <- renamed_arg("n", "lines")
   n <- check_whole(n, min = 0, arg = n_arg)

@@ -4,6 +4,7 @@
 #' @export
 format.kerasmesh_layout_plan <- function(x, ..., n = 20,
                                          width = cli::console_width()) {
+  check_dots_none()
   summary <- attr(x, "summary")
   if (is.null(summary)) {
     return(utils::capture.output(print(as.data.frame(x))))

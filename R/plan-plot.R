@@ -60,6 +60,7 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
                                        memory = NULL, n = 10, main = NULL,
                                        limit = deprecated(),
                                        max_groups = deprecated()) {
+  check_dots_none()
   memory_arg <- typed_name("memory", "limit")
   memory <- renamed_arg("memory", "limit")
   n_arg <- typed_name("n", "max_groups")

@@ -122,8 +122,10 @@ check_bandwidth <- function(x, call = rlang::caller_env()) {
     return(NULL)
   }
   named <- !is.null(names(x)) && all(nzchar(names(x))) && !anyNA(names(x))
-  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) || !named) {
-    stop_input_type(x, "positive bytes per second, named by mesh axis",
+  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) ||
+        any(is.infinite(x)) || !named) {
+    stop_input_type(x, "positive, finite bytes per second, named by mesh
+                    axis",
                     way_out = "Such as {.code c(data = 50e9, model = 450e9)}.",
                     arg = "bandwidth", call = call)
   }

@@ -7,6 +7,7 @@
 #' @param main The picture's title.
 #' @export
 plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
+  check_dots_none()
   gb <- 1e9
   points <- search_points(x)
   budget <- x$budget

@@ -218,8 +218,9 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
   levers <- check_search_levers(remat, accumulation_steps, batch_size, call)
   bandwidth <- check_bandwidth(bandwidth, call = call)
-  flop_rate <- check_number(flop_rate, "a positive number of FLOPs per second",
-                            min = 0, exclusive_min = TRUE, allow_null = TRUE)
+  flop_rate <- check_number(flop_rate, "a positive, finite number of FLOPs per
+                            second", min = 0, exclusive_min = TRUE,
+                            max = .Machine$double.xmax, allow_null = TRUE)
   check_search_time_figures(bandwidth, flop_rate, objective, where$topology,
                             call = call)
   batch_dim_name <- check_search_batch_dim(batch_dim_name, where$topology,
@@ -242,8 +243,8 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
       topology = check_topology(where$topology, call = call),
       cache_dir = cache_dir, call = call
     )
-  }, deadline = started + timeout, timeout = timeout, arg = "model",
-  call = call)
+  }, deadline = started + timeout, timeout = timeout, task = "search",
+  arg = "model", call = call)
   new_layout_search(desc, where$topology, list(
     model = model_name, batch_size = batch_size, optimizer = optimizer,
     loss = loss, input_shapes = input_shapes, blocks = blocks

@@ -4,6 +4,7 @@
 #' @param main A title; `NULL` for the variable's path and shape.
 #' @export
 plot.kerasmesh_sharding_picture <- function(x, ..., main = NULL) {
+  check_dots_none()
   draw_sharding_picture(x, main = main)
   invisible(x)
 }
@@ -12,6 +13,7 @@ plot.kerasmesh_sharding_picture <- function(x, ..., main = NULL) {
 #' @export
 plot.kerasmesh_sharding <- function(x, path = NULL, ...,
                                     mesh = attr(x, "mesh")) {
+  check_dots_none()
   plot(sharding_picture(x, path = path, mesh = mesh), ...)
   invisible(x)
 }

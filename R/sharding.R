@@ -63,6 +63,7 @@ variable_sharding <- function(model) {
 
 #' @export
 format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
+  check_dots_none()
   x <- as.data.frame(unclass_sharding(x))
   n <- nrow(x)
   header <- paste("<kerasmesh_sharding>", count_text(n, "variable"))

@@ -48,8 +48,9 @@ topology_figures <- function(f, call = rlang::caller_env(), prefix = "") {
                                        "all_reduce_bandwidth", check_rate)
   }
   for (arg in c("intra_node_latency", "inter_node_latency")) {
-    f[[arg]] <- check_number(f[[arg]], "a number of seconds, 0 or more",
-                             min = 0, kind = kinds$topology, arg = name(arg),
+    f[[arg]] <- check_number(f[[arg]], "a finite number of seconds, 0 or
+                             more", min = 0, max = .Machine$double.xmax,
+                             kind = kinds$topology, arg = name(arg),
                              call = call)
   }
   f
@@ -211,9 +212,8 @@ check_topology <- function(x, call = rlang::caller_env()) {
       kind = kinds$topology, call = call
     )
   }
-  values <- c(f[intersect(figures, names(f))],
-              list(name = if (is.character(x$name) && length(x$name) == 1 &&
-                                !is.na(x$name)) x$name else "custom"))
+  topology_labels(x, call)
+  values <- c(f[intersect(figures, names(f))], list(name = x$name))
   efficiency <- topology_efficiency(x$efficiency, default_efficiency,
                                     call = call, arg = "topology$efficiency")
   values$efficiency <- unname(efficiency[["matmul"]])
@@ -222,4 +222,27 @@ check_topology <- function(x, call = rlang::caller_env()) {
   flops <- f$peak_flops
   values$peak_flops <- if (is.null(names(flops))) flops else as.list(flops)
   values
+}
+
+# The words a topology prints, as device_topology() makes them: `name` and
+# `description` one string each, `links` the two links' names (NA where
+# not known), `given` the figures given in place of a preset's.
+topology_labels <- function(x, call) {
+  one_string <- function(v) is.character(v) && length(v) == 1 && !is.na(v)
+  ok <- c(
+    name = one_string(x$name), description = one_string(x$description),
+    links = is.character(x$links) && length(x$links) == 2 &&
+      identical(names(x$links), c("intra", "inter")),
+    given = is.character(x$given) && !anyNA(x$given)
+  )
+  if (all(ok)) {
+    return(invisible())
+  }
+  bad <- names(ok)[!ok][[1]]
+  stop_input_type(
+    x[[bad]], switch(bad, links = "the names of the two links, `intra` and
+                     `inter`", given = "names of figures", "one string"),
+    kind = kinds$topology, arg = paste0("topology$", bad), call = call,
+    way_out = "Make a topology with {.fn device_topology}."
+  )
 }

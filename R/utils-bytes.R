@@ -32,15 +32,16 @@ format_bytes <- function(bytes) {
 # KiB, MiB, GiB, TiB in powers of 1024, in any case: unlike a rate's, a
 # size's lowercase b is a byte). Returns the bytes, a double with
 # attribute "label" (what the user wrote, trimmed, or bytes_text() of the
-# number); NULL where `allow_null`; Inf (labelled "none") where
-# `allow_inf`.
+# number); NULL where `allow_null`; Inf (labelled "none") for the number
+# Inf where `allow_inf` (a string past a double's range, "1e999GB", is an
+# error like "0GB").
 check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
                         arg = rlang::caller_arg(x),
                         call = rlang::caller_env()) {
   if (allow_null && is.null(x)) {
     return(NULL)
   }
-  if (allow_inf && (identical(x, Inf) || identical(size_value(x), Inf))) {
+  if (allow_inf && identical(x, Inf)) {
     return(structure(Inf, label = "none"))
   }
   bytes <- bytes_of(x)
@@ -95,7 +96,8 @@ size_parts <- function(x) {
     return(NULL)
   }
   m <- regmatches(x, regexec(
-    "^\\s*([0-9]*\\.?[0-9]+(?:[eE][0-9]+)?)\\s*([A-Za-z]*)\\s*$", x,
+    paste0("^\\s*((?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?)",
+           "\\s*([A-Za-z]*)\\s*$"), x,
     perl = TRUE
   ))[[1]]
   unit <- tolower(if (length(m) && nzchar(m[3])) m[3] else "b")
@@ -124,7 +126,7 @@ check_rate <- function(x, arg = rlang::caller_arg(x),
     return(x)
   }
   m <- regmatches(x, regexec(
-    "^\\s*(\\S+?)\\s*([kKMGT]?i?)(B|b|bit)\\s*(/\\s*s|ps)\\s*$", x
+    "^\\s*(\\S+?)\\s*([kKmMgGtT]?i?)(B|b|bit)\\s*(/\\s*s|ps)\\s*$", x
   ))[[1]]
   bytes <- if (length(m) > 0) bytes_of(paste0(m[2], m[3], "B"))
   if (is.null(bytes) && length(m) > 0 &&
@@ -150,8 +152,9 @@ fits_memory <- function(need, memory) {
   if (is.null(memory)) NULL else need <= memory
 }
 
-# Byte counts as text: "512 B", "2.05 kB", "6.2 GB" (powers of 1000, three
-# significant digits), NA as NA; what every print-out and picture shows.
+# Byte counts as text: "512 B", "2.05 kB", "6.2 GB", "0.5 B" (powers of
+# 1000, three significant digits), NA as NA; what every print-out and
+# picture shows.
 bytes_text <- function(bytes, arg = rlang::caller_arg(bytes),
                        call = rlang::caller_env()) {
   if (is.list(bytes) && all(vapply(bytes, function(b) {
@@ -180,14 +183,10 @@ bytes_text <- function(bytes, arg = rlang::caller_arg(bytes),
       power <- power + 1
     }
     value <- b / 1000^power
-    out[i] <- if (b > 0 && b < 1) {
-      sprintf("%s B", trimws(formatC(b, digits = 3, format = "fg")))
-    } else if (power == 0) {
-      sprintf("%d B", as.integer(round(b)))
-    } else {
-      sprintf("%s %s", trimws(formatC(value, digits = 3, format = "fg")),
-              units[power + 1])
-    }
+    # Past the largest unit, a power of ten: "1e+285 PB", not 286 digits.
+    out[i] <- sprintf("%s %s", trimws(formatC(
+      value, digits = 3, format = if (value < 1e5) "fg" else "g"
+    )), units[power + 1])
   }
   out
 }

@@ -125,6 +125,13 @@ def test_recover_finishes_a_half_done_swap_and_removes_leftovers(tmp_path):
     assert all(s["complete"] for s in cf.scan(d))
 
 
+def test_recover_leaves_a_name_kerasmesh_never_writes(tmp_path):
+    d = str(tmp_path)
+    os.makedirs(tmp_path / ".kerasmesh-staging-003")
+    cc.recover(d)
+    assert os.path.isdir(tmp_path / ".kerasmesh-staging-003")
+
+
 def test_a_directory_under_a_file_is_a_classed_error(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("x")

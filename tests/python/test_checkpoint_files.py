@@ -47,6 +47,16 @@ def test_steps_are_ordered_by_number_with_unfinished_ones_marked(tmp_path):
     assert cf.step_dirs(str(tmp_path / "missing")) == []
 
 
+def test_a_number_with_leading_zeros_is_no_step(tmp_path):
+    committed_step(str(tmp_path), 10)
+    for name in ["00010", "010.orbax-checkpoint-tmp-1",
+                 ".kerasmesh-staging-0010"]:
+        os.makedirs(tmp_path / name)
+    assert [(s["step"], os.path.basename(s["path"]))
+            for s in cf.step_dirs(str(tmp_path))] == [(10, "10")]
+    assert [s["step"] for s in cf.scan(str(tmp_path))] == [10]
+
+
 def test_a_complete_step_has_no_problem(tmp_path):
     committed_step(str(tmp_path), 4)
     [step] = cf.scan(str(tmp_path))

@@ -126,11 +126,12 @@ def test_shape_valid_iff_rules_hold(shape, n_devices):
 @settings(max_examples=100, deadline=None)
 @given(names=st.lists(st.one_of(st.text(max_size=3), st.none()),
                       min_size=0, max_size=4))
-def test_axis_names_valid_iff_unique_nonempty_strings(names):
+def test_axis_names_valid_iff_unique_nonempty_xla_readable_strings(names):
     rank = 2
-    valid = (len(names) == rank and all(isinstance(a, str) and a
-                                         for a in names)
-             and len(set(names)) == rank)
+    valid = (len(names) == rank and all(
+        isinstance(a, str) and a and
+        all(" " <= ch <= "~" and ch != "\\" for ch in a) for a in names)
+        and len(set(names)) == rank)
     if valid:
         assert device_mesh([2, 4], names)["axis_names"] == names
     else:
@@ -187,3 +188,12 @@ def test_a_batch_axis_not_on_the_mesh_is_a_batch_dim_name_error(name):
     with pytest.raises(KerasmeshError) as e:
         check_batch_dim_name(name, ["data", "model"])
     assert e.value.kind == "batch_dim_name"
+
+
+@pytest.mark.parametrize("name", ["c\\d", "\u00e4", "tab\there"])
+def test_an_axis_name_xla_cant_read_back_is_refused(name):
+    with pytest.raises(KerasmeshError) as e:
+        device_mesh([2, 4], ["data", name])
+    assert e.value.kind == "axis_names"
+    assert "printable ASCII without a backslash" in str(e.value)
+    assert repr(name) in str(e.value)

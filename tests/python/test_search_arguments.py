@@ -108,3 +108,10 @@ def test_the_timing_machine_is_one_node_at_the_given_rates():
                 "groups": [[0, 1, 2, 3]], "axes": [axis]}
     assert r.collective(gather("model")) == pytest.approx(3e9 / 4e9)
     assert r.collective(gather("data")) == pytest.approx(3e9 / 1e9)
+
+
+def test_micro_batches_no_data_axis_splits_are_named_as_numbers(mesh):
+    with pytest.raises(KerasmeshError) as e:
+        settings_of(mesh, accumulation_steps=[16])
+    assert e.value.kind == kinds.ACCUMULATION_STEPS
+    assert "`accumulation_steps` 16 leave micro-batches" in str(e.value)

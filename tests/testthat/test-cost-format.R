@@ -152,3 +152,17 @@ test_that("print() writes format() and returns the object invisibly", {
   expect_identical(out$visible, FALSE)
   expect_identical(out$value, cost)
 })
+
+test_that("a cost edited by hand is refused where it prints, naming the field", {
+  cost <- fixture_cost()
+  cost$memory <- NULL
+  expect_error(format(cost), "x$memory", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  cost <- fixture_cost()
+  cost$xla <- c(total = 1)
+  expect_error(print(cost), "x$xla", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  # A misspelt option is an error, not a verdict silently left out.
+  expect_error(format(fixture_cost(), memroy = "1GB"),
+               class = "kerasmesh_error_argument")
+})

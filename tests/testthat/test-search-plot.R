@@ -41,8 +41,10 @@ test_that("a search with an infinite budget draws no budget line", {
   expect_identical(plot(found), found)
 })
 
-test_that("an infinite memory given as a string is no budget", {
-  expect_null(kerasmesh:::check_search_memory("1e999GB"))
+test_that("Inf is no budget; a string past a double's range is an error", {
+  expect_error(kerasmesh:::check_search_memory("1e999GB"),
+               "must be a positive, finite size",
+               class = "kerasmesh_error_argument")
   expect_null(kerasmesh:::check_search_memory(Inf))
   expect_identical(kerasmesh:::check_search_memory("80GB"), 8e10)
 })

@@ -209,6 +209,8 @@ test_that("search_layout() refuses settings it would ignore or misread", {
                     list(verbose = "yes"), list(bandwidth = c(data = NA)),
                     list(bandwidth = c(1e9, 1e9)),
                     list(bandwidth = c(data = -1, model = 1)),
+                    list(bandwidth = c(data = Inf, model = 1e9)),
+                    list(flop_rate = Inf),
                     list(batch_dim_name = c("data", "model")),
                     list(batch_dim_name = 1))) {
     expect_error(do.call(search, args), class = "kerasmesh_error_argument")

@@ -44,3 +44,32 @@ test_that("a topology edited by hand into nonsense is refused, not printed", {
   topo$efficiency <- NULL
   expect_error(print(topo), class = "kerasmesh_error_topology")
 })
+
+test_that("a topology edited by hand prints as a cost reads it", {
+  edited <- function(field, value) {
+    topo <- device_topology("h100-sxm-80gb", nodes = 2)
+    topo[field] <- list(value)
+    topo
+  }
+  # Read as a cost reads them: a partial efficiency keeps the others, a
+  # size or rate as text is parsed, a bandwidth taken away is not timed.
+  expect_match(format(edited("efficiency", c(matmul = 0.5))),
+               "50% of peak in matrix products, 50% in attention",
+               all = FALSE)
+  expect_match(format(edited("memory", "40GB")), "memory 40 GB", all = FALSE)
+  expect_match(format(edited("intra_node_bandwidth", "450GB/s")),
+               "in a node\\s+450 GB/s", all = FALSE)
+  expect_match(paste(format(edited("memory_bandwidth", NULL)), collapse = " "),
+               "memory-bound\\s+operations not timed")
+  # Words that no longer say one thing are refused, naming the field.
+  for (case in list(list("name", NULL), list("description", c("a", "b")),
+                    list("links", NULL), list("links", c("a", "b", "c")),
+                    list("given", 1))) {
+    expect_error(format(edited(case[[1]], case[[2]])),
+                 paste0("topology$", case[[1]]), fixed = TRUE,
+                 class = "kerasmesh_error_topology")
+  }
+  # A latency past a double's range is refused where it is given.
+  expect_error(device_topology("h100-sxm-80gb", intra_node_latency = Inf),
+               "intra_node_latency", class = "kerasmesh_error_topology")
+})

@@ -25,14 +25,14 @@ import os
 import re
 import shutil
 
-from .files import (RETIRED, STAGING, describe_step, file_in_the_way,
-                    scan)
+from .files import (RETIRED, STAGING, STEP_NUMBER, describe_step,
+                    file_in_the_way, scan)
 from .seal import read_marker
 from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..core.text import listing, noun
 
-_LEFTOVER = re.compile(r"^\.kerasmesh-(staging|retired)-(?P<step>[0-9]+)"
+_LEFTOVER = re.compile(r"^\.kerasmesh-(staging|retired)-" + STEP_NUMBER +
                        r"(\.orbax-checkpoint-tmp.*)?$")
 
 

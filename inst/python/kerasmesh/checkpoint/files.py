@@ -35,7 +35,11 @@ from .seal import (FILE_LIST, is_regular, marker_problem, read_json,
 
 # R's integers: the largest step R can name.
 MAX_STEP = 2**31 - 1
-_STEP_DIR = re.compile(r"^(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
+# A step's number as Orbax writes it, without leading zeros: a folder
+# "00010" beside "10" is no second step 10 (and nothing kerasmesh wrote).
+STEP_NUMBER = r"(?P<step>0|[1-9][0-9]*)"
+_STEP_DIR = re.compile(r"^" + STEP_NUMBER +
+                       r"(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
 # kerasmesh's own entries: a new step before it is swapped in, an old one
 # swapped out (see commit.py).
 STAGING = ".kerasmesh-staging-"
@@ -43,7 +47,8 @@ RETIRED = ".kerasmesh-retired-"
 # What every step Orbax writes holds: its step metadata, the commit record.
 ORBAX_RECORD = "_CHECKPOINT_METADATA"
 _OWN_DIR = re.compile(r"^\.kerasmesh-(?P<kind>staging|retired)-"
-                      r"(?P<step>[0-9]+)(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
+                      + STEP_NUMBER +
+                      r"(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
 
 
 # Orbax and the directory ----------------------------------------------------

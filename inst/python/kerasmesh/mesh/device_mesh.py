@@ -185,12 +185,28 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
             kinds.AXIS_NAMES, "`axis_names` must be non-empty strings.",
             [(("x", f"Name {bad[0]} is empty.") if value in ("", None)
               else received(value, f"Name {bad[0]} is {VALUE}."))])
+    unreadable = [a for a in axis_names if not _xla_readable(a)]
+    if unreadable:
+        raise KerasmeshError(
+            kinds.AXIS_NAMES, "`axis_names` must be printable ASCII "
+            "without a backslash.",
+            x=f"Received {unreadable[0]!r}.",
+            i="XLA writes the names into the program it compiles and "
+              "crashes reading a backslash or a character outside ASCII; "
+              'name axes such as "data" and "model".')
     repeated = sorted({a for a in axis_names if axis_names.count(a) > 1})
     if repeated:
         raise KerasmeshError(
             kinds.AXIS_NAMES, "`axis_names` must be unique.",
             x=f"Repeated: {', '.join(repeated)}.")
     return list(axis_names)
+
+
+def _xla_readable(name: str) -> bool:
+    """Whether XLA reads `name` back as written: printable ASCII without a
+    backslash (JAX 0.10's compile of a mesh axis named "c\\d" segfaults,
+    one named "\u00e4" aborts)."""
+    return all(" " <= ch <= "~" and ch != "\\" for ch in name)
 
 
 def resolve_shape(shape: Any, n_devices: int, device_type: str

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KerasmeshError
+from ..core.text import listing
 from ..core import kinds
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
@@ -290,8 +291,9 @@ def _mesh_layouts(settings: Settings, options: list[MeshOption],
         kinds.ACCUMULATION_STEPS,
         f"No micro-batch of `batch_size` ({batch}) splits evenly over the "
         "data axis.",
-        x=f"`accumulation_steps` {list(settings.levers.steps or [])} leave "
-          "micro-batches that no data axis divides.",
+        x=f"`accumulation_steps` "
+          f"{listing(list(settings.levers.steps or []), quote=False)} "
+          "leave micro-batches that no data axis divides.",
         i="Allow other `accumulation_steps`, or use a `batch_size` that is "
           "a multiple of the data axis.")
 
