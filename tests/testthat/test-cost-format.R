@@ -153,7 +153,7 @@ test_that("print() writes format() and returns the object invisibly", {
   expect_identical(out$value, cost)
 })
 
-test_that("a cost edited by hand is refused where it prints, naming the field", {
+test_that("a cost edited by hand is refused where it prints, naming it", {
   cost <- fixture_cost()
   cost$memory <- NULL
   expect_error(format(cost), "x$memory", fixed = TRUE,
