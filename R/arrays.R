@@ -29,6 +29,7 @@
 #' @param x A numeric or logical vector, matrix or array. A vector becomes
 #'   a 1-D array.
 #' @param dtype A NumPy dtype name (or `"bfloat16"`).
+#' @param ... Must be empty.
 #' @return `numpy_array()`: a NumPy array (a Python object, class
 #'   `numpy.ndarray`) with the same dimensions and element order as `x`.
 #'   It is held without conversion, so its attributes and methods return
@@ -42,7 +43,8 @@
 #' # NA in integers can't become a number silently; doubles keep it as NaN.
 #' try(numpy_array(c(1L, NA, 3L)))
 #' numpy_array(as.double(c(1L, NA, 3L)))
-numpy_array <- function(x, dtype = "float32") {
+numpy_array <- function(x, dtype = "float32", ...) {
+  check_dots_none()
   if (!is.numeric(x) && !is.logical(x)) {
     stop_input_type(x, "a numeric vector, matrix or array", show_value = FALSE,
                     kind = kinds$array)
@@ -57,7 +59,8 @@ numpy_array <- function(x, dtype = "float32") {
 #' @rdname numpy_array
 #' @param model A Keras model.
 #' @export
-variable_values <- function(model) {
+variable_values <- function(model, ...) {
+  check_dots_none()
   check_python_object(model, "a Keras model", kind = kinds$model)
   values <- shim_call("arrays.variable_values", model = model)
   out <- Map(function(shape, v) {
@@ -83,7 +86,8 @@ variable_values <- function(model) {
 #'                                keras$layers$Dense(2L)))
 #' pred <- model$predict(numpy_array(matrix(1, 4, 3)), verbose = 0L)
 #' r_array(pred) # a 4 x 2 matrix, on every reticulate version
-r_array <- function(array) {
+r_array <- function(array, ...) {
+  check_dots_none()
   if (!inherits(array, "python.builtin.object")) {
     if (is.numeric(array) || is.logical(array)) {
       return(array)

@@ -40,6 +40,7 @@
 #' @param timeout Seconds each save may hold up training (waiting for the
 #'   save before it included), and the end of `fit()` may wait for the
 #'   last one; see [save_checkpoint()] for the default.
+#' @param ... Must be empty.
 #' @return A Keras callback (a Python object) for `fit()`'s `callbacks`.
 #'   Its field `saved` lists the steps it saved.
 #' @seealso [checkpoint_info()] to see what was saved, [checkpoint_wait()].
@@ -60,7 +61,8 @@
 #' unlink(dir, recursive = TRUE)
 callback_checkpoint <- function(dir, every = 1, unit = c("epoch", "step"),
                                 keep = NULL, background = TRUE,
-                                timeout = 3600) {
+                                timeout = 3600, ...) {
+  check_dots_none()
   check_string(dir)
   every <- check_whole(every)
   unit <- check_choice(unit, c("epoch", "step"))
@@ -80,7 +82,8 @@ callback_checkpoint <- function(dir, every = 1, unit = c("epoch", "step"),
 #' @export
 checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
                                 keep = NULL, background = TRUE,
-                                timeout = 3600) {
+                                timeout = 3600, ...) {
+  check_dots_none()
   renamed_function("checkpoint_callback", "callback_checkpoint")
   callback_checkpoint(dir, every = every, unit = unit, keep = keep,
                       background = background, timeout = timeout)
@@ -100,6 +103,7 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
 #' @param timeout Seconds to wait; when the save is still running then,
 #'   `kerasmesh_error_timeout`, and the save goes on. See
 #'   [save_checkpoint()] for the default.
+#' @param ... Must be empty.
 #' @return Invisibly, what [save_checkpoint()] returns for the save waited
 #'   for (`pending` is then `FALSE`), or `NULL` when nothing was pending.
 #' @export
@@ -115,7 +119,8 @@ checkpoint_callback <- function(dir, every = 1, unit = c("epoch", "step"),
 #' checkpoint_wait()
 #' checkpoint_info(dir)$steps
 #' unlink(dir, recursive = TRUE)
-checkpoint_wait <- function(timeout = 3600) {
+checkpoint_wait <- function(timeout = 3600, ...) {
+  check_dots_none()
   timeout <- check_timeout(timeout)
   if (!python_started()) {
     return(invisible(NULL))

@@ -8,13 +8,17 @@
 #' its checksum with the one recorded when the step was saved, so one
 #' damaged step shows as such, beside the others.
 #'
-#' Folders named by a number that kerasmesh did not save are listed for
-#' what they are (`writer`): steps another tool wrote with Orbax (such as
-#' Keras's `OrbaxCheckpoint`), which can be restored, and folders that are
-#' no checkpoint step. kerasmesh never deletes or replaces either.
+#' Folders named by a step number, as Orbax writes it (`"10"`, never
+#' `"010"`), that kerasmesh did not save are listed for what they are
+#' (`writer`): steps another tool wrote with Orbax (such as Keras's
+#' `OrbaxCheckpoint`), which can be restored, and folders that are no
+#' checkpoint step. A number with leading zeros names no step, as Orbax
+#' reads a directory; such a folder is not listed. kerasmesh never deletes
+#' or replaces any of them.
 #'
 #' @inheritParams save_checkpoint
 #' @param step The step to describe: `NULL` for the newest complete one.
+#' @param ... Must be empty.
 #' @return A `kerasmesh_checkpoint_info` object, a list:
 #'   * `directory`: the absolute path.
 #'   * `steps`: a data frame with columns `step`, `complete`, `problem`
@@ -45,7 +49,8 @@
 #' info
 #' info$variables[, c("path", "dtype")]
 #' unlink(dir, recursive = TRUE)
-checkpoint_info <- function(dir, step = NULL) {
+checkpoint_info <- function(dir, step = NULL, ...) {
+  check_dots_none()
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
   new_checkpoint_info(shim_call("checkpoint.info",
@@ -54,6 +59,7 @@ checkpoint_info <- function(dir, step = NULL) {
 
 #' @export
 format.kerasmesh_checkpoint_info <- function(x, ...) {
+  check_dots_none()
   steps <- x$steps
   n <- nrow(steps) # nolint: object_usage_linter. Read by cli.
   out <- c(

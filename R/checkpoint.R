@@ -253,7 +253,8 @@
 #' unlink(dir, recursive = TRUE)
 save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
                             overwrite = FALSE, background = FALSE,
-                            timeout = 3600) {
+                            timeout = 3600, ...) {
+  check_dots_none()
   check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
@@ -270,10 +271,12 @@ save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
                       timeout = timeout))
 }
 
+#' @param ... Must be empty.
 #' @rdname save_checkpoint
 #' @export
 restore_checkpoint <- function(model, dir, step = NULL, weights_only = FALSE,
-                               timeout = 3600) {
+                               timeout = 3600, ...) {
+  check_dots_none()
   check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)

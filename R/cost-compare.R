@@ -94,6 +94,12 @@ compare_layouts <- function(model, distributions, batch_size,
 check_distributions <- function(x, arg = rlang::caller_arg(x),
                                 call = rlang::caller_env()) {
   force(arg)
+  repeated <- setdiff(names(x)[duplicated(names(x))], c("", NA))
+  if (is.list(x) && length(repeated)) {
+    kerasmesh_abort(c("{.arg {arg}} must have unique names.",
+                      x = "Received {.val {repeated}} more than once."),
+                    kind = kinds$argument, call = call)
+  }
   if (!is.list(x) || inherits(x, "kerasmesh_object") ||
       length(x) == 0 || is.null(names(x)) ||
       anyNA(names(x)) || any(!nzchar(names(x))) ||

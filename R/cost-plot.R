@@ -38,6 +38,7 @@ plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
+  check_cost_object(x)
   label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
                                     collapse = " x "))
   cmp <- new_layout_comparison(stats::setNames(list(x), label), memory)
@@ -57,6 +58,11 @@ plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
   memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {
     x <- with_memory(x, check_bytes(memory, arg = memory_arg))
+  }
+  if (NROW(x) == 0) {
+    kerasmesh_abort(c("{.arg x} must hold at least one layout to draw.",
+                      x = "Received a comparison of no layouts."),
+                    kind = kinds$argument)
   }
   draw_layout_costs(x, main %||% sprintf(
     "Layouts compared: model \"%s\", batch %d", attr(x, "model"),

@@ -271,9 +271,15 @@ check_cost_object <- function(x, call = rlang::caller_env()) {
     plan = is.list(x$plan) && !is.null(x$plan$model),
     mesh = inherits(x$mesh, "kerasmesh_device_mesh"),
     collectives = is.data.frame(x$collectives),
-    batch_size = is.numeric(x$batch_size) && length(x$batch_size) == 1
+    batch_size = is.numeric(x$batch_size) && length(x$batch_size) == 1 &&
+      !is.na(x$batch_size) && x$batch_size == round(x$batch_size),
+    compile_seconds = is.numeric(x$compile_seconds) &&
+      length(x$compile_seconds) == 1,
+    topology = is.null(x$topology) ||
+      inherits(x$topology, "kerasmesh_device_topology")
   )
   if (all(ok)) {
+    check_topology(x$topology, call = call)
     return(invisible(x))
   }
   bad <- names(ok)[!ok][[1]]

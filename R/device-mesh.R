@@ -15,6 +15,7 @@
 #' @param devices `NULL` for all devices of the default type, a count `n`
 #'   for the first `n` devices, or a character vector of device names as
 #'   [list_devices()] gives them.
+#' @param ... Must be empty.
 #' @return A `kerasmesh_device_mesh` object. `r_to_py()` (reticulate's) gives
 #'   the Keras `DeviceMesh`, so the object can be passed to any
 #'   `keras$distribution` function.
@@ -27,7 +28,8 @@
 #' mesh
 #' mesh_devices(mesh)
 #' device_mesh(c(2, NA), axis_names = c("data", "model"))
-device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
+device_mesh <- function(shape, axis_names = names(shape), devices = NULL, ...) {
+  check_dots_none()
   force(axis_names)
   shape <- check_mesh_shape(shape)
   if (!is.null(axis_names)) {
@@ -55,24 +57,29 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL) {
 #' mesh_shape(mesh)
 #' mesh_axis_names(mesh)
 #' mesh_devices(mesh)["1", ]
-mesh_shape <- function(mesh) {
+mesh_shape <- function(mesh, ...) {
+  check_dots_none()
   .subset2(as_device_mesh(mesh), "shape")
 }
 
+#' @param ... Must be empty.
 #' @rdname mesh_shape
 #' @export
-mesh_axis_names <- function(mesh) {
+mesh_axis_names <- function(mesh, ...) {
+  check_dots_none()
   names(.subset2(as_device_mesh(mesh), "shape"))
 }
 
 #' @rdname mesh_shape
 #' @export
-mesh_devices <- function(mesh) {
+mesh_devices <- function(mesh, ...) {
+  check_dots_none()
   .subset2(as_device_mesh(mesh), "devices")
 }
 
 #' @export
 format.kerasmesh_device_mesh <- function(x, ...) {
+  check_dots_none()
   c(mesh_header(x), format_device_grid(.subset2(x, "devices")))
 }
 

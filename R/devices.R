@@ -5,12 +5,14 @@
 #'
 #' @param device_type `NULL` for the default type (accelerators when there
 #'   are any, otherwise CPUs), or one of `"cpu"`, `"gpu"`, `"tpu"`.
+#' @param ... Must be empty.
 #' @return A character vector of device names.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' list_devices()
-list_devices <- function(device_type = NULL) {
+list_devices <- function(device_type = NULL, ...) {
+  check_dots_none()
   if (!is.null(device_type)) {
     check_string(device_type)
   }
@@ -34,12 +36,14 @@ list_devices <- function(device_type = NULL) {
 #'
 #' @param n Number of CPU devices, a whole number from 1 to 4096 (more
 #'   would only exhaust memory and threads on one machine).
+#' @param ... Must be empty.
 #' @return `n`, invisibly.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
 #' length(list_devices())
-simulate_devices <- function(n = 8) {
+simulate_devices <- function(n = 8, ...) {
+  check_dots_none()
   n <- check_whole(n, max = max_simulated_devices)
   current <- if (python_started()) {
     shim_call("devices.local_cpu_device_count")

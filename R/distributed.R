@@ -49,6 +49,7 @@
 #'   service (warnings about barriers, heartbeats and shutdown). By
 #'   default they are hidden (`options(kerasmesh.verbose = TRUE)` shows
 #'   them); errors are always shown.
+#' @param ... Must be empty.
 #' @return Invisibly, a list: `process_index`, `process_count`,
 #'   `coordinator_address`, `local_device_count`, `device_count` and
 #'   `cpu_collectives`.
@@ -121,7 +122,8 @@
 distributed_initialize <- function(coordinator_address = NULL,
                                    num_processes = NULL, process_id = NULL,
                                    timeout = 300, bind_address = NULL,
-                                   verbose = kerasmesh_verbose()) {
+                                   verbose = kerasmesh_verbose(), ...) {
+  check_dots_none()
   check_address(coordinator_address, "a single string {.val host:port}")
   check_address(bind_address, "a single string, a host or {.val host:port}")
   kind <- kinds$distributed_argument
@@ -155,13 +157,16 @@ distributed_initialize <- function(coordinator_address = NULL,
 #' @examplesIf keras_available()
 #' process_index()
 #' process_count()
-process_index <- function() {
+process_index <- function(...) {
+  check_dots_none()
   as.integer(shim_call("distributed.process_index"))
 }
 
+#' @param ... Must be empty.
 #' @rdname process_index
 #' @export
-process_count <- function() {
+process_count <- function(...) {
+  check_dots_none()
   as.integer(shim_call("distributed.process_count"))
 }
 
@@ -178,6 +183,7 @@ process_count <- function() {
 #' when their function returns. A process that failed should not call it:
 #' it exits, and the others end rather than wait for it.
 #'
+#' @param ... Must be empty.
 #' @return Invisibly, `TRUE` when this process left a run, `FALSE` when it
 #'   was in none (nothing is started then).
 #' @seealso [distributed_initialize()].
@@ -185,7 +191,8 @@ process_count <- function() {
 #' @examplesIf keras_available()
 #' # Outside a run there is nothing to leave.
 #' distributed_shutdown()
-distributed_shutdown <- function() {
+distributed_shutdown <- function(...) {
+  check_dots_none()
   finish_pending_checkpoints()
   invisible(python_started() && isTRUE(shim_call("distributed.disconnect")))
 }

@@ -19,6 +19,7 @@
 #'   the mesh's first axis, as in Keras.
 #' @param auto_shard_dataset Whether Keras shards datasets across processes.
 #'   Set it to `FALSE` when each process feeds its own part of every batch.
+#' @param ... Must be empty.
 #' @return A `kerasmesh_distribution` object; `r_to_py()` (reticulate's) gives
 #'   the Keras distribution.
 #' @seealso [with_distribution()] to train under one.
@@ -30,7 +31,8 @@
 #' lm <- layout_map(mesh, ".*dense.*kernel" = c(NA, "model"))
 #' model_parallel(lm, batch_dim_name = "data")
 data_parallel <- function(mesh = NULL, devices = NULL,
-                          auto_shard_dataset = TRUE) {
+                          auto_shard_dataset = TRUE, ...) {
+  check_dots_none()
   check_flag(auto_shard_dataset)
   if (!is.null(mesh)) {
     mesh <- as_device_mesh(mesh)
@@ -58,7 +60,8 @@ data_parallel <- function(mesh = NULL, devices = NULL,
 #' @rdname data_parallel
 #' @export
 model_parallel <- function(layout_map, batch_dim_name = NULL,
-                           auto_shard_dataset = TRUE) {
+                           auto_shard_dataset = TRUE, ...) {
+  check_dots_none()
   layout_map <- as_layout_map(layout_map)
   if (!is.null(batch_dim_name)) {
     check_string(batch_dim_name)
@@ -162,20 +165,24 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' })
 #' variable_sharding(model)
 #' get_distribution()
-set_distribution <- function(x) {
+set_distribution <- function(x, ...) {
+  check_dots_none()
   previous <- swap_distribution(x)
   invisible(wrap_distribution(previous))
 }
 
+#' @param ... Must be empty.
 #' @rdname set_distribution
 #' @export
-get_distribution <- function() {
+get_distribution <- function(...) {
+  check_dots_none()
   wrap_distribution(shim_call("distribution.get_distribution"))
 }
 
 #' @rdname set_distribution
 #' @export
-with_distribution <- function(x, code) {
+with_distribution <- function(x, code, ...) {
+  check_dots_none()
   previous <- swap_distribution(x)
   on.exit(swap_distribution(previous$distribution), add = TRUE)
   with_python_errors(code)
@@ -183,7 +190,8 @@ with_distribution <- function(x, code) {
 
 #' @rdname set_distribution
 #' @export
-local_distribution <- function(x, .local_envir = parent.frame()) {
+local_distribution <- function(x, .local_envir = parent.frame(), ...) {
+  check_dots_none()
   previous <- swap_distribution(x)
   withr::defer(swap_distribution(previous$distribution),
                envir = .local_envir)
@@ -192,6 +200,7 @@ local_distribution <- function(x, .local_envir = parent.frame()) {
 
 #' @export
 format.kerasmesh_distribution <- function(x, ...) {
+  check_dots_none()
   title <- switch(.subset2(x, "type"),
     data_parallel = "data parallel",
     model_parallel = "model parallel",

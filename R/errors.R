@@ -17,6 +17,7 @@
 #' `python_traceback` fields.
 #'
 #' @param code Code that calls Python, such as `model$fit(...)`.
+#' @param ... Must be empty.
 #' @return The value of `code`.
 #' @seealso [set_distribution()].
 #' @export
@@ -36,7 +37,8 @@
 #' )
 #' class(err)
 #' set_distribution(old)
-with_kerasmesh_errors <- function(code) {
+with_kerasmesh_errors <- function(code, ...) {
+  check_dots_none()
   with_python_errors(code)
 }
 

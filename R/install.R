@@ -37,6 +37,7 @@
 #'   the CPU, so the plugin finds no GPU to complain about. With
 #'   reticulate's managed Python, declare it instead, before Python starts:
 #'   `reticulate::py_require("jax[cuda12]==0.10.2")`.
+#' @param ... Must be empty.
 #' @return The path of the environment, invisibly.
 #' @seealso `reticulate::py_require()` for reticulate's managed Python.
 #' @export
@@ -49,7 +50,9 @@
 #' install_kerasmesh()
 #' }
 install_kerasmesh <- function(envname = NULL, python = NULL,
-                              extra_packages = NULL, gpu_compiler = FALSE) {
+                              extra_packages = NULL, gpu_compiler = FALSE,
+                              ...) {
+  check_dots_none()
   gpu_compiler <- check_flag(gpu_compiler)
   if (!is.null(envname)) check_string(envname)
   if (!is.null(python)) check_string(python)

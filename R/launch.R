@@ -43,6 +43,7 @@
 #'   the workers.
 #' @param verbose Whether the workers show, and `output` keeps, the log
 #'   lines of JAX's coordination service and gloo. Errors are always kept.
+#' @param ... Must be empty.
 #' @return A `kerasmesh_launch` object: a list with one element per worker
 #'   (`length()` is the number of workers, `res[[i]]` is worker `i`, a
 #'   list), which `as.data.frame()` turns into one row per worker. `res$name`
@@ -82,7 +83,8 @@
 #' res$value
 launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
                          timeout = 600, args = list(), env = character(),
-                         verbose = kerasmesh_verbose()) {
+                         verbose = kerasmesh_verbose(), ...) {
+  check_dots_none()
   processes <- check_whole(processes)
   check_process_limit(processes)
   devices_per_process <- check_whole(devices_per_process, max = 1024)

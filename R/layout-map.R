@@ -75,9 +75,13 @@ layout_map <- function(..., mesh) {
     }
     mesh <- NULL
   }
-  if (is.null(mesh) && first_unnamed) {
-    mesh <- rules[[1]]
-    rules <- rules[-1]
+  # The mesh is the first argument without a name, also after rules
+  # (`layout_map("a" = axes, mesh)`).
+  at <- which(!nzchar(names(rules) %||% character(length(rules))))
+  if (is.null(mesh) && length(at) &&
+        (at[[1]] == 1 || is_device_mesh(rules[[at[[1]]]]))) {
+    mesh <- rules[[at[[1]]]]
+    rules <- rules[-at[[1]]]
   }
   mesh <- as_device_mesh(mesh)
   keys <- names(rules)
@@ -185,6 +189,7 @@ as.list.kerasmesh_layout_map <- function(x, ...) {
 
 #' @export
 format.kerasmesh_layout_map <- function(x, ...) {
+  check_dots_none()
   rules <- .subset2(x, "rules")
   n <- length(rules)
   header <- sprintf(

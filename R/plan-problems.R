@@ -23,6 +23,7 @@
 #' @param name The name of the layout map in the code, a single string;
 #'   a name that is not syntactic R (such as `"my map"` or `"if"`) is
 #'   written in backquotes, so the code always parses.
+#' @param ... Must be empty.
 #' @return A character vector of R code, of class `kerasmesh_layout_fix`
 #'   (printed as is); empty when there is nothing to fix or no fix was
 #'   found.
@@ -45,7 +46,8 @@
 #' lm[["up/kernel"]] <- c(NA, "model")
 #' lm[["down/kernel"]] <- c("model", NA)
 #' layout_plan(build, lm)
-layout_fix <- function(plan, name = "lm") {
+layout_fix <- function(plan, name = "lm", ...) {
+  check_dots_none()
   if (!inherits(plan, "kerasmesh_layout_plan")) {
     stop_input_type(plan, "a layout plan", show_value = FALSE,
                     way_out = "Make one with {.fn layout_plan}.")
@@ -60,6 +62,7 @@ layout_fix <- function(plan, name = "lm") {
 
 #' @export
 format.kerasmesh_layout_fix <- function(x, ...) {
+  check_dots_none()
   if (length(x) == 0) "# Nothing to fix." else unclass(x)
 }
 

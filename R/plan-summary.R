@@ -70,6 +70,7 @@ format_plan_outputs <- function(x, width = cli::console_width()) {
 
 #' @export
 summary.kerasmesh_layout_plan <- function(object, ...) {
+  check_dots_none()
   s <- attr(object, "summary")
   problems <- attr(object, "problems")
   structure(
@@ -87,6 +88,7 @@ summary.kerasmesh_layout_plan <- function(object, ...) {
 
 #' @export
 format.kerasmesh_layout_plan_summary <- function(x, ...) {
+  check_dots_none()
   rules <- x$rules
   unmatched <- x$unmatched
   c(

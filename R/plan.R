@@ -49,6 +49,7 @@
 #'   (warning `kerasmesh_warning_replicated`) with a rule that splits it.
 #'   Defaults to the option `kerasmesh.replicated_share`, or 5%.
 #' @param layout Deprecated: use `distribution`.
+#' @param ... Must be empty.
 #' @return A `kerasmesh_layout_plan`: a data frame with one row per model
 #'   variable and columns
 #'   * `path`, `shape` (list of integer vectors), `dtype`, `trainable`;
@@ -109,7 +110,8 @@ layout_plan <- function(model, distribution, batch_size = NULL,
                         optimizer = NULL,
                         replicated_share = getOption(
                           "kerasmesh.replicated_share", 0.05),
-                        layout = deprecated()) {
+                        layout = deprecated(), ...) {
+  check_dots_none()
   call <- rlang::current_env()
   check_supplied(c(distribution = missing(distribution) && missing(layout)))
   distribution_arg <- typed_name("distribution", "layout")

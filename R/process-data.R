@@ -38,7 +38,8 @@
 #' d <- process_data(x, y, batch_size = 16)
 #' d$batch_size # 16 on a process on its own
 process_rows <- function(n, batch_size, process = process_index(),
-                         processes = process_count()) {
+                         processes = process_count(), ...) {
+  check_dots_none()
   n <- check_whole(n, min = 0, what = "a whole number of rows (0 or more)")
   batch_size <- check_whole(batch_size)
   processes <- check_whole(processes, max = max_processes_of_a_run)
@@ -74,10 +75,12 @@ process_rows <- function(n, batch_size, process = process_index(),
 #'   `kerasmesh_error_argument` that names the bad rows); `NULL` when `x`
 #'   and `y` hold only this process's rows already.
 #' @param dtype The NumPy dtype of the arrays.
+#' @param ... Must be empty.
 #' @export
 process_data <- function(x, y = NULL, batch_size,
                          rows = process_rows(n_rows(x), batch_size),
-                         dtype = "float32") {
+                         dtype = "float32", ...) {
+  check_dots_none()
   batch_size <- check_whole(batch_size)
   rows <- check_row_numbers(rows, n_rows(x))
   share <- batch_share(batch_size, process_count())

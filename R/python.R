@@ -6,11 +6,13 @@
 #' counts as kerasmesh starting it: with no backend chosen
 #' (`KERAS_BACKEND` unset), `KERAS_BACKEND` becomes `"jax"`.
 #'
+#' @param ... Must be empty.
 #' @return `TRUE` or `FALSE`.
 #' @export
 #' @examples
 #' keras_available()
-keras_available <- function() {
+keras_available <- function(...) {
+  check_dots_none()
   ok <- tryCatch(
     {
       configure_python()

@@ -52,6 +52,7 @@
 #'   to recompute).
 #' @param layers `NULL` to find the blocks (see Blocks), or the names of the
 #'   layers to rematerialize as blocks.
+#' @param ... Must be empty.
 #' @return `model`, invisibly, changed in place.
 #' @seealso [layout_cost()] and [compare_layouts()], whose `remat` costs a
 #'   choice without changing the model.
@@ -77,7 +78,8 @@
 #'                      numpy_array(matrix(rnorm(64), 64)),
 #'                      epochs = 2L, batch_size = 16L, verbose = 0L)
 #' set_remat(model, "none")
-set_remat <- function(model, remat = "full", layers = NULL) {
+set_remat <- function(model, remat = "full", layers = NULL, ...) {
+  check_dots_none()
   check_python_object(model, "a Keras model", kind = kinds$model)
   remat <- check_remat(remat)
   if (!is.null(layers) && (!is.character(layers) || length(layers) == 0 ||

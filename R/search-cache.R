@@ -28,7 +28,8 @@
 #' # Clear a cache of your own (here an empty one).
 #' dir <- tempfile("kerasmesh-cache-")
 #' clear_search_cache(dir)
-search_cache_dir <- function() {
+search_cache_dir <- function(...) {
+  check_dots_none()
   dir <- getOption("kerasmesh.cache_dir")
   if (is.null(dir)) {
     return(tools::R_user_dir("kerasmesh", "cache"))
@@ -40,9 +41,11 @@ search_cache_dir <- function() {
   path.expand(dir)
 }
 
+#' @param ... Must be empty.
 #' @rdname search_cache_dir
 #' @export
-clear_search_cache <- function(dir = search_cache_dir()) {
+clear_search_cache <- function(dir = search_cache_dir(), ...) {
+  check_dots_none()
   check_string(dir)
   removed <- as.integer(shim_call("cache.clear_search_cache",
                                   directory = path.expand(dir)))

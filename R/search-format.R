@@ -22,6 +22,7 @@ search_code <- function(rules) {
 
 #' @export
 format.kerasmesh_layout_search <- function(x, ...) {
+  check_dots_none()
   c(
     format_search_header(x),
     "",
@@ -227,6 +228,7 @@ print.kerasmesh_layout_search <- function(x, ...) {
 
 #' @export
 summary.kerasmesh_layout_search <- function(object, ...) {
+  check_dots_none()
   rows <- lapply(object$classes, function(cl) {
     alt <- cl$alternatives
     best <- if (length(alt)) {

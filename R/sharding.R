@@ -5,6 +5,7 @@
 #' `NamedSharding`), not from the layout map. One row per variable.
 #'
 #' @param model A Keras model.
+#' @param ... Must be empty.
 #' @return A `kerasmesh_sharding` data frame with columns `path`, `source`
 #'   (`"model"` or `"optimizer"`), `shape` (list of integer vectors),
 #'   `dtype`, `axes` (list: the mesh axis each dimension is split over, `NA`
@@ -26,7 +27,8 @@
 #'                         keras$layers$Dense(8L)))
 #' })
 #' variable_sharding(model)
-variable_sharding <- function(model) {
+variable_sharding <- function(model, ...) {
+  check_dots_none()
   check_python_object(model, "a Keras model", kind = kinds$model)
   columns <- shim_call("sharding.variable_sharding", model = model)
   per_device <- columns$per_device

@@ -14,9 +14,10 @@ topology_figures <- function(f, call = rlang::caller_env(), prefix = "") {
       is.numeric(v) && length(v) == 1 && (is.na(v) || !is.finite(v) || v <= 0)
     }
     value <- if (bad(x)) x else
-      topology_check(parse(x, arg = name(arg), call = call))
+      topology_check(parse(x, kind = kinds$topology, arg = name(arg),
+                           call = call))
     if (bad(value) || !is.numeric(value) || length(value) != 1) {
-      stop_input_type(x, "a positive number", kind = kinds$topology,
+      stop_input_type(x, "a positive, finite number", kind = kinds$topology,
                       arg = name(arg), call = call)
     }
     as.vector(value)
@@ -141,6 +142,10 @@ topology_efficiency <- function(x, base, call = rlang::caller_env(),
 }
 
 topology_peak_flops <- function(x, call, arg = "peak_flops") {
+  if (is.numeric(x) && !is.null(names(x))) {
+    topology_names(x, flops_dtypes, "dtypes", "Dtypes: {.val {known}}.", arg,
+                   call)
+  }
   ok <- is.numeric(x) && length(x) > 0 && !anyNA(x) && all(is.finite(x)) &&
     all(x > 0) && (
       (is.null(names(x)) && length(x) == 1) ||
@@ -154,19 +159,28 @@ topology_peak_flops <- function(x, call, arg = "peak_flops") {
       way_out = "For example {.code c(bfloat16 = 989e12, float32 = 495e12)}."
     )
   }
-  topology_names(x, flops_dtypes, "dtypes", "Dtypes: {.val {known}}.", arg,
-                 call)
   stats::setNames(as.numeric(x), names(x))
 }
 
-# Figures named by `known` names only: an error naming the others. `what`
-# says which names, `way_out` (glue, `known` in scope) how to name them.
+# Figures named by `known` names only, each once: an error naming the
+# others (or the repeated ones). `what` says which names, `way_out` (glue,
+# `known` in scope) how to name them.
 topology_names <- function(x, known, what, way_out, arg, call) {
-  unknown <- setdiff(names(x), known)
+  given <- names(x)
+  given[is.na(given)] <- ""
+  unknown <- setdiff(given, known)
   if (length(unknown)) {
     kerasmesh_abort(
       c("{.arg {arg}} must be named by {what}.",
         x = "Received {.val {unknown}}.", i = way_out),
+      kind = kinds$topology, call = call
+    )
+  }
+  repeated <- unique(given[duplicated(given)]) # nolint: object_usage_linter
+  if (length(repeated)) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must name each of its figures once.",
+        x = "Received {.val {repeated}} more than once."),
       kind = kinds$topology, call = call
     )
   }
@@ -202,8 +216,9 @@ check_topology <- function(x, call = rlang::caller_env()) {
   }
   f <- topology_figures(f, call = call, prefix = "topology$")
   devices <- f$nodes * f$devices_per_node
-  if (!identical(as.numeric(x$devices), as.numeric(devices))) {
-    received <- paste(deparse(x$devices), collapse = " ") # nolint: object_usage_linter
+  # `[[`: `x$devices`, once removed, would match `devices_per_node`.
+  if (!identical(as.numeric(x[["devices"]]), as.numeric(devices))) {
+    received <- paste(deparse(x[["devices"]]), collapse = " ") # nolint: object_usage_linter
     kerasmesh_abort(
       c("{.arg topology$devices} must be {.arg topology$nodes} times
          {.arg topology$devices_per_node}: {format_whole(devices)}.",

@@ -2,6 +2,7 @@
 
 #' @export
 format.kerasmesh_device_topology <- function(x, ...) {
+  check_dots_none()
   # Printed from its figures as a cost reads them: one edited by hand
   # (`topo$nodes <- NA`, `topo$memory <- "40GB"`) is refused or read the
   # same way, never printed garbled.

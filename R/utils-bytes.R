@@ -36,7 +36,7 @@ format_bytes <- function(bytes) {
 # Inf where `allow_inf` (a string past a double's range, "1e999GB", is an
 # error like "0GB").
 check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
-                        arg = rlang::caller_arg(x),
+                        kind = kinds$argument, arg = rlang::caller_arg(x),
                         call = rlang::caller_env()) {
   if (allow_null && is.null(x)) {
     return(NULL)
@@ -45,8 +45,8 @@ check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
     return(structure(Inf, label = "none"))
   }
   bytes <- bytes_of(x)
-  if (is.null(bytes) && is_size_text(x)) {
-    abort_not_finite(x, "size", arg, call)
+  if (is.null(bytes) && (is_size_text(x) || is_one_number(x))) {
+    abort_not_finite(x, "size", kind, arg, call)
   }
   if (is.null(bytes)) {
     stop_input_type(
@@ -54,13 +54,13 @@ check_bytes <- function(x, allow_null = TRUE, allow_inf = FALSE,
       way_out = "Units: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,
                  TiB (powers of 1024), in any case: a size counts bytes
                  ({.val 80Gb} is 80 GB).",
-      arg = arg, call = call
+      kind = kind, arg = arg, call = call
     )
   }
   if (bytes < 1) {
     kerasmesh_abort(c("{.arg {arg}} must be at least one byte.",
                       x = "Received {.val {x}}."),
-                    kind = kinds$argument, call = call)
+                    kind = kind, call = call)
   }
   structure(bytes, label = if (is.character(x)) trimws(x) else
     bytes_text(bytes))
@@ -107,12 +107,16 @@ size_parts <- function(x) {
   c(number = m[2], unit = unit)
 }
 
-# `x`, written as a size or rate (`what`), is zero or past a double's range.
-abort_not_finite <- function(x, what, arg, call) {
+# `x`, a number or written as a size or rate (`what`), is zero, negative
+# or past a double's range.
+abort_not_finite <- function(x, what, kind, arg, call) {
   kerasmesh_abort(c("{.arg {arg}} must be a positive, finite {what}.",
                     x = "Received {.val {x}}."),
-                  kind = kinds$argument, call = call)
+                  kind = kind, call = call)
 }
+
+# Whether `x` is one number (NA aside).
+is_one_number <- function(x) is.numeric(x) && length(x) == 1 && !is.na(x)
 
 # Whether `x` is written as a size (its value aside: "0GB", "1e400GB").
 is_size_text <- function(x) !is.null(size_parts(x))
@@ -120,7 +124,7 @@ is_size_text <- function(x) !is.null(size_parts(x))
 # Bytes per second: a number, or "450GB/s", "400Gb/s" (a lowercase b
 # counts bits), "1.5 TiB/s". A string that is not a rate is reported as one
 # (its number is read by bytes_of(), the one reader of sizes).
-check_rate <- function(x, arg = rlang::caller_arg(x),
+check_rate <- function(x, kind = kinds$argument, arg = rlang::caller_arg(x),
                        call = rlang::caller_env()) {
   if (!is.character(x) || length(x) != 1 || is.na(x)) {
     return(x)
@@ -131,15 +135,21 @@ check_rate <- function(x, arg = rlang::caller_arg(x),
   bytes <- if (length(m) > 0) bytes_of(paste0(m[2], m[3], "B"))
   if (is.null(bytes) && length(m) > 0 &&
         is_size_text(paste0(m[2], m[3], "B"))) {
-    abort_not_finite(x, "rate", arg, call)
+    abort_not_finite(x, "rate", kind, arg, call)
   }
   if (is.null(bytes)) {
     stop_input_type(x, "bytes per second or a rate such as {.val 450GB/s}",
-                    arg = arg, call = call,
+                    kind = kind, arg = arg, call = call,
                     way_out = "Units: B/s, kB/s, ... TB/s (bytes), b/s,
                                ... Tb/s (bits), KiB/s, ... TiB/s.")
   }
-  if (m[4] == "B") bytes else bytes / 8
+  rate <- if (m[4] == "B") bytes else bytes / 8
+  if (rate < 1) {
+    kerasmesh_abort(c("{.arg {arg}} must be at least one byte per second.",
+                      x = "Received {.val {x}}."),
+                    kind = kind, call = call)
+  }
+  rate
 }
 
 # Whether a layout that needs `need` bytes per device fits `memory` (from

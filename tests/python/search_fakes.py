@@ -45,6 +45,7 @@ def mesh_layouts(n_layouts, shape=(2, 4), nodes=None, floor=None,
     sizes = {"data": shape[0], "model": shape[1]}
     rules = SimpleNamespace(
         sizes=sizes, all_rules=lambda choice: [["layout", list(choice)]],
+        rules=lambda choice: [],
         layout_map=lambda choice: _layout_map(keras_mesh))
     return MeshLayouts(
         option=MeshOption(tuple(shape), mesh, dict(nodes or {})),

@@ -23,3 +23,14 @@ def test_noun_agrees_with_its_count():
 def test_listing_counts_names_left_out_and_more_given():
     assert text.listing(["a", "b"]) == '"a" and "b"'
     assert text.listing(["a"], more=2) == '"a" and 2 more'
+
+
+def test_bytes_read_as_r_prints_them():
+    counts = (0, 512, 4413.7, 999.6, 2048, 80e9, 3e18)
+    assert [text.bytes_text(n) for n in counts] == \
+        ["0 B", "512 B", "4.41 kB", "1 kB", "2.05 kB", "80 GB", "3000 PB"]
+
+
+def test_a_placement_reads_as_r_code():
+    assert text.r_axes([None, "model"]) == 'c(NA, "model")'
+    assert text.r_axes(["data"]) == 'c("data")'

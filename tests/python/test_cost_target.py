@@ -115,6 +115,21 @@ def test_retargeting_keeps_the_mesh_its_rules_and_each_devices_rank(mesh):
     assert moved.batch_dim_name == "data"
 
 
+def test_data_parallel_over_a_mesh_of_two_axes_is_retargeted(mesh):
+    gpu_compiler_or_skip()
+    from kerasmesh.train.distribution import data_parallel_on
+
+    dist = data_parallel_on(mesh, auto_shard_dataset=False)
+    t = target.choose(as_topology(H100 | {"nodes": 1,
+                                          "devices_per_node": 8}), mesh)
+    moved = t.retarget(dist)
+    assert tuple(moved.device_mesh.shape) == tuple(mesh.shape)
+    assert moved.batch_dim_name == mesh.axis_names[0]
+    assert moved.auto_shard_dataset is False
+    assert {str(d.platform) for d in np.asarray(
+        moved.device_mesh.backend_mesh.devices).flatten()} == {"gpu"}
+
+
 def llama():
     """A small Llama-3 backbone in float32 (Keras and kerasmesh trace its
     attention alike: GPUs fuse only half precision)."""

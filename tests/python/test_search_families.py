@@ -90,6 +90,18 @@ def test_the_start_comes_last_and_each_layout_once(blocks, monkeypatch):
     assert len({c for _, c in found}) == len(found)
 
 
+def test_a_start_a_small_space_does_not_enumerate_is_profiled_too(
+        monkeypatch):
+    # Pinned rules leave a class one option: the enumeration keeps it at
+    # data parallel's, and a start placing it otherwise comes last.
+    space = SearchSpace(narrow(), device_mesh((2, 4)))
+    monkeypatch.setattr(families, "EXHAUSTIVE", 10)
+    monkeypatch.setattr(SearchSpace, "free", property(lambda self: [0]))
+    found = layouts(space, "data", (1, 1))
+    assert found[-1] == ("start", (1, 1))
+    assert [c for _, c in found[:-1]] == [(k, 0) for k in range(5)]
+
+
 def test_a_mesh_with_one_axis_of_one_device_drops_that_axis_families(
         blocks, monkeypatch):
     monkeypatch.setattr(families, "EXHAUSTIVE", 0)

@@ -150,7 +150,7 @@ def test_at_most_max_verified_compiles_then_the_least_xla_reported(xla):
     assert xla.calls == list(range(MAX_VERIFIED))
     least = MAX_VERIFIED - 1
     assert f"the least memory XLA reported is {300 - 10 * least:g} " \
-        f'bytes, with mesh data = 2 x model = 4, layout "layout {least}"' \
+        f'B, with mesh data = 2 x model = 4, layout "layout {least}"' \
         in str(e.value)
 
 
@@ -174,8 +174,8 @@ def test_nothing_predicted_to_fit_names_the_least_memory_predicted(xla):
         pick(v, resolve)
     assert e.value.kind == kinds.SEARCH_NO_FIT and xla.calls == []
     text = str(e.value)
-    assert "The budget is 10 bytes per device; the least memory " \
-        'predicted is 50 bytes, with mesh data = 2 x model = 4, layout ' \
+    assert "The budget is 10 B per device; the least memory " \
+        'predicted is 50 B, with mesh data = 2 x model = 4, layout ' \
         '"layout 1", remat "none", 1 micro-batch.' in text
 
 
@@ -185,7 +185,7 @@ def test_layouts_all_pruned_name_the_least_floor(xla):
     with pytest.raises(KerasmeshError) as e:
         pick(v, resolve)
     assert e.value.kind == kinds.SEARCH_NO_FIT
-    assert "200 bytes, with mesh data = 2 x model = 4, layout " \
+    assert "200 B, with mesh data = 2 x model = 4, layout " \
         '"layout 1"' in str(e.value)
     assert "nothing was compiled" in str(e.value)
 
@@ -214,3 +214,13 @@ def test_a_configuration_in_words_names_its_device_order_and_levers():
         'layout "layout 1", remat "full x1, none x1", 2 micro-batches')
     assert "fastest" not in describe(sp, Candidate(0, 0, "given",
                                                    Levers("none", 1)))
+
+
+def test_a_configuration_in_words_names_its_rules_as_r_code():
+    mesh = mesh_layouts(2)
+    mesh.space.rules = lambda choice: [
+        [f"dense_{i}/kernel", [None, "model"]] for i in range(5)]
+    text = describe(space(mesh), Candidate(0, 1, "given", Levers("none", 1)))
+    assert 'layout "layout 1" (dense_0/kernel = c(NA, "model"); ' \
+        'dense_1/kernel = c(NA, "model"); dense_2/kernel = c(NA, "model"); ' \
+        '2 more rules), remat "none"' in text

@@ -162,6 +162,18 @@ test_that("a cost edited by hand is refused where it prints, naming it", {
   cost$xla <- c(total = 1)
   expect_error(print(cost), "x$xla", fixed = TRUE,
                class = "kerasmesh_error_argument")
+  for (edit in list(list("batch_size", 1.5), list("compile_seconds", "a"),
+                    list("topology", "h100"))) {
+    cost <- fixture_cost()
+    cost[edit[[1]]] <- list(edit[[2]])
+    expect_error(format(cost), paste0("x$", edit[[1]]), fixed = TRUE,
+                 class = "kerasmesh_error_argument")
+  }
+  cost <- fixture_cost()
+  cost$topology <- device_topology("h100-sxm-80gb")
+  cost$topology$nodes <- NA
+  expect_error(format(cost), "topology$nodes", fixed = TRUE,
+               class = "kerasmesh_error_topology")
   # A misspelt option is an error, not a verdict silently left out.
   expect_error(format(fixture_cost(), memroy = "1GB"),
                class = "kerasmesh_error_argument")

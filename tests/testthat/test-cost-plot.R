@@ -62,3 +62,13 @@ test_that("a comparison draws each layout, marking those that fit", {
     plot(fixture_comparison("30kB"), main = "Data or model parallel")
   })
 })
+
+test_that("a comparison of no layouts and an edited cost are refused", {
+  cmp <- fixture_comparison()
+  expect_error(plot(cmp[0, ]), "at least one layout",
+               class = "kerasmesh_error_argument")
+  cost <- fixture_cost()
+  cost$plan <- NULL
+  expect_error(plot(cost), "x$plan", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+})

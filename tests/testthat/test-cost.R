@@ -206,6 +206,7 @@ test_that("layout_cost() and compare_layouts() check arguments before Python", {
   expect_error(compare_layouts(build, dist, batch_size = 16),
                class = "kerasmesh_error_argument")
   expect_error(compare_layouts(build, list(a = dist, a = dist), 16),
+               "Received \"a\" more than once",
                class = "kerasmesh_error_argument")
   expect_error(compare_layouts(build, list(a = dist), 16,
                                memory = "lots"),

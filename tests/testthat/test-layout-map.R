@@ -7,6 +7,9 @@ test_that("layout_map() takes rules as named arguments", {
   expect_identical(names(lm), c("dense.*kernel", "dense.*bias"))
   expect_identical(length(lm), 2L)
   expect_identical(as.list(lm)[["dense.*kernel"]], c(NA, "model"))
+  # The mesh after the rules is still the mesh.
+  after <- layout_map("dense.*kernel" = c(NA, "model"), book_mesh())
+  expect_identical(names(after), "dense.*kernel")
 })
 
 test_that("rules can be added with [[<- and [<- and removed with NULL", {

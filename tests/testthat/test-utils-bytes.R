@@ -25,16 +25,18 @@ test_that("a size under one byte is refused, and a fraction prints as one", {
 })
 
 test_that("a bad size is a classed error that lists the units", {
-  for (x in list("80 GX", c(1, 2), -1, 0, Inf, NA, TRUE)) {
+  for (x in list("80 GX", c(1, 2), NA, TRUE)) {
     expect_error(check_bytes(x), "Units: B, kB",
                  class = "kerasmesh_error_argument")
   }
-  # Written as a size, but not a positive, finite one: said so.
-  for (x in c("0GB", "1e400GB", "0")) {
+  # A number or written as a size, but not a positive, finite one: said so.
+  for (x in list("0GB", "1e400GB", "0", -1, 0, Inf)) {
     expect_error(check_bytes(x), "must be a positive, finite size",
                  class = "kerasmesh_error_argument")
   }
   expect_error(check_rate("0GB/s"), "must be a positive, finite rate",
+               class = "kerasmesh_error_argument")
+  expect_error(check_rate("0.1b/s"), "at least one byte per second",
                class = "kerasmesh_error_argument")
   expect_error(check_bytes(NULL, allow_null = FALSE),
                class = "kerasmesh_error_argument")

@@ -40,3 +40,20 @@ def listing(items: Sequence[Any], more: int = 0, quote: bool = True) -> str:
 def format_shape(shape: Sequence[Any]) -> str:
     """Shape as "2×4"; unknown sizes as "?"."""
     return TIMES.join("?" if s is None else str(s) for s in shape)
+
+
+def bytes_text(n: float) -> str:
+    """A byte count as R's print-outs write it: "512 B", "4.41 kB",
+    "80 GB" (powers of 1000, three significant digits)."""
+    units = ["B", "kB", "MB", "GB", "TB", "PB"]
+    power = 0
+    while power < len(units) - 1 and \
+            float(f"{n / 1000 ** power:.3g}") >= 1000:
+        power += 1
+    return f"{float(f'{n / 1000 ** power:.3g}'):g} {units[power]}"
+
+
+def r_axes(axes: Sequence[Any]) -> str:
+    """A placement as R code: `c(NA, "model")`."""
+    return "c(" + ", ".join("NA" if a is None else f'"{a}"'
+                            for a in axes) + ")"

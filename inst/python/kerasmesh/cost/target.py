@@ -168,7 +168,9 @@ class Target:
                 layout_map=rebind(distribution._layout_map, new),
                 batch_dim_name=distribution.batch_dim_name)
         if isinstance(distribution, DataParallel):
-            return DataParallel(device_mesh=new)
+            from ..train.distribution import data_parallel_on
+
+            return data_parallel_on(new, distribution.auto_shard_dataset)
         return distribution
 
     def describe(self) -> dict:

@@ -82,17 +82,31 @@ def layouts(space: SearchSpace, batch_dim: str,
             start: tuple | None = None) -> list[tuple[str, tuple]]:
     """The layouts profiled on one mesh, as (label, choice), each once."""
     dp = tuple([0] * len(space.classes))
-    if space.size() <= EXHAUSTIVE:
-        free = space.free
-        out = []
-        for n, picks in enumerate(itertools.product(
-                *[range(len(space.classes[i].options)) for i in free])):
-            choice = list(dp)
-            for i, k in zip(free, picks):
-                choice[i] = k
-            out.append((DATA_PARALLEL if n == 0 else f"layout {n + 1}",
-                        tuple(choice)))
-        return out
+    out = _every_layout(space, dp) if space.size() <= EXHAUSTIVE else \
+        _families(space, batch_dim, dp)
+    if start is not None:
+        out.append((START, start))
+    seen: set = set()
+    return [(label, c) for label, c in out if not (c in seen or seen.add(c))]
+
+
+def _every_layout(space: SearchSpace, dp: tuple) -> list[tuple[str, tuple]]:
+    """Every layout of a small space: data parallel, then "layout 2" on."""
+    free = space.free
+    out = []
+    for n, picks in enumerate(itertools.product(
+            *[range(len(space.classes[i].options)) for i in free])):
+        choice = list(dp)
+        for i, k in zip(free, picks):
+            choice[i] = k
+        out.append((DATA_PARALLEL if n == 0 else f"layout {n + 1}",
+                    tuple(choice)))
+    return out
+
+
+def _families(space: SearchSpace, batch_dim: str, dp: tuple
+              ) -> list[tuple[str, tuple]]:
+    """The layouts people train with (the module's docstring)."""
     model_axes = [a for a, n in space.sizes.items()
                   if a != batch_dim and n > 1]
     tp = tensor_parallel(space, dp, model_axes[-1]) if model_axes else None
@@ -104,10 +118,7 @@ def layouts(space: SearchSpace, batch_dim: str,
         out.append((TENSOR_PARALLEL, tp))
         if batch_split:
             out.append((BOTH, fully_sharded(space, tp, batch_dim)))
-    if start is not None:
-        out.append((START, start))
-    seen: set = set()
-    return [(label, c) for label, c in out if not (c in seen or seen.add(c))]
+    return out
 
 
 class Floor:

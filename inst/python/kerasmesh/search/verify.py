@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.errors import KerasmeshError
 from ..core import kinds
+from ..core.text import bytes_text, r_axes
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
 from ..cost.deadline import SEARCHING
@@ -52,7 +53,12 @@ def describe(space: Space, c: Candidate) -> str:
     where = "" if c.order in (None, "given") else \
         f" ({c.order} axis fastest over device ids)"
     k = c.levers.accumulation_steps
-    return (f"mesh {shape}{where}, layout \"{mesh.layouts[c.layout][0]}\", "
+    name, choice = mesh.layouts[c.layout]
+    rules = mesh.space.rules(choice)
+    placed = "" if not rules else " (" + "; ".join(
+        f"{key} = {r_axes(axes)}" for key, axes in rules[:3]) + \
+        (f"; {len(rules) - 3} more rules" if len(rules) > 3 else "") + ")"
+    return (f"mesh {shape}{where}, layout \"{name}\"{placed}, "
             f"remat \"{label(c.levers.remat)}\", {k} micro-batch"
             f"{'es' if k != 1 else ''}")
 
@@ -216,8 +222,8 @@ class Verifier:
         raise KerasmeshError(
             kinds.SEARCH_NO_FIT, "No configuration the search found fits "
             "`memory`.",
-            x=f"The budget is {s.budget:.6g} bytes per device; the least "
-              f"memory {where} is {least:.6g} bytes, with "
+            x=f"The budget is {bytes_text(s.budget)} per device; the "
+              f"least memory {where} is {bytes_text(least)}, with "
               f"{describe(self.space, c)}.",
             i="Raise `memory`, use more devices, a smaller batch, an "
               "optimizer with fewer slots, or allow more `remat` and "

@@ -39,6 +39,16 @@ def _mesh_data_parallel_class():
     return MeshDataParallel
 
 
+def data_parallel_on(mesh: Any, auto_shard_dataset: bool = True) -> Any:
+    """A DataParallel over `mesh`, of any rank (`_mesh_data_parallel_class`
+    past rank 1)."""
+    import keras
+
+    cls = _mesh_data_parallel_class() if len(mesh.shape) > 1 else \
+        keras.distribution.DataParallel
+    return cls(device_mesh=mesh, auto_shard_dataset=auto_shard_dataset)
+
+
 def data_parallel(mesh: Any = None, devices: Any = None,
                   auto_shard_dataset: bool = True) -> dict:
     """A DataParallel distribution over a mesh, devices, or all devices.
@@ -59,11 +69,7 @@ def data_parallel(mesh: Any = None, devices: Any = None,
     auto_shard_dataset = bool(auto_shard_dataset)
     if mesh is not None:
         describe_mesh(mesh)
-        if len(mesh.shape) > 1:
-            cls = _mesh_data_parallel_class()
-        else:
-            cls = keras.distribution.DataParallel
-        dist = cls(device_mesh=mesh, auto_shard_dataset=auto_shard_dataset)
+        dist = data_parallel_on(mesh, auto_shard_dataset)
     else:
         names = resolve_devices(devices)
         dist = keras.distribution.DataParallel(
