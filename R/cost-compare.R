@@ -154,6 +154,29 @@ cost_layouts <- function(model, layouts, batch_size, step, started, call,
   stats::setNames(costs, names(layouts))
 }
 
+# A comparison as new_layout_comparison() makes it: one edited by hand
+# (`cmp$total <- NULL`, its "traffic" attribute dropped) is refused where
+# it prints or plots, naming what is missing.
+check_comparison_object <- function(x, call = rlang::caller_env()) {
+  columns <- c("weights", "optimizer", "inputs", "activations", "outputs",
+               "total", "traffic", "need")
+  ok <- c(
+    layout = is.character(x$layout), mesh = is.character(x$mesh),
+    vapply(columns, function(col) is.numeric(x[[col]]), TRUE),
+    "attr(x, \"traffic\")" = is.data.frame(attr(x, "traffic"))
+  )
+  if (all(ok)) {
+    return(invisible(x))
+  }
+  bad <- names(ok)[!ok][[1]]
+  value <- if (startsWith(bad, "attr")) attr(x, "traffic") else x[[bad]]
+  arg <- if (startsWith(bad, "attr")) bad else paste0("x$", bad)
+  stop_input_type(value, "what {.fn compare_layouts} returns", arg = arg,
+                  call = call,
+                  way_out = "Compare the layouts again with
+                             {.fn compare_layouts}.")
+}
+
 new_layout_comparison <- function(costs, memory = NULL) {
   part_of <- function(part) vapply(costs, function(c) c$memory[[part]], 1)
   df <- data.frame(

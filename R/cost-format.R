@@ -61,6 +61,7 @@ format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
   if (!is.null(memory)) {
     x <- with_memory(x, check_bytes(memory, arg = memory_arg))
   }
+  check_comparison_object(x)
   memory <- attr(x, "memory")
   shown <- data.frame(layout = x$layout, stringsAsFactors = FALSE)
   for (col in c("weights", "optimizer", "activations", "total", "traffic")) {

@@ -59,6 +59,7 @@ plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
   if (!is.null(memory)) {
     x <- with_memory(x, check_bytes(memory, arg = memory_arg))
   }
+  check_comparison_object(x)
   if (NROW(x) == 0) {
     kerasmesh_abort(c("{.arg x} must hold at least one layout to draw.",
                       x = "Received a comparison of no layouts."),

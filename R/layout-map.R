@@ -133,6 +133,8 @@ layout_map <- function(..., mesh) {
     stop_input_type(
       value, problem = paste("Assigning {length(i)} keys needs a list of",
                              "{length(i)} layouts."),
+      received = sprintf("Received %d value%s:", length(value),
+                         if (length(value) == 1) "" else "s"),
       show_value = FALSE, kind = kinds$layout_axes
     )
   }

@@ -115,6 +115,22 @@ def test_retargeting_keeps_the_mesh_its_rules_and_each_devices_rank(mesh):
     assert moved.batch_dim_name == "data"
 
 
+def test_a_cuda_platform_jax_could_not_start_is_a_gpu_compiler_error(
+        mesh, monkeypatch):
+    from jax.experimental import topologies
+
+    def no_cuda(**kwargs):
+        raise NotImplementedError("topology not implemented for cuda")
+
+    monkeypatch.setattr(topologies, "get_topology_desc", no_cuda)
+    target._devices.cache_clear()
+    with pytest.raises(KerasmeshError) as e:
+        target._devices("h100", 1, 8)
+    target._devices.cache_clear()
+    assert e.value.kind == kinds.GPU_COMPILER
+    assert "before importing Keras" in str(e.value)
+
+
 def test_data_parallel_over_a_mesh_of_two_axes_is_retargeted(mesh):
     gpu_compiler_or_skip()
     from kerasmesh.train.distribution import data_parallel_on

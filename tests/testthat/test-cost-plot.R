@@ -71,4 +71,11 @@ test_that("a comparison of no layouts and an edited cost are refused", {
   cost$plan <- NULL
   expect_error(plot(cost), "x$plan", fixed = TRUE,
                class = "kerasmesh_error_argument")
+  edited <- cmp
+  edited$total <- NULL
+  expect_error(format(edited), "x$total", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  attr(cmp, "traffic") <- NULL
+  expect_error(plot(cmp), "attr(x, \"traffic\")", fixed = TRUE,
+               class = "kerasmesh_error_argument")
 })

@@ -78,12 +78,29 @@ def gpu_compiler() -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _devices(config: str, nodes: int, per_node: int) -> tuple:
-    """The devices of a compile-only GPU topology, by id."""
+    """The devices of a compile-only GPU topology, by id.
+
+    Raises:
+        KerasmeshError: kind `gpu_compiler` when JAX has no CUDA platform
+            to make them with: it started (Keras imported first) before
+            kerasmesh could keep it on the CPU of a machine without an
+            NVIDIA driver (`core/platforms.py`), and its CUDA plugin failed.
+    """
     from jax.experimental import topologies
 
-    topo = topologies.get_topology_desc(
-        platform="cuda", target_config=config,
-        topology=f"1x{nodes}x{per_node}")
+    try:
+        topo = topologies.get_topology_desc(
+            platform="cuda", target_config=config,
+            topology=f"1x{nodes}x{per_node}")
+    except NotImplementedError as e:
+        raise KerasmeshError(
+            kinds.GPU_COMPILER,
+            "XLA's GPU compiler is installed but JAX can't use it.",
+            x=f"JAX: {e}.",
+            i="JAX started its CUDA plugin without a GPU driver, before "
+              "kerasmesh could keep it on the CPU: call a kerasmesh "
+              "function (or set JAX_PLATFORMS=cpu) before importing Keras, "
+              "in a new session; or cost without `topology`.") from None
     return tuple(sorted(topo.devices, key=lambda d: d.id))
 
 
