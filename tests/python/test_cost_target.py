@@ -16,6 +16,7 @@ from kerasmesh.cost import layout_cost as cost
 from kerasmesh.cost.attention import BLOCKS, CUDNN
 from kerasmesh.cost.deadline import MEMORY_SCHEDULE
 from kerasmesh.cost.gpu_targets import SPECS
+from kerasmesh.mesh.data_parallel import data_parallel_on
 from kerasmesh.topology.machine import as_topology
 
 H100 = {"nodes": 1, "devices_per_node": 8, "memory": 80e9,
@@ -133,8 +134,6 @@ def test_a_cuda_platform_jax_could_not_start_is_a_gpu_compiler_error(
 
 def test_data_parallel_over_a_mesh_of_two_axes_is_retargeted(mesh):
     gpu_compiler_or_skip()
-    from kerasmesh.train.distribution import data_parallel_on
-
     dist = data_parallel_on(mesh, auto_shard_dataset=False)
     t = target.choose(as_topology(H100 | {"nodes": 1,
                                           "devices_per_node": 8}), mesh)

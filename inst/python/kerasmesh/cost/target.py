@@ -37,6 +37,7 @@ from typing import Any
 from ..core.errors import KerasmeshError
 from ..core import kinds
 from ..layout_map.rules import rebind
+from ..mesh.data_parallel import data_parallel_on
 from ..topology.machine import Topology
 from .attention import BLOCKS, CUDNN, NATIVE
 from .deadline import APART_ALL_REDUCES, MEMORY_SCHEDULE, QUICK
@@ -185,8 +186,6 @@ class Target:
                 layout_map=rebind(distribution._layout_map, new),
                 batch_dim_name=distribution.batch_dim_name)
         if isinstance(distribution, DataParallel):
-            from ..train.distribution import data_parallel_on
-
             return data_parallel_on(new, distribution.auto_shard_dataset)
         return distribution
 

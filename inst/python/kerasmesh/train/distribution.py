@@ -8,45 +8,11 @@ from ..core.backend import require_backend
 from ..core.describe import object_type
 from ..core.errors import KerasmeshError
 from ..layout_map.rules import describe_layout_map
+from ..mesh.data_parallel import data_parallel_on
 from ..mesh.device_mesh import (check_batch_dim_name, describe_mesh,
                                 resolve_devices)
 from . import checked, guard
 from ..core import kinds
-
-
-def _mesh_data_parallel_class():
-    """DataParallel that accepts a mesh of any rank.
-
-    Keras 3.15's DataParallel raises `TypeError: category must be a Warning
-    subclass` on a mesh of rank > 1 (an int is passed as the warning
-    category). The intended behaviour, per its docstring: the batch is split
-    over the mesh's first axis and variables are replicated. R warns.
-    """
-    from keras.distribution import DataParallel
-    from keras.src.distribution.distribution_lib import Distribution
-
-    class MeshDataParallel(DataParallel):
-        def _initialize_with_device_mesh(self, device_mesh,
-                                         auto_shard_dataset):
-            Distribution.__init__(self, device_mesh,
-                                  device_mesh.axis_names[0],
-                                  auto_shard_dataset)
-
-        @property
-        def num_model_replicas(self):
-            return int(self.device_mesh.shape[0])
-
-    return MeshDataParallel
-
-
-def data_parallel_on(mesh: Any, auto_shard_dataset: bool = True) -> Any:
-    """A DataParallel over `mesh`, of any rank (`_mesh_data_parallel_class`
-    past rank 1)."""
-    import keras
-
-    cls = _mesh_data_parallel_class() if len(mesh.shape) > 1 else \
-        keras.distribution.DataParallel
-    return cls(device_mesh=mesh, auto_shard_dataset=auto_shard_dataset)
 
 
 def data_parallel(mesh: Any = None, devices: Any = None,
