@@ -18,9 +18,10 @@
 # Python RuntimeError ("Unknown exception occurred"), which the shim
 # unwinds through its scopes; then the interrupt is signalled again here.
 with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
-                            task = "cost", arg = rlang::caller_arg(model),
+                            task = "cost", blocks = FALSE,
+                            arg = rlang::caller_arg(model),
                             call = rlang::caller_env()) {
-  check_plan_model(model, arg = arg, call = call)
+  check_plan_model(model, blocks = blocks, arg = arg, call = call)
   if (inherits(model, "python.builtin.object")) {
     return(f(model))
   }
@@ -82,12 +83,41 @@ builder_timeout <- function(timeout, task, e, call) {
 
 # A model for planning or costing: a Keras model or a function that builds
 # one. Checked before Python starts.
-check_plan_model <- function(model, arg = rlang::caller_arg(model),
+# A Keras model, or a builder R can call as kerasmesh will: with no
+# arguments, or (`blocks`, search_layout()'s number of blocks) with one.
+check_plan_model <- function(model, blocks = FALSE,
+                             arg = rlang::caller_arg(model),
                              call = rlang::caller_env()) {
   if (!inherits(model, "python.builtin.object") && !is.function(model)) {
     stop_input_type(model, "a Keras model or a function that builds one",
                     show_value = FALSE,
                     kind = kinds$model, arg = arg, call = call)
+  }
+  if (inherits(model, "python.builtin.object")) {
+    return(invisible(model))
+  }
+  formals <- formals(args(model)) %||% list()
+  dots <- "..." %in% names(formals)
+  formals <- formals[names(formals) != "..."]
+  required <- names(formals)[vapply(formals, rlang::is_missing, TRUE)]
+  if (!blocks && length(required) > 0) {
+    kerasmesh_abort(
+      c("{.arg {arg}} must be a function of no arguments that builds the
+         model.",
+        x = "Received a function whose argument{?s} {.arg {required}}
+             ha{?s/ve} no default.",
+        i = "Give {.arg {required}} a default, or pass
+             {.code function() build(...)}."),
+      kind = kinds$model, call = call
+    )
+  }
+  if (blocks && (length(required) > 1 || (!dots && length(formals) == 0))) {
+    stop_input_type(
+      model, show_value = FALSE,
+      problem = "With {.arg blocks}, {.arg {arg}} must be a function of one
+                 argument, the number of blocks to build.",
+      kind = kinds$model, arg = arg, call = call
+    )
   }
   invisible(model)
 }

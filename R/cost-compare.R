@@ -165,16 +165,9 @@ check_comparison_object <- function(x, call = rlang::caller_env()) {
     vapply(columns, function(col) is.numeric(x[[col]]), TRUE),
     "attr(x, \"traffic\")" = is.data.frame(attr(x, "traffic"))
   )
-  if (all(ok)) {
-    return(invisible(x))
-  }
-  bad <- names(ok)[!ok][[1]]
-  value <- if (startsWith(bad, "attr")) attr(x, "traffic") else x[[bad]]
-  arg <- if (startsWith(bad, "attr")) bad else paste0("x$", bad)
-  stop_input_type(value, "what {.fn compare_layouts} returns", arg = arg,
-                  call = call,
-                  way_out = "Compare the layouts again with
-                             {.fn compare_layouts}.")
+  check_fields(x, ok, "what {.fn compare_layouts} returns",
+               way_out = "Compare the layouts again with
+                          {.fn compare_layouts}.", call = call)
 }
 
 new_layout_comparison <- function(costs, memory = NULL) {

@@ -35,6 +35,7 @@
 plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
                                        device_memory = deprecated()) {
   check_dots_none()
+  check_title(main)
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
@@ -54,6 +55,7 @@ plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
                                              main = NULL,
                                              device_memory = deprecated()) {
   check_dots_none()
+  check_title(main)
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   if (!is.null(memory)) {

@@ -276,20 +276,34 @@ check_cost_object <- function(x, call = rlang::caller_env()) {
     compile_seconds = is.numeric(x$compile_seconds) &&
       length(x$compile_seconds) == 1,
     topology = is.null(x$topology) ||
-      inherits(x$topology, "kerasmesh_device_topology")
+      inherits(x$topology, "kerasmesh_device_topology"),
+    time = cost_time_ok(x$time)
   )
-  if (all(ok)) {
-    check_topology(x$topology, call = call)
-    return(invisible(x))
+  named_bytes <- function(field) {
+    paste("bytes named", paste(named[[field]], collapse = ", "))
   }
-  bad <- names(ok)[!ok][[1]]
-  what <- if (bad %in% names(named)) {
-    paste("bytes named", paste(named[[bad]], collapse = ", "))
-  } else {
-    "what {.fn layout_cost} returns"
-  }
-  stop_input_type(x[[bad]], what, arg = paste0("x$", bad), call = call,
-                  way_out = "Cost the layout again with {.fn layout_cost}.")
+  check_fields(
+    x, ok, c(memory = named_bytes("memory"), xla = named_bytes("xla"),
+             default = "what {.fn layout_cost} returns"),
+    way_out = "Cost the layout again with {.fn layout_cost}.", call = call
+  )
+  check_topology(x$topology, call = call)
+  invisible(x)
+}
+
+# A cost's time as new_cost_time() makes it (NULL without a topology).
+cost_time_ok <- function(time) {
+  one_number <- function(v) is.numeric(v) && length(v) == 1 && !is.na(v)
+  is.null(time) || (
+    is.list(time) &&
+      all(vapply(time[c("compute", "recompute", "total", "flop_rate")],
+                 one_number, TRUE)) &&
+      is.numeric(time$parts) &&
+      all(c("matmul", "attention", "memory") %in% names(time$parts)) &&
+      is.data.frame(time$communication) &&
+      all(c("axes", "exposed", "hidden") %in% names(time$communication)) &&
+      is.character(time$compute_dtype) && length(time$compute_dtype) == 1
+  )
 }
 
 # The cost's collectives by collective and axes, and every one of them, as

@@ -25,6 +25,7 @@
 #' plot(device_mesh(c(stage = 2, data = 2, model = 2)))
 plot.kerasmesh_device_mesh <- function(x, ..., main = NULL) {
   check_dots_none()
+  check_title(main)
   draw_mesh(x, main = main %||% "Device mesh")
   invisible(x)
 }

@@ -84,15 +84,21 @@ layout_map <- function(..., mesh) {
     rules <- rules[-at[[1]]]
   }
   mesh <- as_device_mesh(mesh)
-  keys <- names(rules)
-  if (length(rules) > 0 && (is.null(keys) || any(keys == ""))) {
-    # nolint start: object_usage_linter. cli uses `keyless`.
-    keyless <- if (is.null(keys)) seq_along(rules) else which(keys == "")
-    # nolint end
+  keys <- names(rules) %||% character(length(rules))
+  if (any(!nzchar(trimws(keys)))) {
+    rules_without <- function(which, what) {
+      at <- which(which)
+      if (length(at)) {
+        paste0("Rule", if (length(at) > 1) "s", " ",
+               cli::format_inline("{at}"),
+               if (length(at) > 1) " have " else " has ", what, ".")
+      }
+    }
     kerasmesh_abort(
       c("Every rule in {.arg ...} must be named by its key.",
-        x = "Rule{cli::qty(length(keyless))}{?s} {format(keyless)}
-             {cli::qty(length(keyless))}{?has/have} no key.",
+        x = rules_without(!nzchar(keys), "no key"),
+        x = rules_without(nzchar(keys) & !nzchar(trimws(keys)),
+                          "a key of spaces only"),
         i = 'Write rules as {.code ".*dense.*kernel" = c(NA, "model")}.'),
       kind = kinds$layout_key
     )
@@ -284,6 +290,7 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
     return(x)
   }
   if (inherits(x, "kerasmesh_layout_search")) {
+    check_search_object(x, prefix = arg, call = call)
     return(.subset2(x, "layout_map"))
   }
   # The shim decides whether a Python object is a Keras LayoutMap.
@@ -297,8 +304,8 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
-  if (!is.character(i) || length(i) != 1 || is.na(i) || !nzchar(i)) {
-    stop_input_type(i, "a single non-empty string",
+  if (!is.character(i) || length(i) != 1 || is.na(i) || !nzchar(trimws(i))) {
+    stop_input_type(i, "a single string, not blank",
                     subject = "A layout rule's {what}", kind = kinds$layout_key,
                     call = call)
   }

@@ -5,10 +5,10 @@
 format.kerasmesh_layout_plan <- function(x, ..., n = 20,
                                          width = cli::console_width()) {
   check_dots_none()
+  check_plan_object(x)
+  n <- check_whole(n, min = 0)
+  width <- check_whole(width)
   summary <- attr(x, "summary")
-  if (is.null(summary)) {
-    return(utils::capture.output(print(as.data.frame(x))))
-  }
   rows <- nrow(x)
   header <- sprintf("<kerasmesh_layout_plan> %s on a %s",
                     count_text(rows, "variable"),
@@ -19,9 +19,11 @@ format.kerasmesh_layout_plan <- function(x, ..., n = 20,
     out <- c(out, sprintf('Paths below "%s":', prefix))
   }
   if (rows > 0) {
-    shown <- x[seq_len(min(rows, n)), , drop = FALSE]
-    out <- c(out, format_plan_table(shown, attr(x, "problems"), width,
-                                    prefix))
+    if (n > 0) {
+      shown <- x[seq_len(min(rows, n)), , drop = FALSE]
+      out <- c(out, format_plan_table(shown, attr(x, "problems"), width,
+                                      prefix))
+    }
     if (rows > n) {
       out <- c(out, paste("  ... and", count_text(rows - n, "more variable")))
     }

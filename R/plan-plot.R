@@ -61,6 +61,8 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
                                        limit = deprecated(),
                                        max_groups = deprecated()) {
   check_dots_none()
+  check_plan_object(x)
+  check_title(main)
   memory_arg <- typed_name("memory", "limit")
   memory <- renamed_arg("memory", "limit")
   n_arg <- typed_name("n", "max_groups")

@@ -71,6 +71,7 @@ format_plan_outputs <- function(x, width = cli::console_width()) {
 #' @export
 summary.kerasmesh_layout_plan <- function(object, ...) {
   check_dots_none()
+  check_plan_object(object, prefix = "object")
   s <- attr(object, "summary")
   problems <- attr(object, "problems")
   structure(

@@ -209,7 +209,7 @@ layout_plan <- function(model, distribution, batch_size = NULL,
 #' try(check_layout(plan))
 check_layout <- function(model, distribution, ..., layout = deprecated()) {
   plan <- if (inherits(model, "kerasmesh_layout_plan")) {
-    model
+    check_plan_object(model, prefix = "model")
   } else {
     check_supplied(c(distribution = missing(distribution) &&
                        missing(layout)))
@@ -333,6 +333,33 @@ new_layout_plan <- function(desc) {
   attr(df, "mesh") <- new_device_mesh(desc$mesh)
   class(df) <- c("kerasmesh_layout_plan", "data.frame")
   df
+}
+
+# A plan as new_layout_plan() makes it: one edited by hand (a column
+# removed, an attribute dropped) is refused where it prints, plots, is
+# summarised, checked or pictured, naming what is missing.
+check_plan_object <- function(x, prefix = "x", call = rlang::caller_env()) {
+  columns <- list(path = is.character, shape = is.list, dtype = is.character,
+                  trainable = is.logical, rule = is.character,
+                  axes = is.list, shard_shape = is.list, copies = is.numeric,
+                  bytes = is.numeric, device_bytes = is.numeric,
+                  problem = is.character)
+  attribute <- function(name) attr(x, name, exact = TRUE)
+  ok <- c(
+    vapply(names(columns), function(col) {
+      columns[[col]](.subset2(x, col))
+    }, TRUE),
+    "attr(x, \"summary\")" = is.list(attribute("summary")) &&
+      !is.null(attribute("summary")$model),
+    "attr(x, \"mesh\")" = inherits(attribute("mesh"),
+                                    "kerasmesh_device_mesh"),
+    "attr(x, \"problems\")" = is.data.frame(attribute("problems")),
+    "attr(x, \"groups\")" = is.data.frame(attribute("groups"))
+  )
+  check_fields(x, ok, "what {.fn layout_plan} returns",
+               way_out = "Plan the layout again with {.fn layout_plan}
+                          (subsets such as {.code plan[1, ]} are plain data
+                          frames).", prefix = prefix, call = call)
 }
 
 plan_chr <- function(x) {

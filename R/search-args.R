@@ -117,19 +117,32 @@ check_search_time_figures <- function(bandwidth, flop_rate, objective,
   )
 }
 
+# Bytes per second over each mesh axis: numbers or rate strings, as
+# device_topology() reads its links, named by axis.
 check_bandwidth <- function(x, call = rlang::caller_env()) {
   if (is.null(x)) {
     return(NULL)
   }
+  what <- "bytes per second or rates such as {.val 450GB/s}, named by mesh
+           axis"
+  way_out <- "Such as {.code c(data = \"50GB/s\", model = \"450GB/s\")}."
   named <- !is.null(names(x)) && all(nzchar(names(x))) && !anyNA(names(x))
-  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) ||
-        any(is.infinite(x)) || !named) {
-    stop_input_type(x, "positive, finite bytes per second, named by mesh
-                    axis",
-                    way_out = "Such as {.code c(data = 50e9, model = 450e9)}.",
-                    arg = "bandwidth", call = call)
+  if (!(is.numeric(x) || is.character(x) || is.list(x)) || !length(x) ||
+        !named) {
+    stop_input_type(x, what, way_out = way_out, arg = "bandwidth",
+                    call = call)
   }
-  as.list(x)
+  rates <- lapply(seq_along(x), function(i) {
+    arg <- sprintf("bandwidth[\"%s\"]", names(x)[[i]])
+    rate <- check_rate(x[[i]], arg = arg, call = call)
+    if (!is_one_number(rate) || rate <= 0 || !is.finite(rate)) {
+      stop_input_type(x[[i]], "positive, finite bytes per second or a rate
+                      such as {.val 450GB/s}", way_out = way_out, arg = arg,
+                      call = call)
+    }
+    as.numeric(rate)
+  })
+  stats::setNames(rates, names(x))
 }
 
 # At most `max_blocks`: the search builds and compiles the model at full
@@ -137,20 +150,11 @@ check_bandwidth <- function(x, call = rlang::caller_env()) {
 # than that by far; a count past it (1e9) would only run out the time.
 max_blocks <- 65536
 
-check_blocks <- function(blocks, model, call = rlang::caller_env()) {
+check_blocks <- function(blocks, call = rlang::caller_env()) {
   if (is.null(blocks)) {
     return(NULL)
   }
-  blocks <- check_whole(blocks, max = max_blocks, call = call)
-  if (!is.function(model) || length(formals(model)) < 1) {
-    stop_input_type(
-      model, show_value = FALSE,
-      problem = "With {.arg blocks}, {.arg model} must be a function of one
-                 argument, the number of blocks to build.",
-      kind = kinds$model, call = call
-    )
-  }
-  blocks
+  check_whole(blocks, max = max_blocks, call = call)
 }
 
 check_start <- function(x, call = rlang::caller_env()) {

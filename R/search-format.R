@@ -23,6 +23,7 @@ search_code <- function(rules) {
 #' @export
 format.kerasmesh_layout_search <- function(x, ...) {
   check_dots_none()
+  check_search_object(x)
   c(
     format_search_header(x),
     "",
@@ -229,6 +230,7 @@ print.kerasmesh_layout_search <- function(x, ...) {
 #' @export
 summary.kerasmesh_layout_search <- function(object, ...) {
   check_dots_none()
+  check_search_object(object, prefix = "object")
   rows <- lapply(object$classes, function(cl) {
     alt <- cl$alternatives
     best <- if (length(alt)) {

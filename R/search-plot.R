@@ -8,6 +8,8 @@
 #' @export
 plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
   check_dots_none()
+  check_title(main)
+  check_search_object(x)
   gb <- 1e9
   points <- search_points(x)
   budget <- x$budget

@@ -29,6 +29,40 @@ new_layout_search <- function(desc, topology = NULL, call = list()) {
   )
 }
 
+# A search as new_layout_search() makes it: one edited by hand
+# (`search$compiles <- NULL`) is refused where it prints, plots or is
+# summarised, naming the field.
+check_search_object <- function(x, prefix = "x", call = rlang::caller_env()) {
+  one_string <- function(v) is.character(v) && length(v) == 1 && !is.na(v)
+  one_number <- function(v) is.numeric(v) && length(v) == 1 && !is.na(v)
+  field <- function(name) .subset2(x, name)
+  ok <- c(
+    objective = one_string(field("objective")),
+    method = one_string(field("method")),
+    candidates = is.data.frame(field("candidates")) &&
+      all(c("memory", "traffic") %in% names(field("candidates"))),
+    space_size = one_number(field("space_size")),
+    seconds = one_number(field("seconds")),
+    compiles = one_number(field("compiles")),
+    budget = is.null(field("budget")) || one_number(field("budget")),
+    mesh = inherits(field("mesh"), "kerasmesh_device_mesh"),
+    layout_map = inherits(field("layout_map"), "kerasmesh_layout_map"),
+    cost = is.null(field("cost")) ||
+      inherits(field("cost"), "kerasmesh_layout_cost"),
+    topology = is.null(field("topology")) ||
+      inherits(field("topology"), "kerasmesh_device_topology"),
+    call = is.list(field("call"))
+  )
+  check_fields(x, ok, "what {.fn search_layout} returns",
+               way_out = "Search again with {.fn search_layout}.",
+               prefix = prefix, call = call)
+}
+
+# Fields by their exact names: `search$mesh` of a search whose `mesh` was
+# removed is NULL, not its `meshes`.
+#' @export
+`$.kerasmesh_layout_search` <- function(x, name) .subset2(x, name)
+
 # One row per configuration the search predicted, the best first.
 search_candidates <- function(candidates) {
   column <- function(name, type, default) {

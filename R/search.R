@@ -128,7 +128,9 @@
 #' @param blocks The model's number of blocks, when `model` builds any: a
 #'   whole number from 1 to 65,536.
 #' @param bandwidth For `objective = "time"` on a mesh: bytes per second
-#'   over each mesh axis, a vector named by axis.
+#'   over each mesh axis, a vector (or list) named by axis, of numbers or
+#'   strings such as `"450GB/s"` (a lowercase `b` counts bits), as
+#'   [device_topology()] reads its links.
 #' @param flop_rate For `objective = "time"` on a mesh: floating-point
 #'   operations per second of one device.
 #' @param batch_dim_name The mesh axis that splits the batch; by default
@@ -208,12 +210,13 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   call <- rlang::current_env()
   started <- elapsed_seconds()
   model_name <- search_model_name(substitute(model))
-  check_plan_model(model, arg = "model", call = call)
+  blocks <- check_blocks(blocks, call = call)
+  check_plan_model(model, blocks = !is.null(blocks), arg = "model",
+                   call = call)
   where <- check_search_mesh(mesh, call = call)
   batch_size <- check_whole(batch_size)
   objective <- check_search_objective(objective, where$topology, call = call)
   memory <- check_search_memory(memory, call = call)
-  blocks <- check_blocks(blocks, model, call = call)
   start <- check_start(start, call = call)
   if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
   levers <- check_search_levers(remat, accumulation_steps, batch_size, call)
@@ -244,7 +247,7 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
       cache_dir = cache_dir, call = call
     )
   }, deadline = started + timeout, timeout = timeout, task = "search",
-  arg = "model", call = call)
+  blocks = !is.null(blocks), arg = "model", call = call)
   new_layout_search(desc, where$topology, list(
     model = model_name, batch_size = batch_size, optimizer = optimizer,
     loss = loss, input_shapes = input_shapes, blocks = blocks

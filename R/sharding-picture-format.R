@@ -7,7 +7,7 @@
 format.kerasmesh_sharding_picture <- function(x, ...,
                                               width = cli::console_width()) {
   check_dots_none()
-  width <- max(width, 40)
+  width <- max(check_whole(width), 40)
   layout <- picture_layout(x)
   out <- c(picture_header(x, width), picture_roles(x))
   for (panel in layout$panels) {

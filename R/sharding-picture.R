@@ -108,6 +108,7 @@ sharding_picture.kerasmesh_layout_map <- function(x, path, shape,
 #' @rdname sharding_picture
 #' @export
 sharding_picture.kerasmesh_layout_plan <- function(x, path = NULL, ...) {
+  check_plan_object(x)
   row <- picture_row(x, path)
   sharding_picture(attr(x, "mesh"), axes = x$axes[[row]],
                    shape = x$shape[[row]], dtype = x$dtype[[row]],

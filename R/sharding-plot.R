@@ -5,6 +5,7 @@
 #' @export
 plot.kerasmesh_sharding_picture <- function(x, ..., main = NULL) {
   check_dots_none()
+  check_title(main)
   draw_sharding_picture(x, main = main)
   invisible(x)
 }

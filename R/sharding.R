@@ -66,6 +66,7 @@ variable_sharding <- function(model, ...) {
 #' @export
 format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
   check_dots_none()
+  width <- check_whole(width)
   x <- as.data.frame(unclass_sharding(x))
   n <- nrow(x)
   header <- paste("<kerasmesh_sharding>", count_text(n, "variable"))

@@ -250,14 +250,10 @@ topology_labels <- function(x, call) {
       identical(names(x$links), c("intra", "inter")),
     given = is.character(x$given) && !anyNA(x$given)
   )
-  if (all(ok)) {
-    return(invisible())
-  }
-  bad <- names(ok)[!ok][[1]]
-  stop_input_type(
-    x[[bad]], switch(bad, links = "the names of the two links, `intra` and
-                     `inter`", given = "names of figures", "one string"),
-    kind = kinds$topology, arg = paste0("topology$", bad), call = call,
-    way_out = "Make a topology with {.fn device_topology}."
+  check_fields(
+    x, ok, c(links = "the names of the two links, `intra` and `inter`",
+             given = "names of figures", default = "one string"),
+    way_out = "Make a topology with {.fn device_topology}.",
+    prefix = "topology", kind = kinds$topology, call = call
   )
 }

@@ -126,9 +126,21 @@ is_size_text <- function(x) !is.null(size_parts(x))
 # (its number is read by bytes_of(), the one reader of sizes).
 check_rate <- function(x, kind = kinds$argument, arg = rlang::caller_arg(x),
                        call = rlang::caller_env()) {
-  if (!is.character(x) || length(x) != 1 || is.na(x)) {
-    return(x)
+  rate <- if (is.character(x) && length(x) == 1 && !is.na(x)) {
+    rate_of(x, kind, arg, call)
+  } else {
+    x
   }
+  if (is_one_number(rate) && rate > 0 && rate < 1) {
+    kerasmesh_abort(c("{.arg {arg}} must be at least one byte per second.",
+                      x = "Received {.val {x}}."),
+                    kind = kind, call = call)
+  }
+  rate
+}
+
+# Bytes per second in a rate string such as "450GB/s" or "400 Gb/s".
+rate_of <- function(x, kind, arg, call) {
   m <- regmatches(x, regexec(
     "^\\s*(\\S+?)\\s*([kKmMgGtT]?i?)(B|b|bit)\\s*(/\\s*s|ps)\\s*$", x
   ))[[1]]
@@ -143,13 +155,7 @@ check_rate <- function(x, kind = kinds$argument, arg = rlang::caller_arg(x),
                     way_out = "Units: B/s, kB/s, ... TB/s (bytes), b/s,
                                ... Tb/s (bits), KiB/s, ... TiB/s.")
   }
-  rate <- if (m[4] == "B") bytes else bytes / 8
-  if (rate < 1) {
-    kerasmesh_abort(c("{.arg {arg}} must be at least one byte per second.",
-                      x = "Received {.val {x}}."),
-                    kind = kind, call = call)
-  }
-  rate
+  if (m[4] == "B") bytes else bytes / 8
 }
 
 # Whether a layout that needs `need` bytes per device fits `memory` (from

@@ -179,3 +179,43 @@ received_value <- function(x) {
   values <- vapply(as.list(x), preview_words, character(1))
   paste0(" (", paste(values, collapse = ", "), ")")
 }
+
+# An object one of kerasmesh's constructors made, refused where it is used
+# when it was edited by hand (`cost$memory <- NULL`): `ok` holds one test
+# per field, named as the user writes it (`memory`, or `attr(x, "traffic")`
+# for an attribute), and the first that fails is named as `<prefix>$field`.
+# `what` is what the fields must be: one string, or one per field with
+# `default` for the rest.
+check_fields <- function(x, ok, what, way_out, prefix = "x",
+                         kind = kinds$argument, call = rlang::caller_env()) {
+  if (all(ok)) {
+    return(invisible(x))
+  }
+  bad <- names(ok)[!ok][[1]]
+  attribute <- regmatches(bad, regexec('^attr\\(x, "(.+)"\\)$', bad))[[1]]
+  if (length(attribute)) {
+    value <- attr(x, attribute[[2]], exact = TRUE)
+    arg <- sub("x", prefix, bad, fixed = TRUE)
+  } else {
+    value <- .subset2(x, bad)
+    arg <- paste0(prefix, "$", bad)
+  }
+  expected <- if (length(what) == 1) {
+    what
+  } else if (bad %in% names(what)) {
+    what[[bad]]
+  } else {
+    what[["default"]]
+  }
+  stop_input_type(value, expected, arg = arg, way_out = way_out, kind = kind,
+                  call = call, envir = parent.frame())
+}
+
+# A picture's title: `NULL` for the default, or one string.
+check_title <- function(x, arg = rlang::caller_arg(x),
+                        call = rlang::caller_env()) {
+  if (!is.null(x) && (!is.character(x) || length(x) != 1 || is.na(x))) {
+    stop_input_type(x, "a single string or `NULL`", arg = arg, call = call)
+  }
+  x
+}

@@ -57,6 +57,19 @@ def test_a_number_with_leading_zeros_is_no_step(tmp_path):
     assert [s["step"] for s in cf.scan(str(tmp_path))] == [10]
 
 
+def test_a_directory_of_folders_with_leading_zeros_says_why(tmp_path):
+    os.makedirs(tmp_path / "0001")
+    error = cf.not_a_checkpoint(str(tmp_path))
+    assert "has no step directories" in error.args[0]
+    assert "0001 is not a step" in error.args[0]
+    for name in ["0002", "0003", "0004"]:
+        os.makedirs(tmp_path / name)
+    assert "0001, 0002, 0003 ... are not steps" in \
+        cf.not_a_checkpoint(str(tmp_path)).args[0]
+    assert "leading" not in cf.not_a_checkpoint(
+        str(tmp_path / "missing")).args[0]
+
+
 def test_a_complete_step_has_no_problem(tmp_path):
     committed_step(str(tmp_path), 4)
     [step] = cf.scan(str(tmp_path))

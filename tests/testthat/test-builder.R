@@ -81,3 +81,27 @@ test_that("an interrupt in the builder stays an interrupt", {
     "shape mismatch"
   )
 })
+
+test_that("a builder must be callable as kerasmesh calls it", {
+  run <- function(model, blocks = FALSE) {
+    kerasmesh:::with_plan_model(model, function(builder) "ran",
+                                blocks = blocks)
+  }
+  err <- expect_error(run(function(x) x), class = "kerasmesh_error_model")
+  expect_match(conditionMessage(err), "no arguments", fixed = TRUE)
+  expect_match(conditionMessage(err), "argument `x` has no default",
+               fixed = TRUE)
+  expect_error(run(function(x, y) x), "`x` and `y` have no default",
+               class = "kerasmesh_error_model")
+  # Defaults, dots and primitives can be called with nothing.
+  expect_identical(run(function(x = 1, ...) x), "ran")
+  expect_identical(run(function(...) 1), "ran")
+  # With blocks: one argument, or dots.
+  expect_identical(run(function(n) n, blocks = TRUE), "ran")
+  expect_identical(run(function(n, width = 2) n, blocks = TRUE), "ran")
+  expect_identical(run(function(...) 1, blocks = TRUE), "ran")
+  for (model in list(function() 1, function(a, b) a)) {
+    expect_error(run(model, blocks = TRUE), "function of one argument",
+                 class = "kerasmesh_error_model")
+  }
+})

@@ -163,7 +163,8 @@ test_that("a cost edited by hand is refused where it prints, naming it", {
   expect_error(print(cost), "x$xla", fixed = TRUE,
                class = "kerasmesh_error_argument")
   for (edit in list(list("batch_size", 1.5), list("compile_seconds", "a"),
-                    list("topology", "h100"))) {
+                    list("topology", "h100"),
+                    list("time", list(total = "x")))) {
     cost <- fixture_cost()
     cost[edit[[1]]] <- list(edit[[2]])
     expect_error(format(cost), paste0("x$", edit[[1]]), fixed = TRUE,

@@ -124,6 +124,8 @@ test_that("bad rules give classed errors when they are added", {
   expect_error(lm[["k"]] <- 3, class = "kerasmesh_error_layout_axes")
   expect_error(layout_map(mesh, c(NA, "model")),
                class = "kerasmesh_error_layout_key")
+  expect_error(layout_map(mesh, " " = "model"), "spaces only",
+               class = "kerasmesh_error_layout_key")
   expect_error(layout_map("mesh"), class = "kerasmesh_error_device_mesh")
   expect_snapshot(error = TRUE, {
     layout_map(mesh, k = c(NA, "modle"))
@@ -185,6 +187,8 @@ test_that("rule keys and assigned layouts of the wrong R type are refused", {
   expect_error(lm[[NA_character_]], class = "kerasmesh_error_layout_key")
   expect_error(lm[[c("a", "b")]], class = "kerasmesh_error_layout_key")
   expect_error(lm[[""]], class = "kerasmesh_error_layout_key")
+  expect_error(lm[["  "]] <- "model", "not blank",
+               class = "kerasmesh_error_layout_key")
   expect_error(lm[[2]] <- "model", class = "kerasmesh_error_layout_key")
   expect_error(lm[c("a", "b")] <- "model",
                class = "kerasmesh_error_layout_axes")
@@ -207,6 +211,8 @@ test_that("layout_map() refuses a missing mesh, keyless rules and bad axes", {
   expect_error(layout_map(42, a = "model"),
                class = "kerasmesh_error_device_mesh")
   expect_error(layout_map(mesh, c(NA, "model")),
+               class = "kerasmesh_error_layout_key")
+  expect_error(layout_map(mesh, " " = "model"), "spaces only",
                class = "kerasmesh_error_layout_key")
   expect_error(layout_map(mesh, a = 1), class = "kerasmesh_error_layout_axes")
   expect_error(layout_map(mesh, a = list(NA, 2)),

@@ -100,3 +100,38 @@ test_that("output rules are listed with their layers", {
                all = FALSE)
   expect_snapshot(print(plan, width = 80))
 })
+
+test_that("n and width are checked; n = 0 lists no variables", {
+  plan <- fixture_plan()
+  expect_no_warning(lines <- format(plan, n = 0))
+  expect_false(any(grepl("dense", lines[-1])))
+  expect_true(any(grepl("... and 4 more variables", lines, fixed = TRUE)))
+  for (n in list(-1, NA, "3", 1.5)) {
+    expect_error(format(plan, n = n), "`n`", class = "kerasmesh_error_argument")
+  }
+  for (width in list(NA, "80", 0)) {
+    expect_error(format(plan, width = width), "`width`",
+                 class = "kerasmesh_error_argument")
+  }
+})
+
+test_that("a plan edited by hand is refused, naming what is missing", {
+  plan <- fixture_plan()
+  plan[[1]] <- NULL
+  for (f in list(format, summary, check_layout, sharding_picture)) {
+    expect_error(f(plan), "$path", fixed = TRUE,
+                 class = "kerasmesh_error_argument")
+  }
+  plan <- fixture_plan()
+  plan$bytes <- "many"
+  expect_error(print(plan), "x$bytes", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  plan <- fixture_plan()
+  attr(plan, "summary") <- NULL
+  expect_error(format(plan), 'attr(x, "summary")', fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  attr(plan, "summary") <- attr(fixture_plan(), "summary")
+  attr(plan, "mesh") <- "2x4"
+  expect_error(format(plan), 'attr(x, "mesh")', fixed = TRUE,
+               class = "kerasmesh_error_argument")
+})

@@ -144,3 +144,14 @@ test_that("plans with problems, many layers or no parameters draw", {
     "plan without parameters" = fixture_plan("plan-no-parameters")
   )
 })
+
+test_that("an edited plan and a title that is not one string are refused", {
+  plan <- fixture_plan()
+  plan$device_bytes <- NULL
+  expect_error(plot(plan), "x$device_bytes", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  for (main in list(c("a", "b"), 1, NA_character_)) {
+    expect_error(plot(fixture_plan(), main = main), "`main`",
+                 class = "kerasmesh_error_argument")
+  }
+})

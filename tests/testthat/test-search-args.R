@@ -37,3 +37,23 @@ test_that("the printed code names the model as the call did", {
   expect_equal(search_model_name(quote(build)), "build")
   expect_equal(search_model_name(quote(function() NULL)), "model")
 })
+
+test_that("bandwidth takes numbers and rate strings, named by axis", {
+  expect_identical(check_bandwidth(c(data = 1e9, model = 4.5e11)),
+                   list(data = 1e9, model = 4.5e11))
+  expect_identical(check_bandwidth(c(data = "1GB/s", model = "400 gb/s")),
+                   list(data = 1e9, model = 5e10))
+  expect_identical(check_bandwidth(list(data = "8Gb/s", model = 1e9)),
+                   list(data = 1e9, model = 1e9))
+  err <- expect_error(check_bandwidth(c(data = "1GB/s", model = "fast")),
+                      class = "kerasmesh_error_argument")
+  expect_match(conditionMessage(err), 'bandwidth["model"]', fixed = TRUE)
+  expect_match(conditionMessage(err), '"fast"', fixed = TRUE)
+  expect_error(check_bandwidth(c(data = 0.5)), "at least one byte",
+               class = "kerasmesh_error_argument")
+  for (bad in list(c("1GB/s", "2GB/s"), list(data = list(1)), c(data = -1),
+                   c(data = "1e999GB/s"), TRUE)) {
+    expect_error(check_bandwidth(bad), "bandwidth",
+                 class = "kerasmesh_error_argument")
+  }
+})

@@ -44,3 +44,28 @@ test_that("meshes read their shape and orders as plain values", {
   expect_identical(meshes$orders, "a, b")
   expect_true(is.na(meshes$memory))
 })
+
+test_that("a search edited by hand is refused, naming the field", {
+  for (field in c("compiles", "space_size", "candidates", "method",
+                  "objective", "mesh", "layout_map")) {
+    search <- fixture_search()
+    search[[field]] <- NULL
+    for (f in list(format, plot, summary, as_layout_map)) {
+      expect_error(f(search), paste0("$", field), fixed = TRUE,
+                   class = "kerasmesh_error_argument")
+    }
+  }
+  search <- fixture_search()
+  search$budget <- "8GB"
+  expect_error(print(search), "x$budget", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+})
+
+test_that("a search's fields are read by their exact names", {
+  search <- fixture_search()
+  search$meshes <- data.frame(mesh = "2x4")
+  search$mesh <- NULL
+  expect_null(search$mesh)
+  expect_identical(search$meshes$mesh, "2x4")
+  expect_null(search$mes)
+})

@@ -38,6 +38,10 @@ test_that("a bad size is a classed error that lists the units", {
                class = "kerasmesh_error_argument")
   expect_error(check_rate("0.1b/s"), "at least one byte per second",
                class = "kerasmesh_error_argument")
+  # A number under a byte a second too, as its string would be.
+  expect_error(check_rate(0.5), "at least one byte per second",
+               class = "kerasmesh_error_argument")
+  expect_identical(check_rate(1), 1)
   expect_error(check_bytes(NULL, allow_null = FALSE),
                class = "kerasmesh_error_argument")
   expect_snapshot(check_bytes("80 GX", arg = "memory"), error = TRUE)

@@ -81,3 +81,18 @@ test_that("check_whole(what =) words every failure, above `max` too", {
   }
   expect_identical(check_whole(3, min = 0, max = last, what = "from 0"), 3L)
 })
+
+test_that("every picture takes a title of one string, or NULL", {
+  for (main in list(c("a", "b"), 1:3, NA_character_)) {
+    expect_error(plot(fixture_cost(), main = main), "`main`",
+                 class = "kerasmesh_error_argument")
+    expect_error(plot(fixture_comparison(), main = main), "`main`",
+                 class = "kerasmesh_error_argument")
+    expect_error(plot(fixture_mesh(), main = main), "`main`",
+                 class = "kerasmesh_error_argument")
+    expect_error(plot(fixture_picture(), main = main), "`main`",
+                 class = "kerasmesh_error_argument")
+    expect_error(plot(fixture_search(), main = main), "`main`",
+                 class = "kerasmesh_error_argument")
+  }
+})

@@ -40,6 +40,8 @@ MAX_STEP = 2**31 - 1
 STEP_NUMBER = r"(?P<step>0|[1-9][0-9]*)"
 _STEP_DIR = re.compile(r"^" + STEP_NUMBER +
                        r"(?P<tmp>\.orbax-checkpoint-tmp.*)?$")
+# A folder Orbax never writes, named in the error that finds no steps.
+_LEADING_ZEROS = re.compile(r"^0[0-9]+$")
 # kerasmesh's own entries: a new step before it is swapped in, an old one
 # swapped out (see commit.py).
 STAGING = ".kerasmesh-staging-"
@@ -283,13 +285,28 @@ def scan(directory: str, deep: bool = True) -> list[dict]:
 
 
 def not_a_checkpoint(directory: str) -> KerasmeshError:
-    what = "does not exist" if not os.path.exists(directory) else \
-        "has no step directories"
+    if not os.path.exists(directory):
+        what = "does not exist"
+    else:
+        zeros = sorted(name for name in _listing(directory)
+                       if _LEADING_ZEROS.match(name))
+        shown = ", ".join(zeros[:3]) + (" ..." if len(zeros) > 3 else "")
+        verb = "is not a step" if len(zeros) == 1 else "are not steps"
+        what = "has no step directories" + (
+            f" (Orbax names steps without leading zeros: {shown} {verb})"
+            if zeros else "")
     return KerasmeshError(
         kinds.CHECKPOINT_DIRECTORY, "`dir` must be a checkpoint directory.",
         x=f"{directory} {what}.",
         i="Write one with `save_checkpoint()` or "
           "`callback_checkpoint()`.")
+
+
+def _listing(directory: str) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
 
 
 def newest_first(directory: str, step: int | None = None) -> list[dict]:
