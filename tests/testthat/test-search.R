@@ -311,7 +311,7 @@ test_that("a topology search's bad input is a classed error", {
 
 test_that("blocks past any model and a batch axis no topology mesh has", {
   topo <- device_topology("h100-sxm-80gb")
-  build <- function(blocks) NULL
+  build <- function(blocks = 1) NULL
   # Refused before Python starts, as a classed error naming the argument.
   expect_snapshot(error = TRUE, {
     search_layout(build, topo, 16, blocks = 1e9, timeout = 25)
