@@ -60,45 +60,47 @@ checkpoint_info <- function(dir, step = NULL, ...) {
 #' @export
 format.kerasmesh_checkpoint_info <- function(x, ...) {
   check_dots_none()
-  steps <- x$steps
-  n <- nrow(steps) # nolint: object_usage_linter. Read by cli.
-  out <- c(
-    paste("<kerasmesh_checkpoint_info>", x$directory),
-    cli::pluralize("{n} step{?s}: {paste(ifelse(steps$complete,
-                    steps$step, paste0(steps$step, ' (incomplete)')),
-                    collapse = ', ')}")
-  )
-  for (i in which(!steps$complete | steps$writer != "kerasmesh")) {
-    out <- c(out, strwrap(sprintf("step %s: %s", steps$step[i],
-                                  step_note(steps, i)),
-                          width = 80, indent = 2, exdent = 4))
-  }
-  if (is.null(x$step)) {
-    return(c(out, "No complete step."))
-  }
-  vars <- x$variables
-  out <- c(out, sprintf(
-    "Step %s%s: %s%s", x$step,
-    if (is.null(x$epoch)) "" else sprintf(" (epoch %s)", x$epoch),
-    count_text(nrow(vars), "variable"),
-    if (is.null(x$process_count)) "" else
-      cli::pluralize(", written by {x$process_count} process{?es}")
-  ))
-  meshes <- unique(vars$mesh[!is.na(vars$mesh)])
-  if (length(meshes)) {
-    out <- c(out, paste("Mesh:", paste(meshes, collapse = "; ")))
-  }
-  if (nrow(vars)) {
-    table <- data.frame(
-      variable = truncate_right(vars$key, 44),
-      shape = vapply(vars$shape, format_dims, ""),
-      axes = vapply(vars$axes, format_axes_short, ""),
-      dtype = vars$dtype,
-      stringsAsFactors = FALSE
+  with_edits_named(x, {
+    steps <- x$steps
+    n <- nrow(steps) # nolint: object_usage_linter. Read by cli.
+    out <- c(
+      paste("<kerasmesh_checkpoint_info>", x$directory),
+      cli::pluralize("{n} step{?s}: {paste(ifelse(steps$complete,
+                      steps$step, paste0(steps$step, ' (incomplete)')),
+                      collapse = ', ')}")
     )
-    out <- c(out, format_table(table))
-  }
-  out
+    for (i in which(!steps$complete | steps$writer != "kerasmesh")) {
+      out <- c(out, strwrap(sprintf("step %s: %s", steps$step[i],
+                                    step_note(steps, i)),
+                            width = 80, indent = 2, exdent = 4))
+    }
+    if (is.null(x$step)) {
+      return(c(out, "No complete step."))
+    }
+    vars <- x$variables
+    out <- c(out, sprintf(
+      "Step %s%s: %s%s", x$step,
+      if (is.null(x$epoch)) "" else sprintf(" (epoch %s)", x$epoch),
+      count_text(nrow(vars), "variable"),
+      if (is.null(x$process_count)) "" else
+        cli::pluralize(", written by {x$process_count} process{?es}")
+    ))
+    meshes <- unique(vars$mesh[!is.na(vars$mesh)])
+    if (length(meshes)) {
+      out <- c(out, paste("Mesh:", paste(meshes, collapse = "; ")))
+    }
+    if (nrow(vars)) {
+      table <- data.frame(
+        variable = truncate_right(vars$key, 44),
+        shape = vapply(vars$shape, format_dims, ""),
+        axes = vapply(vars$axes, format_axes_short, ""),
+        dtype = vars$dtype,
+        stringsAsFactors = FALSE
+      )
+      out <- c(out, format_table(table))
+    }
+    out
+  })
 }
 
 #' @export
@@ -129,7 +131,7 @@ new_checkpoint_info <- function(desc) {
     process_count = desc$process_count,
     variables = checkpoint_variables(desc$variables)
   )
-  structure(out, class = "kerasmesh_checkpoint_info")
+  stamp_fields(structure(out, class = "kerasmesh_checkpoint_info"))
 }
 
 checkpoint_variables <- function(columns) {

@@ -85,7 +85,7 @@ compare_layouts <- function(model, distributions, batch_size,
                         call, machine, levers = levers)
   costs <- lapply(costs, function(c) {
     c$topology <- topology
-    c
+    stamp_fields(c)
   })
   new_layout_comparison(costs, memory)
 }
@@ -205,7 +205,7 @@ new_layout_comparison <- function(costs, memory = NULL) {
     })
   ))
   rownames(traffic) <- NULL
-  structure(
+  stamp_fields(structure(
     df,
     traffic = traffic,
     costs = costs,
@@ -213,5 +213,5 @@ new_layout_comparison <- function(costs, memory = NULL) {
     model = costs[[1]]$plan$model,
     batch_size = costs[[1]]$batch_size,
     class = c("kerasmesh_layout_comparison", "data.frame")
-  )
+  ))
 }

@@ -8,42 +8,44 @@ format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
   check_cost_object(x)
-  m <- x$memory
-  s <- x$plan
-  labels <- c(weights = "weights", optimizer = "optimizer state",
-              inputs = "batch (inputs, targets)",
-              activations = "gradients, activations",
-              outputs = "other outputs", total = "total")
-  parts <- data.frame(" " = labels, "per device" = bytes_text(m[names(
-    labels)]), check.names = FALSE, stringsAsFactors = FALSE)
-  xla <- x$xla
-  c(
-    sprintf("<kerasmesh_layout_cost> model \"%s\", %s", s$model,
-            cost_distribution_label(x)),
-    sprintf("Mesh:  %s", mesh_summary(x$mesh)),
-    sprintf("Step:  batch %d split over \"%s\" (%s), loss %s, %s",
-            x$batch_size, x$batch_dim_name, ways_text(s$batch_ways), x$loss,
-            s$optimizer %||% "no optimizer"),
-    format_cost_levers(x),
-    "Memory per device:",
-    format_table(parts, right = "per device"),
-    sprintf("  XLA's figures: arguments %s, temporaries %s,",
-            bytes_text(xla[["argument"]]), bytes_text(xla[["temp"]])),
-    sprintf("  outputs %s (%s of them reuse arguments), total %s",
-            bytes_text(xla[["output"]]), bytes_text(xla[["alias"]]),
-            bytes_text(xla[["total"]])),
-    if (!is.null(memory)) format_fits(x$need, memory),
-    format_collectives(x$collectives),
-    format_cost_time(x$time, x$topology, x$compiled_for),
-    format_compile_notes(x),
-    sprintf("Compiled in %.2f s: Keras %s, JAX %s, jaxlib %s, XLA %s",
-            x$compile_seconds, x$versions$keras, x$versions$jax,
-            x$versions$jaxlib, x$versions$xla),
-    if (length(x$warnings)) {
-      sprintf("Plan: %s (see check_layout())",
-              count_text(length(x$warnings), "warning"))
-    }
-  )
+  with_edits_named(x, {
+    m <- x$memory
+    s <- x$plan
+    labels <- c(weights = "weights", optimizer = "optimizer state",
+                inputs = "batch (inputs, targets)",
+                activations = "gradients, activations",
+                outputs = "other outputs", total = "total")
+    parts <- data.frame(" " = labels, "per device" = bytes_text(m[names(
+      labels)]), check.names = FALSE, stringsAsFactors = FALSE)
+    xla <- x$xla
+    c(
+      sprintf("<kerasmesh_layout_cost> model \"%s\", %s", s$model,
+              cost_distribution_label(x)),
+      sprintf("Mesh:  %s", mesh_summary(x$mesh)),
+      sprintf("Step:  batch %d split over \"%s\" (%s), loss %s, %s",
+              x$batch_size, x$batch_dim_name, ways_text(s$batch_ways), x$loss,
+              s$optimizer %||% "no optimizer"),
+      format_cost_levers(x),
+      "Memory per device:",
+      format_table(parts, right = "per device"),
+      sprintf("  XLA's figures: arguments %s, temporaries %s,",
+              bytes_text(xla[["argument"]]), bytes_text(xla[["temp"]])),
+      sprintf("  outputs %s (%s of them reuse arguments), total %s",
+              bytes_text(xla[["output"]]), bytes_text(xla[["alias"]]),
+              bytes_text(xla[["total"]])),
+      if (!is.null(memory)) format_fits(x$need, memory),
+      format_collectives(x$collectives),
+      format_cost_time(x$time, x$topology, x$compiled_for),
+      format_compile_notes(x),
+      sprintf("Compiled in %.2f s: Keras %s, JAX %s, jaxlib %s, XLA %s",
+              x$compile_seconds, x$versions$keras, x$versions$jax,
+              x$versions$jaxlib, x$versions$xla),
+      if (length(x$warnings)) {
+        sprintf("Plan: %s (see check_layout())",
+                count_text(length(x$warnings), "warning"))
+      }
+    )
+  })
 }
 
 #' @export
@@ -58,45 +60,47 @@ format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
   check_dots_none()
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
-  if (!is.null(memory)) {
-    x <- with_memory(x, check_bytes(memory, arg = memory_arg))
-  }
-  check_comparison_object(x)
-  memory <- attr(x, "memory")
-  shown <- data.frame(layout = x$layout, stringsAsFactors = FALSE)
-  for (col in c("weights", "optimizer", "activations", "total", "traffic")) {
-    shown[[col]] <- bytes_text(x[[col]])
-  }
-  if (!is.null(x$fits)) {
-    shown$fits <- ifelse(x$fits, "yes", "no")
-  }
-  if (!is.null(x$time)) {
-    shown$time <- format_seconds(x$time)
-  }
-  traffic <- attr(x, "traffic")
-  per_axis <- vapply(x$layout, function(l) {
-    t <- traffic[traffic$layout == l, , drop = FALSE]
-    if (nrow(t) == 0) {
-      return("none")
-    }
-    by_axis <- tapply(t$bytes, t$axes, sum)
-    paste(sprintf("%s %s", ifelse(names(by_axis) == "", "(no axis)",
-                                  names(by_axis)),
-                  bytes_text(by_axis)), collapse = ", ")
-  }, "")
-  c(
-    sprintf("<kerasmesh_layout_comparison> %s, model \"%s\", batch %d",
-            count_text(nrow(x), "layout"), attr(x, "model"),
-            attr(x, "batch_size")),
-    "Memory per device and traffic per device per step:",
-    format_table(shown, right = c("weights", "optimizer", "activations",
-                                  "total", "traffic", "time")),
+  with_edits_named(x, {
     if (!is.null(memory)) {
-      sprintf("Device memory: %s", attr(memory, "label"))
-    },
-    "Traffic by mesh axis:",
-    paste0("  ", x$layout, " (", x$mesh, "): ", per_axis)
-  )
+      x <- with_memory(x, check_bytes(memory, arg = memory_arg))
+    }
+    check_comparison_object(x)
+    memory <- attr(x, "memory")
+    shown <- data.frame(layout = x$layout, stringsAsFactors = FALSE)
+    for (col in c("weights", "optimizer", "activations", "total", "traffic")) {
+      shown[[col]] <- bytes_text(x[[col]])
+    }
+    if (!is.null(x$fits)) {
+      shown$fits <- ifelse(x$fits, "yes", "no")
+    }
+    if (!is.null(x$time)) {
+      shown$time <- format_seconds(x$time)
+    }
+    traffic <- attr(x, "traffic")
+    per_axis <- vapply(x$layout, function(l) {
+      t <- traffic[traffic$layout == l, , drop = FALSE]
+      if (nrow(t) == 0) {
+        return("none")
+      }
+      by_axis <- tapply(t$bytes, t$axes, sum)
+      paste(sprintf("%s %s", ifelse(names(by_axis) == "", "(no axis)",
+                                    names(by_axis)),
+                    bytes_text(by_axis)), collapse = ", ")
+    }, "")
+    c(
+      sprintf("<kerasmesh_layout_comparison> %s, model \"%s\", batch %d",
+              count_text(nrow(x), "layout"), attr(x, "model"),
+              attr(x, "batch_size")),
+      "Memory per device and traffic per device per step:",
+      format_table(shown, right = c("weights", "optimizer", "activations",
+                                    "total", "traffic", "time")),
+      if (!is.null(memory)) {
+        sprintf("Device memory: %s", attr(memory, "label"))
+      },
+      "Traffic by mesh axis:",
+      paste0("  ", x$layout, " (", x$mesh, "): ", per_axis)
+    )
+  })
 }
 
 #' @export
@@ -107,7 +111,8 @@ print.kerasmesh_layout_comparison <- function(x, ...) {
 
 #' @export
 as.data.frame.kerasmesh_layout_comparison <- function(x, ...) {
-  for (a in c("traffic", "costs", "memory", "model", "batch_size")) {
+  for (a in c("traffic", "costs", "memory", "model", "batch_size",
+              "kerasmesh_fields")) {
     attr(x, a) <- NULL
   }
   class(x) <- "data.frame"
@@ -132,7 +137,7 @@ format_fits <- function(need, memory) {
 with_memory <- function(x, memory) {
   attr(x, "memory") <- memory
   x$fits <- fits_memory(x$need, memory)
-  x
+  stamp_fields(x)
 }
 
 format_collectives <- function(collectives) {

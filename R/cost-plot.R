@@ -35,18 +35,20 @@
 plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
                                        device_memory = deprecated()) {
   check_dots_none()
-  check_title(main)
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
+  check_title(main)
   memory <- check_bytes(memory, arg = memory_arg)
   check_cost_object(x)
-  label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
-                                    collapse = " x "))
-  cmp <- new_layout_comparison(stats::setNames(list(x), label), memory)
-  draw_layout_costs(cmp, main %||% sprintf(
-    "One training step: model \"%s\", batch %d", x$plan$model, x$batch_size
-  ))
-  invisible(x)
+  with_edits_named(x, {
+    label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
+                                      collapse = " x "))
+    cmp <- new_layout_comparison(stats::setNames(list(x), label), memory)
+    draw_layout_costs(cmp, main %||% sprintf(
+      "One training step: model \"%s\", batch %d", x$plan$model, x$batch_size
+    ))
+    invisible(x)
+  })
 }
 
 #' @rdname plot.kerasmesh_layout_cost
@@ -55,23 +57,25 @@ plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
                                              main = NULL,
                                              device_memory = deprecated()) {
   check_dots_none()
-  check_title(main)
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
-  if (!is.null(memory)) {
-    x <- with_memory(x, check_bytes(memory, arg = memory_arg))
-  }
-  check_comparison_object(x)
-  if (NROW(x) == 0) {
-    kerasmesh_abort(c("{.arg x} must hold at least one layout to draw.",
-                      x = "Received a comparison of no layouts."),
-                    kind = kinds$argument)
-  }
-  draw_layout_costs(x, main %||% sprintf(
-    "Layouts compared: model \"%s\", batch %d", attr(x, "model"),
-    attr(x, "batch_size")
-  ))
-  invisible(x)
+  check_title(main)
+  with_edits_named(x, {
+    if (!is.null(memory)) {
+      x <- with_memory(x, check_bytes(memory, arg = memory_arg))
+    }
+    check_comparison_object(x)
+    if (NROW(x) == 0) {
+      kerasmesh_abort(c("{.arg x} must hold at least one layout to draw.",
+                        x = "Received a comparison of no layouts."),
+                      kind = kinds$argument)
+    }
+    draw_layout_costs(x, main %||% sprintf(
+      "Layouts compared: model \"%s\", batch %d", attr(x, "model"),
+      attr(x, "batch_size")
+    ))
+    invisible(x)
+  })
 }
 
 cost_parts <- c(weights = "weights", optimizer = "optimizer state",

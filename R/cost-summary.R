@@ -51,17 +51,21 @@
 #' summary(cost, by = "layer")
 summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
   check_dots_none()
-  if (is.null(by)) {
-    return(NextMethod())
-  }
-  by <- check_choice(by, c("variable", "layer"), all_means_first = FALSE)
-  att <- object$attribution %||% new_cost_attribution(NULL)
-  total <- sum(object$collectives$bytes)
-  rows <- if (by == "variable") att$variables else att$layers
-  rows$share <- if (total > 0) rows$bytes / total else rows$bytes
-  structure(rows, total = total, attributed = sum(rows$bytes),
-            to_layers = sum(att$layers$bytes), by = by,
-            class = c("kerasmesh_cost_traffic", "data.frame"))
+  check_cost_object(object, prefix = "object")
+  with_edits_named(object, {
+    if (is.null(by)) {
+      return(NextMethod())
+    }
+    by <- check_choice(by, c("variable", "layer"), all_means_first = FALSE)
+    att <- object$attribution %||% new_cost_attribution(NULL)
+    total <- sum(object$collectives$bytes)
+    rows <- if (by == "variable") att$variables else att$layers
+    rows$share <- if (total > 0) rows$bytes / total else rows$bytes
+    stamp_fields(structure(rows, total = total,
+                           attributed = sum(rows$bytes),
+                           to_layers = sum(att$layers$bytes), by = by,
+                           class = c("kerasmesh_cost_traffic", "data.frame")))
+  }, prefix = "object")
 }
 
 #' @export
@@ -71,36 +75,38 @@ format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
   n_arg <- typed_name("n", "max_rows")
   n <- renamed_arg("n", "max_rows")
   n <- check_whole(n, min = 0, arg = n_arg)
-  total <- attr(x, "total")
-  attributed <- attr(x, "attributed")
-  by <- attr(x, "by")
-  head <- sprintf(
-    "<kerasmesh_cost_traffic> collectives per device per step by %s", by)
-  if (total == 0) {
-    return(c(head, "No collectives."))
-  }
-  shown <- utils::head(as.data.frame(x), n)
-  table <- data.frame(shown[[by]], bytes_text(shown$bytes),
-                      sprintf("%.1f%%", 100 * shown$share),
-                      stringsAsFactors = FALSE)
-  names(table) <- c(by, "bytes", "share")
-  if (by == "variable") {
-    table <- table[, c("variable", "bytes", "share")]
-  }
-  part <- function(bytes, what) {
-    sprintf("%s (%.1f%%) %s", bytes_text(bytes), 100 * bytes / total, what)
-  }
-  to_layers <- attr(x, "to_layers")
-  c(head,
-    sprintf("Of %s: %s,", bytes_text(total), part(attributed,
-                                                    paste("to a", by))),
-    paste0("  ", if (by == "variable") {
-      paste0(part(to_layers - attributed, "to a layer only"), ", ")
-    }, part(total - max(attributed, to_layers), "unattributed")),
-    if (nrow(table)) format_table(table, right = c("bytes", "share")),
-    if (nrow(x) > n) {
-      sprintf("  ... %s not shown", count_text(nrow(x) - n, by))
-    })
+  with_edits_named(x, {
+    total <- attr(x, "total")
+    attributed <- attr(x, "attributed")
+    by <- attr(x, "by")
+    head <- sprintf(
+      "<kerasmesh_cost_traffic> collectives per device per step by %s", by)
+    if (total == 0) {
+      return(c(head, "No collectives."))
+    }
+    shown <- utils::head(as.data.frame(x), n)
+    table <- data.frame(shown[[by]], bytes_text(shown$bytes),
+                        sprintf("%.1f%%", 100 * shown$share),
+                        stringsAsFactors = FALSE)
+    names(table) <- c(by, "bytes", "share")
+    if (by == "variable") {
+      table <- table[, c("variable", "bytes", "share")]
+    }
+    part <- function(bytes, what) {
+      sprintf("%s (%.1f%%) %s", bytes_text(bytes), 100 * bytes / total, what)
+    }
+    to_layers <- attr(x, "to_layers")
+    c(head,
+      sprintf("Of %s: %s,", bytes_text(total), part(attributed,
+                                                      paste("to a", by))),
+      paste0("  ", if (by == "variable") {
+        paste0(part(to_layers - attributed, "to a layer only"), ", ")
+      }, part(total - max(attributed, to_layers), "unattributed")),
+      if (nrow(table)) format_table(table, right = c("bytes", "share")),
+      if (nrow(x) > n) {
+        sprintf("  ... %s not shown", count_text(nrow(x) - n, by))
+      })
+  })
 }
 
 #' @export
@@ -111,7 +117,7 @@ print.kerasmesh_cost_traffic <- function(x, ...) {
 
 #' @export
 as.data.frame.kerasmesh_cost_traffic <- function(x, ...) {
-  for (a in c("total", "attributed", "to_layers", "by")) {
+  for (a in c("total", "attributed", "to_layers", "by", "kerasmesh_fields")) {
     attr(x, a) <- NULL
   }
   class(x) <- "data.frame"

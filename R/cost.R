@@ -211,7 +211,7 @@ new_layout_cost <- function(desc, topology = NULL) {
   summary <- desc$plan
   summary$unmatched <- as.character(unlist(summary$unmatched))
   summary$dtypes <- as.character(unlist(summary$dtypes))
-  structure(
+  stamp_fields(structure(
     list(
       memory = num(desc$memory),
       xla = num(desc$xla),
@@ -251,12 +251,12 @@ new_layout_cost <- function(desc, topology = NULL) {
       recompute_flops = as.numeric(desc$recompute_flops %||% 0)
     ),
     class = "kerasmesh_layout_cost"
-  )
+  ))
 }
 
 # A cost as new_layout_cost() makes it: one edited by hand
 # (`cost$memory <- NULL`) is refused where it prints, naming the field.
-check_cost_object <- function(x, call = rlang::caller_env()) {
+check_cost_object <- function(x, prefix = "x", call = rlang::caller_env()) {
   named <- list(
     memory = c("weights", "optimizer", "inputs", "activations", "outputs",
                "total"),
@@ -277,7 +277,10 @@ check_cost_object <- function(x, call = rlang::caller_env()) {
       length(x$compile_seconds) == 1,
     topology = is.null(x$topology) ||
       inherits(x$topology, "kerasmesh_device_topology"),
-    time = cost_time_ok(x$time)
+    time = cost_time_ok(x$time),
+    attribution = is.null(x$attribution) ||
+      (is.data.frame(x$attribution$variables) &&
+         is.data.frame(x$attribution$layers))
   )
   named_bytes <- function(field) {
     paste("bytes named", paste(named[[field]], collapse = ", "))
@@ -285,7 +288,8 @@ check_cost_object <- function(x, call = rlang::caller_env()) {
   check_fields(
     x, ok, c(memory = named_bytes("memory"), xla = named_bytes("xla"),
              default = "what {.fn layout_cost} returns"),
-    way_out = "Cost the layout again with {.fn layout_cost}.", call = call
+    way_out = "Cost the layout again with {.fn layout_cost}.",
+    prefix = prefix, call = call
   )
   check_topology(x$topology, call = call)
   invisible(x)

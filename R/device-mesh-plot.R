@@ -26,8 +26,11 @@
 plot.kerasmesh_device_mesh <- function(x, ..., main = NULL) {
   check_dots_none()
   check_title(main)
-  draw_mesh(x, main = main %||% "Device mesh")
-  invisible(x)
+  check_unedited(x)
+  with_edits_named(x, {
+    draw_mesh(x, main = main %||% "Device mesh")
+    invisible(x)
+  })
 }
 
 draw_mesh <- function(mesh, main) {

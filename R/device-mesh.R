@@ -80,7 +80,10 @@ mesh_devices <- function(mesh, ...) {
 #' @export
 format.kerasmesh_device_mesh <- function(x, ...) {
   check_dots_none()
-  c(mesh_header(x), format_device_grid(.subset2(x, "devices")))
+  check_unedited(x)
+  with_edits_named(x, {
+    c(mesh_header(x), format_device_grid(.subset2(x, "devices")))
+  })
 }
 
 #' @export
@@ -93,7 +96,7 @@ print.kerasmesh_device_mesh <- function(x, ...) {
 as_device_mesh <- function(x, arg = rlang::caller_arg(x),
                            call = rlang::caller_env()) {
   if (inherits(x, "kerasmesh_device_mesh")) {
-    return(x)
+    return(check_unedited(x, prefix = arg, call = call))
   }
   # One trip: the shim describes a Keras DeviceMesh and answers NULL for
   # any other Python object.
@@ -112,7 +115,7 @@ as_device_mesh <- function(x, arg = rlang::caller_arg(x),
 new_device_mesh <- function(desc) {
   axis_names <- as.character(unlist(desc$axis_names))
   shape <- stats::setNames(as.integer(unlist(desc$shape)), axis_names)
-  structure(
+  stamp_fields(structure(
     list(
       py = desc$mesh,
       shape = shape,
@@ -120,7 +123,7 @@ new_device_mesh <- function(desc) {
       device_type = desc$device_type
     ),
     class = c("kerasmesh_device_mesh", "kerasmesh_object")
-  )
+  ))
 }
 
 # Python lists devices in row-major order; R arrays fill column-major.
@@ -176,7 +179,17 @@ check_devices <- function(devices, call = rlang::caller_env()) {
   if (is.numeric(devices) && length(devices) == 1) {
     return(devices)
   }
-  if (!is.character(devices) || anyNA(devices) || length(devices) == 0) {
+  if (is.character(devices) && anyNA(devices)) {
+    at <- which(is.na(devices))
+    kerasmesh_abort(
+      c("{.arg devices} must be device names or a single count.",
+        x = paste0(if (length(at) == 1) "Element " else "Elements ",
+                   cli::format_inline("{at}"),
+                   if (length(at) == 1) " is NA." else " are NA.")),
+      kind = kinds$devices, call = call
+    )
+  }
+  if (!is.character(devices) || length(devices) == 0) {
     stop_input_type(devices, "device names or a single count",
                     show_value = FALSE, kind = kinds$devices, call = call)
   }

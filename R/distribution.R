@@ -201,27 +201,30 @@ local_distribution <- function(x, .local_envir = parent.frame(), ...) {
 #' @export
 format.kerasmesh_distribution <- function(x, ...) {
   check_dots_none()
-  title <- switch(.subset2(x, "type"),
-    data_parallel = "data parallel",
-    model_parallel = "model parallel",
-    .subset2(x, "class")
-  )
-  mesh <- .subset2(x, "mesh")
-  out <- c(
-    sprintf("<kerasmesh_distribution> %s", title),
-    sprintf("Mesh: %s", mesh_summary(mesh)),
-    sprintf("Batch split along: %s (%s)", .subset2(x, "batch_dim_name"),
-            ways_text(mesh_shape(mesh)[[.subset2(x, "batch_dim_name")]]))
-  )
-  if (!.subset2(x, "auto_shard_dataset")) {
-    out <- c(out, "Datasets: fed per process (auto_shard_dataset = FALSE)")
-  }
-  lm <- .subset2(x, "layout_map")
-  if (!is.null(lm)) {
-    out <- c(out, if (length(lm)) "Rules:" else "Rules: none",
-             utils::tail(format(lm), -1))
-  }
-  out
+  check_unedited(x)
+  with_edits_named(x, {
+    title <- switch(.subset2(x, "type"),
+      data_parallel = "data parallel",
+      model_parallel = "model parallel",
+      .subset2(x, "class")
+    )
+    mesh <- .subset2(x, "mesh")
+    out <- c(
+      sprintf("<kerasmesh_distribution> %s", title),
+      sprintf("Mesh: %s", mesh_summary(mesh)),
+      sprintf("Batch split along: %s (%s)", .subset2(x, "batch_dim_name"),
+              ways_text(mesh_shape(mesh)[[.subset2(x, "batch_dim_name")]]))
+    )
+    if (!.subset2(x, "auto_shard_dataset")) {
+      out <- c(out, "Datasets: fed per process (auto_shard_dataset = FALSE)")
+    }
+    lm <- .subset2(x, "layout_map")
+    if (!is.null(lm)) {
+      out <- c(out, if (length(lm)) "Rules:" else "Rules: none",
+               utils::tail(format(lm), -1))
+    }
+    out
+  })
 }
 
 #' @export
@@ -231,7 +234,7 @@ print.kerasmesh_distribution <- function(x, ...) {
 }
 
 new_distribution <- function(desc) {
-  structure(
+  stamp_fields(structure(
     list(
       py = desc$distribution,
       type = desc$type,
@@ -245,7 +248,7 @@ new_distribution <- function(desc) {
     ),
     class = c(paste0("kerasmesh_", desc$type), "kerasmesh_distribution",
               "kerasmesh_object")
-  )
+  ))
 }
 
 # Sets the Keras distribution to `x` (a kerasmesh or Keras distribution,
@@ -289,18 +292,20 @@ check_distribution <- function(x, allow_null = TRUE, check_python = TRUE,
     return(NULL)
   }
   if (inherits(x, "kerasmesh_distribution")) {
+    check_unedited(x, prefix = arg, call = call)
     return(.subset2(x, "py"))
   }
   if (inherits(x, "python.builtin.object") &&
         (!check_python || object_type(x) == "distribution")) {
     return(x)
   }
-  abort_wrong_distribution(x, arg, call)
+  abort_wrong_distribution(x, arg, call, allow_null = allow_null)
 }
 
-abort_wrong_distribution <- function(x, arg, call) {
+abort_wrong_distribution <- function(x, arg, call, allow_null = TRUE) {
   stop_input_type(
-    x, "a distribution or `NULL`", show_value = FALSE,
+    x, if (allow_null) "a distribution or `NULL`" else "a distribution",
+    show_value = FALSE,
     way_out = "Create one with {.fn data_parallel} or {.fn model_parallel}.",
     kind = kinds$distribution, arg = arg, call = call
   )

@@ -128,6 +128,28 @@ layout_map <- function(..., mesh) {
                            key = key, axes = axes))
 }
 
+# `$<-` and `names<-` would change the R object alone, not the Keras map
+# it stands for: refused, with the way that does change it.
+#' @export
+`$<-.kerasmesh_layout_map` <- function(x, name, value) { # nolint
+  kerasmesh_abort(
+    c("A layout map's rules are set with {.code [[<-}, not {.code $<-}.",
+      x = "Received {.code $<-} of {.val {name}}.",
+      i = "Write {.code lm[[\"{name}\"]] <- value}."),
+    kind = kinds$layout_key
+  )
+}
+
+#' @export
+`names<-.kerasmesh_layout_map` <- function(x, value) {
+  kerasmesh_abort(
+    c("A layout map's keys can't be renamed with {.code names<-}.",
+      i = "Remove a rule ({.code lm[[\"old\"]] <- NULL}) and add it under its
+           new key."),
+    kind = kinds$layout_key
+  )
+}
+
 #' @export
 `[<-.kerasmesh_layout_map` <- function(x, i, value) {
   local_python_value_in_call(value)
@@ -198,20 +220,27 @@ as.list.kerasmesh_layout_map <- function(x, ...) {
 #' @export
 format.kerasmesh_layout_map <- function(x, ...) {
   check_dots_none()
-  rules <- .subset2(x, "rules")
-  n <- length(rules)
-  header <- sprintf(
-    "<kerasmesh_layout_map> %s on a %s", count_text(n, "rule"),
-    mesh_summary(.subset2(x, "mesh"))
-  )
-  if (n == 0) {
-    return(header)
-  }
-  table <- data.frame(
-    key = names(rules), axes = vapply(rules, format_axes, character(1)),
-    stringsAsFactors = FALSE
-  )
-  c(header, format_table(table))
+  check_unedited(x)
+  with_edits_named(x, {
+    rules <- .subset2(x, "rules")
+    n <- length(rules)
+    header <- sprintf(
+      "<kerasmesh_layout_map> %s on a %s", count_text(n, "rule"),
+      mesh_summary(.subset2(x, "mesh"))
+    )
+    if (n == 0) {
+      return(header)
+    }
+    # A key with a line break or tab prints escaped, as R writes it.
+    keys <- names(rules)
+    control <- grepl("[[:cntrl:]]", keys)
+    keys[control] <- encodeString(keys[control], quote = '"')
+    table <- data.frame(
+      key = keys, axes = vapply(rules, format_axes, character(1)),
+      stringsAsFactors = FALSE
+    )
+    c(header, format_table(table))
+  })
 }
 
 #' @export
@@ -252,14 +281,14 @@ is_device_mesh <- function(x) {
 new_layout_map <- function(desc) {
   rules <- lapply(desc$axes, axes_from_python)
   names(rules) <- as.character(unlist(desc$keys))
-  structure(
+  stamp_fields(structure(
     list(
       py = desc$layout_map,
       mesh = new_device_mesh(desc$mesh),
       rules = rules
     ),
     class = c("kerasmesh_layout_map", "kerasmesh_object")
-  )
+  ))
 }
 
 #' Use a Keras layout map as a kerasmesh one
@@ -287,7 +316,7 @@ new_layout_map <- function(desc) {
 as_layout_map <- function(x, arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
   if (inherits(x, "kerasmesh_layout_map")) {
-    return(x)
+    return(check_unedited(x, prefix = arg, call = call))
   }
   if (inherits(x, "kerasmesh_layout_search")) {
     check_search_object(x, prefix = arg, call = call)

@@ -8,28 +8,30 @@ format.kerasmesh_layout_plan <- function(x, ..., n = 20,
   check_plan_object(x)
   n <- check_whole(n, min = 0)
   width <- check_whole(width)
-  summary <- attr(x, "summary")
-  rows <- nrow(x)
-  header <- sprintf("<kerasmesh_layout_plan> %s on a %s",
-                    count_text(rows, "variable"),
-                    mesh_summary(attr(x, "mesh")))
-  out <- header
-  prefix <- path_prefix(x$path)
-  if (nzchar(prefix)) {
-    out <- c(out, sprintf('Paths below "%s":', prefix))
-  }
-  if (rows > 0) {
-    if (n > 0) {
-      shown <- x[seq_len(min(rows, n)), , drop = FALSE]
-      out <- c(out, format_plan_table(shown, attr(x, "problems"), width,
-                                      prefix))
+  with_edits_named(x, {
+    summary <- attr(x, "summary")
+    rows <- nrow(x)
+    header <- sprintf("<kerasmesh_layout_plan> %s on a %s",
+                      count_text(rows, "variable"),
+                      mesh_summary(attr(x, "mesh")))
+    out <- header
+    prefix <- path_prefix(x$path)
+    if (nzchar(prefix)) {
+      out <- c(out, sprintf('Paths below "%s":', prefix))
     }
-    if (rows > n) {
-      out <- c(out, paste("  ... and", count_text(rows - n, "more variable")))
+    if (rows > 0) {
+      if (n > 0) {
+        shown <- x[seq_len(min(rows, n)), , drop = FALSE]
+        out <- c(out, format_plan_table(shown, attr(x, "problems"), width,
+                                        prefix))
+      }
+      if (rows > n) {
+        out <- c(out, paste("  ... and", count_text(rows - n, "more variable")))
+      }
     }
-  }
-  c(out, format_plan_totals(summary), format_plan_outputs(x, width),
-    format_plan_problems(x, width))
+    c(out, format_plan_totals(summary), format_plan_outputs(x, width),
+      format_plan_problems(x, width))
+  })
 }
 
 #' @export

@@ -61,31 +61,33 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
                                        limit = deprecated(),
                                        max_groups = deprecated()) {
   check_dots_none()
-  check_plan_object(x)
-  check_title(main)
   memory_arg <- typed_name("memory", "limit")
   memory <- renamed_arg("memory", "limit")
   n_arg <- typed_name("n", "max_groups")
   n <- renamed_arg("n", "max_groups")
-  if (!is.null(path)) {
-    plot(sharding_picture(x, path = path), main = main)
-    return(invisible(x))
-  }
-  by <- renamed_value(by, "kind", "part", arg = "by")
-  by <- check_choice(by, c("layer", "rule", "variable", "part"))
-  what <- check_choice(what, c("total", "weights"))
-  memory <- check_bytes(memory, arg = memory_arg)
-  n <- check_whole(n, arg = n_arg)
-  summary <- attr(x, "summary")
-  parts <- plan_memory_parts(x, by, what, n)
-  parts <- lump_groups(parts, n)
-  if (nrow(parts) == 0) {
-    # A model without variables (only Flatten, say): one empty segment.
-    parts <- data.frame(group = "no variables", device = 0, replicated = 0)
-  }
-  main <- main %||% sprintf("Memory per device: model \"%s\"", summary$model)
-  draw_memory_bars(parts, summary, attr(x, "mesh"), what, memory, main)
-  invisible(x)
+  check_plan_object(x)
+  check_title(main)
+  with_edits_named(x, {
+    if (!is.null(path)) {
+      plot(sharding_picture(x, path = path), main = main)
+      return(invisible(x))
+    }
+    by <- renamed_value(by, "kind", "part", arg = "by")
+    by <- check_choice(by, c("layer", "rule", "variable", "part"))
+    what <- check_choice(what, c("total", "weights"))
+    memory <- check_bytes(memory, arg = memory_arg)
+    n <- check_whole(n, arg = n_arg)
+    summary <- attr(x, "summary")
+    parts <- plan_memory_parts(x, by, what, n)
+    parts <- lump_groups(parts, n)
+    if (nrow(parts) == 0) {
+      # A model without variables (only Flatten, say): one empty segment.
+      parts <- data.frame(group = "no variables", device = 0, replicated = 0)
+    }
+    main <- main %||% sprintf("Memory per device: model \"%s\"", summary$model)
+    draw_memory_bars(parts, summary, attr(x, "mesh"), what, memory, main)
+    invisible(x)
+  })
 }
 
 # What a plan's picture shows, and with `memory` whether the plan and the

@@ -72,55 +72,59 @@ format_plan_outputs <- function(x, width = cli::console_width()) {
 summary.kerasmesh_layout_plan <- function(object, ...) {
   check_dots_none()
   check_plan_object(object, prefix = "object")
-  s <- attr(object, "summary")
-  problems <- attr(object, "problems")
-  structure(
-    c(s, list(
-      mesh = attr(object, "mesh"),
-      rules = attr(object, "rules"),
-      by_rule = plan_rule_totals(object),
-      outputs = attr(object, "outputs"),
-      errors = sum(problems$severity == "error"),
-      warnings = sum(problems$severity == "warning")
-    )),
-    class = "kerasmesh_layout_plan_summary"
-  )
+  with_edits_named(object, {
+    s <- attr(object, "summary")
+    problems <- attr(object, "problems")
+    stamp_fields(structure(
+      c(s, list(
+        mesh = attr(object, "mesh"),
+        rules = attr(object, "rules"),
+        by_rule = plan_rule_totals(object),
+        outputs = attr(object, "outputs"),
+        errors = sum(problems$severity == "error"),
+        warnings = sum(problems$severity == "warning")
+      )),
+      class = "kerasmesh_layout_plan_summary"
+    ))
+  }, prefix = "object")
 }
 
 #' @export
 format.kerasmesh_layout_plan_summary <- function(x, ...) {
   check_dots_none()
-  rules <- x$rules
-  unmatched <- x$unmatched
-  c(
-    sprintf("<kerasmesh_layout_plan_summary> model \"%s\"", x$model),
-    sprintf("Mesh:        %s", mesh_summary(x$mesh)),
-    sprintf("Variables:   %s (%s trainable), %s",
-            format_whole(x$variables), format_whole(x$trainable),
-            count_text(nrow(rules), "rule")),
-    sprintf("Parameters:  %s (%s%s)", format_whole(x$parameters),
-            bytes_text(x$bytes),
-            if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
-    "Memory:",
-    format_plan_memory(x),
-    if (is.null(x$optimizer)) {
-      "  No optimizer given: pass `optimizer` to count its slots."
-    },
-    sprintf("Batch:       %s", format_plan_batch(x)),
-    sprintf("Unmatched:   %s", if (length(unmatched)) {
-      paste0('"', unmatched, '"', collapse = ", ")
-    } else {
-      "none"
-    }),
-    sprintf("Problems:    %s, %s", count_text(x$errors, "error"),
-            count_text(x$warnings, "warning")),
-    format_rule_totals(x$by_rule),
-    if (!is.null(x$outputs) && nrow(x$outputs) > 0) {
-      sprintf("Output rules: %s", paste0(
-        '"', x$outputs$key, '" (', x$outputs$layers, " layers)",
-        collapse = ", "))
-    }
-  )
+  with_edits_named(x, {
+    rules <- x$rules
+    unmatched <- x$unmatched
+    c(
+      sprintf("<kerasmesh_layout_plan_summary> model \"%s\"", x$model),
+      sprintf("Mesh:        %s", mesh_summary(x$mesh)),
+      sprintf("Variables:   %s (%s trainable), %s",
+              format_whole(x$variables), format_whole(x$trainable),
+              count_text(nrow(rules), "rule")),
+      sprintf("Parameters:  %s (%s%s)", format_whole(x$parameters),
+              bytes_text(x$bytes),
+              if (length(x$dtypes)) paste0(" in ", toString(x$dtypes)) else ""),
+      "Memory:",
+      format_plan_memory(x),
+      if (is.null(x$optimizer)) {
+        "  No optimizer given: pass `optimizer` to count its slots."
+      },
+      sprintf("Batch:       %s", format_plan_batch(x)),
+      sprintf("Unmatched:   %s", if (length(unmatched)) {
+        paste0('"', unmatched, '"', collapse = ", ")
+      } else {
+        "none"
+      }),
+      sprintf("Problems:    %s, %s", count_text(x$errors, "error"),
+              count_text(x$warnings, "warning")),
+      format_rule_totals(x$by_rule),
+      if (!is.null(x$outputs) && nrow(x$outputs) > 0) {
+        sprintf("Output rules: %s", paste0(
+          '"', x$outputs$key, '" (', x$outputs$layers, " layers)",
+          collapse = ", "))
+      }
+    )
+  })
 }
 
 #' @export

@@ -232,7 +232,7 @@ check_layout <- function(model, distribution, ..., layout = deprecated()) {
 #' @export
 as.data.frame.kerasmesh_layout_plan <- function(x, ...) {
   for (a in c("summary", "problems", "groups", "outputs", "rules",
-              "mesh")) {
+              "mesh", "kerasmesh_fields")) {
     attr(x, a) <- NULL
   }
   class(x) <- "data.frame"
@@ -332,16 +332,17 @@ new_layout_plan <- function(desc) {
   attr(df, "rules") <- rules
   attr(df, "mesh") <- new_device_mesh(desc$mesh)
   class(df) <- c("kerasmesh_layout_plan", "data.frame")
-  df
+  stamp_fields(df)
 }
 
 # A plan as new_layout_plan() makes it: one edited by hand (a column
 # removed, an attribute dropped) is refused where it prints, plots, is
 # summarised, checked or pictured, naming what is missing.
 check_plan_object <- function(x, prefix = "x", call = rlang::caller_env()) {
-  columns <- list(path = is.character, shape = is.list, dtype = is.character,
+  dims <- function(v) is.list(v) && all(vapply(v, is.numeric, TRUE))
+  columns <- list(path = is.character, shape = dims, dtype = is.character,
                   trainable = is.logical, rule = is.character,
-                  axes = is.list, shard_shape = is.list, copies = is.numeric,
+                  axes = is.list, shard_shape = dims, copies = is.numeric,
                   bytes = is.numeric, device_bytes = is.numeric,
                   problem = is.character)
   attribute <- function(name) attr(x, name, exact = TRUE)

@@ -24,22 +24,24 @@ search_code <- function(rules) {
 format.kerasmesh_layout_search <- function(x, ...) {
   check_dots_none()
   check_search_object(x)
-  c(
-    format_search_header(x),
-    "",
-    format_search_config(x),
-    "",
-    format_search_figures(x),
-    format_search_why(x),
-    if (!is.null(x$memory)) format_search_memory(x$memory),
-    if (!is.null(x$time)) {
-      c("", format_cost_time(x$time, x$topology, x$cost$compiled_for))
-    },
-    if (!is.null(x$cost)) format_compile_notes(x$cost),
-    format_top_traffic(x$cost),
-    "",
-    search_reproduce_code(x)
-  )
+  with_edits_named(x, {
+    c(
+      format_search_header(x),
+      "",
+      format_search_config(x),
+      "",
+      format_search_figures(x),
+      format_search_why(x),
+      if (!is.null(x$memory)) format_search_memory(x$memory),
+      if (!is.null(x$time)) {
+        c("", format_cost_time(x$time, x$topology, x$cost$compiled_for))
+      },
+      if (!is.null(x$cost)) format_compile_notes(x$cost),
+      format_top_traffic(x$cost),
+      "",
+      search_reproduce_code(x)
+    )
+  })
 }
 
 # What was searched, how long it took, and whether the answer is partial.
@@ -231,23 +233,25 @@ print.kerasmesh_layout_search <- function(x, ...) {
 summary.kerasmesh_layout_search <- function(object, ...) {
   check_dots_none()
   check_search_object(object, prefix = "object")
-  rows <- lapply(object$classes, function(cl) {
-    alt <- cl$alternatives
-    best <- if (length(alt)) {
-      which.min(vapply(alt, function(a) a$traffic, 1))
-    }
-    data.frame(
-      class = cl$template, variables = as.integer(cl$count),
-      axes = format_axes(axes_from_python(cl$axes)),
-      fixed = isTRUE(cl$fixed), alternatives = length(alt),
-      best_alternative = if (is.null(best)) NA_character_ else
-        format_axes(axes_from_python(alt[[best]]$axes)),
-      alternative_memory = if (is.null(best)) NA_real_ else
-        alt[[best]]$memory,
-      alternative_traffic = if (is.null(best)) NA_real_ else
-        alt[[best]]$traffic,
-      stringsAsFactors = FALSE
-    )
-  })
-  do.call(rbind, rows)
+  with_edits_named(object, {
+    rows <- lapply(object$classes, function(cl) {
+      alt <- cl$alternatives
+      best <- if (length(alt)) {
+        which.min(vapply(alt, function(a) a$traffic, 1))
+      }
+      data.frame(
+        class = cl$template, variables = as.integer(cl$count),
+        axes = format_axes(axes_from_python(cl$axes)),
+        fixed = isTRUE(cl$fixed), alternatives = length(alt),
+        best_alternative = if (is.null(best)) NA_character_ else
+          format_axes(axes_from_python(alt[[best]]$axes)),
+        alternative_memory = if (is.null(best)) NA_real_ else
+          alt[[best]]$memory,
+        alternative_traffic = if (is.null(best)) NA_real_ else
+          alt[[best]]$traffic,
+        stringsAsFactors = FALSE
+      )
+    })
+    do.call(rbind, rows)
+  }, prefix = "object")
 }

@@ -10,49 +10,51 @@ plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
   check_dots_none()
   check_title(main)
   check_search_object(x)
-  gb <- 1e9
-  points <- search_points(x)
-  budget <- x$budget
-  if (!is.null(budget) && !is.finite(budget)) budget <- NULL
-  xs <- search_scale(c(x$candidates$memory, points$memory, budget) / gb)
-  ys <- search_scale(c(x$candidates$traffic, points$traffic) / gb)
-  plot_page(
-    main %||% "Configurations predicted",
-    sprintf("%s (%s); budget %s per device",
-            count_text(nrow(x$candidates), "configuration"), x$method,
-            if (is.null(budget)) "none" else bytes_text(budget))
-  )
-  grid::pushViewport(grid::plotViewport(c(3.5, 4, 0.5, 0.5)))
-  grid::pushViewport(grid::viewport(xscale = xs, yscale = ys))
-  grid::grid.rect(gp = grid::gpar(col = "grey70"))
-  grid::grid.xaxis(gp = grid::gpar(fontsize = 8))
-  grid::grid.yaxis(gp = grid::gpar(fontsize = 8))
-  grid::grid.text("memory per device (GB)", y = grid::unit(-2.5, "lines"),
-                  gp = grid::gpar(fontsize = 9))
-  grid::grid.text("traffic per device per global batch (GB)", rot = 90,
-                  x = grid::unit(-3, "lines"), gp = grid::gpar(fontsize = 9))
-  if (!is.null(budget)) {
-    grid::grid.lines(grid::unit(rep(budget / gb, 2), "native"),
-                     grid::unit(c(0, 1), "npc"),
-                     gp = grid::gpar(lty = 2, col = "grey30"))
-    grid::grid.text("budget ", grid::unit(budget / gb, "native"),
-                    grid::unit(1, "npc") - grid::unit(0.6, "lines"),
-                    just = "right", gp = grid::gpar(fontsize = 8,
-                                                    col = "grey30"))
-  }
-  grid::grid.points(x$candidates$memory / gb, x$candidates$traffic / gb,
-                    pch = 1, size = grid::unit(0.5, "char"),
-                    gp = grid::gpar(col = "grey45"))
-  points <- search_labels(points)
-  grid::grid.points(points$memory / gb, points$traffic / gb, pch = 19,
-                    size = grid::unit(0.7, "char"),
-                    gp = grid::gpar(col = points$col))
-  grid::grid.text(points$label, grid::unit(points$memory / gb, "native"),
-                  grid::unit(points$traffic / gb, "native") +
-                    grid::unit(0.8, "lines"),
-                  gp = grid::gpar(fontsize = 8, col = points$col))
-  grid::popViewport(3)
-  invisible(x)
+  with_edits_named(x, {
+    gb <- 1e9
+    points <- search_points(x)
+    budget <- x$budget
+    if (!is.null(budget) && !is.finite(budget)) budget <- NULL
+    xs <- search_scale(c(x$candidates$memory, points$memory, budget) / gb)
+    ys <- search_scale(c(x$candidates$traffic, points$traffic) / gb)
+    plot_page(
+      main %||% "Configurations predicted",
+      sprintf("%s (%s); budget %s per device",
+              count_text(nrow(x$candidates), "configuration"), x$method,
+              if (is.null(budget)) "none" else bytes_text(budget))
+    )
+    grid::pushViewport(grid::plotViewport(c(3.5, 4, 0.5, 0.5)))
+    grid::pushViewport(grid::viewport(xscale = xs, yscale = ys))
+    grid::grid.rect(gp = grid::gpar(col = "grey70"))
+    grid::grid.xaxis(gp = grid::gpar(fontsize = 8))
+    grid::grid.yaxis(gp = grid::gpar(fontsize = 8))
+    grid::grid.text("memory per device (GB)", y = grid::unit(-2.5, "lines"),
+                    gp = grid::gpar(fontsize = 9))
+    grid::grid.text("traffic per device per global batch (GB)", rot = 90,
+                    x = grid::unit(-3, "lines"), gp = grid::gpar(fontsize = 9))
+    if (!is.null(budget)) {
+      grid::grid.lines(grid::unit(rep(budget / gb, 2), "native"),
+                       grid::unit(c(0, 1), "npc"),
+                       gp = grid::gpar(lty = 2, col = "grey30"))
+      grid::grid.text("budget ", grid::unit(budget / gb, "native"),
+                      grid::unit(1, "npc") - grid::unit(0.6, "lines"),
+                      just = "right", gp = grid::gpar(fontsize = 8,
+                                                      col = "grey30"))
+    }
+    grid::grid.points(x$candidates$memory / gb, x$candidates$traffic / gb,
+                      pch = 1, size = grid::unit(0.5, "char"),
+                      gp = grid::gpar(col = "grey45"))
+    points <- search_labels(points)
+    grid::grid.points(points$memory / gb, points$traffic / gb, pch = 19,
+                      size = grid::unit(0.7, "char"),
+                      gp = grid::gpar(col = points$col))
+    grid::grid.text(points$label, grid::unit(points$memory / gb, "native"),
+                    grid::unit(points$traffic / gb, "native") +
+                      grid::unit(0.8, "lines"),
+                    gp = grid::gpar(fontsize = 8, col = points$col))
+    grid::popViewport(3)
+    invisible(x)
+  })
 }
 
 # An axis's range for these values, as dataViewport() pads it: the finite

@@ -15,10 +15,11 @@ new_layout_search <- function(desc, topology = NULL, call = list()) {
   desc$unprofiled <- search_unprofiled(desc$unprofiled)
   if (!is.null(desc$cost)) desc$cost <- new_layout_cost(desc$cost, topology)
   desc$mesh <- NULL
+  desc$layout_map <- NULL
   desc$remat <- as_remat(desc$remat)
   desc$accumulation_steps <- as.integer(desc$accumulation_steps %||% 1L)
   desc$micro_batch_size <- as.integer(desc$micro_batch_size %||% NA)
-  structure(
+  stamp_fields(structure(
     c(list(layout_map = lm, mesh = mesh,
            distribution = model_parallel(lm, batch_dim_name =
                                            desc$batch_dim_name %||% NULL),
@@ -26,7 +27,7 @@ new_layout_search <- function(desc, topology = NULL, call = list()) {
            topology = topology, call = call),
       desc),
     class = "kerasmesh_layout_search"
-  )
+  ))
 }
 
 # A search as new_layout_search() makes it: one edited by hand

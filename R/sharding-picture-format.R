@@ -7,15 +7,17 @@
 format.kerasmesh_sharding_picture <- function(x, ...,
                                               width = cli::console_width()) {
   check_dots_none()
-  width <- max(check_whole(width), 40)
-  layout <- picture_layout(x)
-  out <- c(picture_header(x, width), picture_roles(x))
-  for (panel in layout$panels) {
-    out <- c(out, "", if (!is.null(panel$label)) c(panel$label, ""),
-             format_shard_grid(panel$cells, x$devices, panel$row_labels,
-                               panel$col_labels, width))
-  }
-  out
+  with_edits_named(x, {
+    width <- max(check_whole(width), 40)
+    layout <- picture_layout(x)
+    out <- c(picture_header(x, width), picture_roles(x))
+    for (panel in layout$panels) {
+      out <- c(out, "", if (!is.null(panel$label)) c(panel$label, ""),
+               format_shard_grid(panel$cells, x$devices, panel$row_labels,
+                                 panel$col_labels, width))
+    }
+    out
+  })
 }
 
 #' @export

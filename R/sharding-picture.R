@@ -161,7 +161,7 @@ new_sharding_picture <- function(desc) {
     matrix(as.numeric(unlist(rows)), nrow = length(rows), ncol = rank,
            byrow = TRUE)
   }
-  structure(
+  stamp_fields(structure(
     list(
       path = desc$path %||% NA_character_,
       source = desc$source,
@@ -178,7 +178,7 @@ new_sharding_picture <- function(desc) {
       mesh = if (!is.null(desc$mesh)) new_device_mesh(desc$mesh)
     ),
     class = "kerasmesh_sharding_picture"
-  )
+  ))
 }
 
 # The row of a report or plan that `path` names: exactly, or as the one

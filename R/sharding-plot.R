@@ -6,8 +6,10 @@
 plot.kerasmesh_sharding_picture <- function(x, ..., main = NULL) {
   check_dots_none()
   check_title(main)
-  draw_sharding_picture(x, main = main)
-  invisible(x)
+  with_edits_named(x, {
+    draw_sharding_picture(x, main = main)
+    invisible(x)
+  })
 }
 
 #' @rdname sharding_picture
@@ -15,8 +17,10 @@ plot.kerasmesh_sharding_picture <- function(x, ..., main = NULL) {
 plot.kerasmesh_sharding <- function(x, path = NULL, ...,
                                     mesh = attr(x, "mesh")) {
   check_dots_none()
-  plot(sharding_picture(x, path = path, mesh = mesh), ...)
-  invisible(x)
+  with_edits_named(x, {
+    plot(sharding_picture(x, path = path, mesh = mesh), ...)
+    invisible(x)
+  })
 }
 
 draw_sharding_picture <- function(x, main = NULL) {

@@ -60,37 +60,39 @@ variable_sharding <- function(model, ...) {
   )
   attr(df, "mesh") <- if (!is.null(mesh)) new_device_mesh(mesh)
   class(df) <- c("kerasmesh_sharding", "data.frame")
-  df
+  stamp_fields(df)
 }
 
 #' @export
 format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
   check_dots_none()
   width <- check_whole(width)
-  x <- as.data.frame(unclass_sharding(x))
-  n <- nrow(x)
-  header <- paste("<kerasmesh_sharding>", count_text(n, "variable"))
-  if (n == 0) {
-    return(header)
-  }
-  cols <- data.frame(
-    shape = vapply(x$shape, format_dims, ""),
-    axes = vapply(x$axes, format_axes_short, ""),
-    shard = vapply(x$shard_shape, format_dims, ""),
-    copies = as.character(x$copies),
-    per_device = bytes_text(x$device_bytes),
-    stringsAsFactors = FALSE
-  )
-  fixed <- sum(pmax(nchar(names(cols)), vapply(cols, function(c) {
-    max(nchar(c))
-  }, 1))) + 2 * ncol(cols) + 2
-  path_width <- max(12, min(max(nchar(x$path)), width - fixed))
-  table <- cbind(path = truncate_left(x$path, path_width), cols)
-  per_device <- attr(x, "per_device")
-  c(header, format_table(table, right = c("copies", "per_device")),
-    if (!is.null(per_device) && nrow(per_device) > 0) {
-      sprintf("Per device: %s", summarize_device_bytes(per_device))
-    })
+  with_edits_named(x, {
+    x <- as.data.frame(unclass_sharding(x))
+    n <- nrow(x)
+    header <- paste("<kerasmesh_sharding>", count_text(n, "variable"))
+    if (n == 0) {
+      return(header)
+    }
+    cols <- data.frame(
+      shape = vapply(x$shape, format_dims, ""),
+      axes = vapply(x$axes, format_axes_short, ""),
+      shard = vapply(x$shard_shape, format_dims, ""),
+      copies = as.character(x$copies),
+      per_device = bytes_text(x$device_bytes),
+      stringsAsFactors = FALSE
+    )
+    fixed <- sum(pmax(nchar(names(cols)), vapply(cols, function(c) {
+      max(nchar(c))
+    }, 1))) + 2 * ncol(cols) + 2
+    path_width <- max(12, min(max(nchar(x$path)), width - fixed))
+    table <- cbind(path = truncate_left(x$path, path_width), cols)
+    per_device <- attr(x, "per_device")
+    c(header, format_table(table, right = c("copies", "per_device")),
+      if (!is.null(per_device) && nrow(per_device) > 0) {
+        sprintf("Per device: %s", summarize_device_bytes(per_device))
+      })
+  })
 }
 
 #' @export

@@ -3,56 +3,58 @@
 #' @export
 format.kerasmesh_device_topology <- function(x, ...) {
   check_dots_none()
-  # Printed from its figures as a cost reads them: one edited by hand
-  # (`topo$nodes <- NA`, `topo$memory <- "40GB"`) is refused or read the
-  # same way, never printed garbled.
-  v <- check_topology(x, call = rlang::current_env())
-  nodes <- count_text(v$nodes, "node")
-  all_reduce <- v$all_reduce_bandwidth %||% NA_real_
-  inter_node <- v$inter_node_bandwidth %||% NA_real_
-  in_node <- format_rate(v$intra_node_bandwidth)
-  if (!is.na(all_reduce) && all_reduce != v$intra_node_bandwidth) {
-    in_node <- sprintf("%s (all-reduce %s)", in_node, format_rate(all_reduce))
-  }
-  links <- data.frame(
-    " " = c("in a node", "between nodes"),
-    "bus bandwidth" = c(in_node, paste(format_rate(inter_node), "a card")),
-    "latency a step" = format_seconds(c(v$intra_node_latency,
-                                        v$inter_node_latency)),
-    link = ifelse(is.na(x$links), "", x$links),
-    check.names = FALSE, stringsAsFactors = FALSE
-  )
-  if (v$nodes == 1 && is.na(inter_node)) {
-    links <- links[1, , drop = FALSE]
-  }
-  named <- links$link != ""
-  kinds <- paste(sprintf("%s %s", links$link[named], links[[1]][named]),
-                 collapse = "; ")
-  links$link <- NULL
-  memory_bandwidth <- v$memory_bandwidth %||% NA_real_
-  memory <- bytes_text(v$memory)
-  if (!is.na(memory_bandwidth)) {
-    memory <- paste(memory, "at", format_rate(memory_bandwidth))
-  }
-  c(
-    sprintf("<kerasmesh_device_topology> %s: %s of %s (%s)",
-            v$name, nodes, format_whole(v$devices_per_node),
-            count_text(v$nodes * v$devices_per_node, "device")),
-    sprintf("Device: %s, memory %s", x$description, memory),
-    strwrap(paste(format_peak_flops(unlist(v$peak_flops)), collapse = ", "),
-            width = 78, initial = "Peak:   ", prefix = strrep(" ", 8)),
-    format_efficiency(c(matmul = v$efficiency,
-                        attention = v$attention_efficiency,
-                        memory = v$memory_efficiency), memory_bandwidth),
-    "Links (NCCL's bus bandwidth):",
-    format_table(links, right = c("bus bandwidth", "latency a step")),
-    if (any(named)) strwrap(kinds, width = 78, initial = "  ", exdent = 2),
-    if (length(x$given)) {
-      strwrap(paste0("Given in place of the preset's: ",
-                     paste(x$given, collapse = ", ")), width = 78,
-              exdent = 2)
+  with_edits_named(x, {
+    # Printed from its figures as a cost reads them: one edited by hand
+    # (`topo$nodes <- NA`, `topo$memory <- "40GB"`) is refused or read the
+    # same way, never printed garbled.
+    v <- check_topology(x, call = rlang::current_env())
+    nodes <- count_text(v$nodes, "node")
+    all_reduce <- v$all_reduce_bandwidth %||% NA_real_
+    inter_node <- v$inter_node_bandwidth %||% NA_real_
+    in_node <- format_rate(v$intra_node_bandwidth)
+    if (!is.na(all_reduce) && all_reduce != v$intra_node_bandwidth) {
+      in_node <- sprintf("%s (all-reduce %s)", in_node, format_rate(all_reduce))
     }
-  )
+    links <- data.frame(
+      " " = c("in a node", "between nodes"),
+      "bus bandwidth" = c(in_node, paste(format_rate(inter_node), "a card")),
+      "latency a step" = format_seconds(c(v$intra_node_latency,
+                                          v$inter_node_latency)),
+      link = ifelse(is.na(x$links), "", x$links),
+      check.names = FALSE, stringsAsFactors = FALSE
+    )
+    if (v$nodes == 1 && is.na(inter_node)) {
+      links <- links[1, , drop = FALSE]
+    }
+    named <- links$link != ""
+    kinds <- paste(sprintf("%s %s", links$link[named], links[[1]][named]),
+                   collapse = "; ")
+    links$link <- NULL
+    memory_bandwidth <- v$memory_bandwidth %||% NA_real_
+    memory <- bytes_text(v$memory)
+    if (!is.na(memory_bandwidth)) {
+      memory <- paste(memory, "at", format_rate(memory_bandwidth))
+    }
+    c(
+      sprintf("<kerasmesh_device_topology> %s: %s of %s (%s)",
+              v$name, nodes, format_whole(v$devices_per_node),
+              count_text(v$nodes * v$devices_per_node, "device")),
+      sprintf("Device: %s, memory %s", x$description, memory),
+      strwrap(paste(format_peak_flops(unlist(v$peak_flops)), collapse = ", "),
+              width = 78, initial = "Peak:   ", prefix = strrep(" ", 8)),
+      format_efficiency(c(matmul = v$efficiency,
+                          attention = v$attention_efficiency,
+                          memory = v$memory_efficiency), memory_bandwidth),
+      "Links (NCCL's bus bandwidth):",
+      format_table(links, right = c("bus bandwidth", "latency a step")),
+      if (any(named)) strwrap(kinds, width = 78, initial = "  ", exdent = 2),
+      if (length(x$given)) {
+        strwrap(paste0("Given in place of the preset's: ",
+                       paste(x$given, collapse = ", ")), width = 78,
+                exdent = 2)
+      }
+    )
+  })
 }
 
 #' @export

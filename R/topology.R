@@ -189,7 +189,7 @@ new_device_topology <- function(f, preset = NULL, given = character()) {
   if (any(c("inter_node_bandwidth", "inter_node_latency") %in% given)) {
     links[["inter"]] <- NA_character_
   }
-  structure(
+  stamp_fields(structure(
     list(
       name = preset %||% "custom", description = f$description,
       nodes = f$nodes, devices_per_node = f$devices_per_node,
@@ -204,5 +204,5 @@ new_device_topology <- function(f, preset = NULL, given = character()) {
       efficiency = f$efficiency, links = links, given = given
     ),
     class = "kerasmesh_device_topology"
-  )
+  ))
 }

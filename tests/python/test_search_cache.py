@@ -92,6 +92,16 @@ def test_a_directory_that_cannot_be_made_turns_the_cache_off(tmp_path):
     assert c.report()["directory"] is None
 
 
+def test_a_file_given_as_the_directory_is_refused_untouched(tmp_path):
+    file = tmp_path / "figures"
+    file.write_text("mine")
+    with pytest.raises(KerasmeshError) as e:
+        Cache(str(file))
+    assert e.value.kind == "argument" and "a file" in str(e.value)
+    assert "`cache`" in str(e.value)
+    assert file.read_text() == "mine"
+
+
 def test_a_directory_that_stops_taking_files_turns_the_cache_off(tmp_path):
     where = tmp_path / "cache"
     c = Cache(str(where))

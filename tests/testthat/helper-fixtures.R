@@ -33,7 +33,7 @@ fixture_cost <- function(name = "cost-model-parallel") {
 # A search_layout() result as it is built, from the saved descriptions of
 # the book's layout map and a model-parallel cost (no Python).
 fixture_search <- function() {
-  structure(
+  kerasmesh:::stamp_fields(structure(
     list(
       layout_map = fixture_layout_map(), mesh = fixture_mesh(),
       candidates = kerasmesh:::search_candidates(list(
@@ -63,7 +63,7 @@ fixture_search <- function() {
                   loss = "mse")
     ),
     class = "kerasmesh_layout_search"
-  )
+  ))
 }
 
 # compare_layouts() of data and model parallelism, as it builds its result.

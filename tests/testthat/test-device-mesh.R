@@ -204,3 +204,8 @@ test_that("device_mesh() sends sizes, names and devices as plain values", {
   expect_identical(sent$args[[3]], list("cpu:1", "cpu:0"))
   expect_null(shim_request("device_mesh", c(2, 4))$args[[2]])
 })
+
+test_that("a device name that is NA is named by its place", {
+  expect_error(kerasmesh:::check_devices(c("cpu:0", NA)), "Element 2 is NA",
+               class = "kerasmesh_error_devices")
+})

@@ -268,3 +268,13 @@ test_that("the distribution constructors send plain values", {
   expect_no_warning(shim_request("data_parallel",
                                  mesh = fixture_mesh("mesh-1d")))
 })
+
+test_that("NULL is offered only where a distribution may be NULL", {
+  lm <- fixture_layout_map()
+  err <- expect_error(kerasmesh:::check_distribution(lm, allow_null = FALSE),
+                      class = "kerasmesh_error_distribution")
+  expect_match(conditionMessage(err), "must be a distribution.",
+               fixed = TRUE)
+  expect_error(kerasmesh:::check_distribution(lm), "or `NULL`",
+               class = "kerasmesh_error_distribution")
+})

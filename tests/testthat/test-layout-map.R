@@ -240,3 +240,11 @@ test_that("axes go to the shim as a list, NA as NULL, whatever their R form", {
   expect_identical(to_shim(list(c("data", "model"), NA)),
                    list(list("data", "model"), NULL))
 })
+
+test_that("a key with a line break prints escaped, on one row", {
+  desc <- fixture("layout-map-book")
+  desc$keys[[1]] <- "x\ny"
+  lines <- format(kerasmesh:::new_layout_map(desc))
+  expect_true(any(grepl('"x\\ny"', lines, fixed = TRUE)))
+  expect_length(lines, 4)
+})

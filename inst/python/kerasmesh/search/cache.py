@@ -53,6 +53,13 @@ class Cache:
         self.note: str | None = None
         if directory is None:
             return
+        if os.path.exists(directory) and not os.path.isdir(directory):
+            raise KerasmeshError(
+                kinds.ARGUMENT,
+                "`cache` must be `TRUE`, `FALSE` or a directory.",
+                x=f'Received "{directory}", a file.',
+                i="Give a directory, or `TRUE` for the search's own "
+                  "(`search_cache_dir()`).")
         try:
             os.makedirs(directory, exist_ok=True)
             probe = tempfile.NamedTemporaryFile(dir=directory, delete=True)

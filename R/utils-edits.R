@@ -1,0 +1,132 @@
+# Objects edited by hand. Every object kerasmesh returns carries a
+# fingerprint of its fields (list elements or data frame columns, and
+# attributes), taken when it was made. Where it is printed, plotted or
+# summarised, an R error or warning that an edited object raises becomes
+# a classed error naming the first field changed since (the error it
+# raised as its parent); objects that stand for a Python object (meshes,
+# layout maps, distributions) are refused as soon as any field differs,
+# since Python would go on using the object as it was made.
+
+# The function that makes each object, for the way out of the error.
+object_makers <- c(
+  kerasmesh_checkpoint_info = "checkpoint_info",
+  kerasmesh_cost_traffic = "summary",
+  kerasmesh_device_mesh = "device_mesh",
+  kerasmesh_device_topology = "device_topology",
+  kerasmesh_distribution = "model_parallel",
+  kerasmesh_launch = "launch_workers",
+  kerasmesh_layout_comparison = "compare_layouts",
+  kerasmesh_layout_cost = "layout_cost",
+  kerasmesh_layout_fix = "layout_fix",
+  kerasmesh_layout_map = "layout_map",
+  kerasmesh_layout_plan = "layout_plan",
+  kerasmesh_layout_plan_summary = "summary",
+  kerasmesh_layout_search = "search_layout",
+  kerasmesh_sharding = "variable_sharding",
+  kerasmesh_sharding_picture = "sharding_picture"
+)
+
+# `x` with the fingerprint of its fields as they are now.
+stamp_fields <- function(x) {
+  attr(x, "kerasmesh_fields") <- NULL
+  attr(x, "kerasmesh_fields") <- field_fingerprints(x)
+  x
+}
+
+# One fingerprint per field, named as the user writes it ("x$path",
+# "x[[2]]", 'attr(x, "summary")'). A Python object's is its address (its
+# R side changes as reticulate uses it), and an object kerasmesh made
+# that is a field of another (a search's cost) is fingerprinted by its own
+# fields.
+field_fingerprints <- function(x) {
+  vapply(object_fields(x), fingerprint, "")
+}
+
+fingerprint <- function(v) {
+  if (is.environment(v)) {
+    rlang::obj_address(v)
+  } else if (!is.null(attr(v, "kerasmesh_fields", exact = TRUE))) {
+    rlang::hash(field_fingerprints(v))
+  } else {
+    rlang::hash(v)
+  }
+}
+
+object_fields <- function(x) {
+  elements <- as.list(unclass(x))
+  keys <- names(elements) %||% rep("", length(elements))
+  # `x$key` reads the first of repeated keys; the others by position.
+  names(elements) <- ifelse(nzchar(keys) & !duplicated(keys),
+                            paste0("x$", keys),
+                            sprintf("x[[%d]]", seq_along(elements)))
+  attrs <- attributes(x)
+  attrs <- attrs[setdiff(names(attrs), c("names", "class", "row.names",
+                                         "dim", "dimnames",
+                                         "kerasmesh_fields"))]
+  names(attrs) <- sprintf('attr(x, "%s")', names(attrs))
+  c(elements, attrs)
+}
+
+# The fields of `x` changed (or removed, or added) since it was stamped;
+# none for an object that carries no fingerprint.
+changed_fields <- function(x) {
+  made <- attr(x, "kerasmesh_fields", exact = TRUE)
+  if (is.null(made)) {
+    return(character())
+  }
+  now <- field_fingerprints(x)
+  kept <- now[names(made)]
+  c(names(made)[is.na(kept) | kept != made], setdiff(names(now), names(made)))
+}
+
+# Runs `code`, which prints, plots or summarises `x` in the frame `call`
+# of one of its methods: an R error or warning it raises on an edited `x`
+# becomes the error naming the field. kerasmesh's own conditions pass,
+# but for errors raised below the method itself, which name the method's
+# own variables, not what the user typed.
+with_edits_named <- function(x, code, prefix = "x",
+                             call = rlang::caller_env()) {
+  own <- rlang::error_call(call)
+  named <- function(cnd) {
+    own_error <- inherits(cnd, "kerasmesh_error") &&
+      identical(conditionCall(cnd), own)
+    passes <- c("kerasmesh_warning", "lifecycle_warning_deprecated")
+    if (own_error || inherits(cnd, passes)) {
+      return()
+    }
+    changed <- changed_fields(x)
+    if (length(changed)) {
+      abort_edited(x, changed[[1]], prefix, call, parent = cnd)
+    }
+  }
+  withCallingHandlers(code, error = named, warning = named)
+}
+
+# Refuses an object that stands for a Python object once it was edited.
+check_unedited <- function(x, prefix = "x", call = rlang::caller_env()) {
+  changed <- changed_fields(x)
+  if (length(changed)) {
+    abort_edited(x, changed[[1]], prefix, call)
+  }
+  invisible(x)
+}
+
+abort_edited <- function(x, field, prefix, call, parent = NULL) {
+  fields <- object_fields(x)
+  # nolint start: object_usage_linter. cli reads them.
+  value <- if (field %in% names(fields)) fields[[field]]
+  maker <- object_makers[[intersect(class(x), names(object_makers))[[1]]]]
+  arg <- if (startsWith(field, "attr(x,")) {
+    sub("attr(x,", paste0("attr(", prefix, ","), field, fixed = TRUE)
+  } else {
+    paste0(prefix, substring(field, 2))
+  }
+  # nolint end
+  kerasmesh_abort(
+    c("{.arg {arg}} must be what {.fn {maker}} returns.",
+      x = "Received {.obj_type_friendly {value}}{received_value(value)},
+           changed by hand.",
+      i = "Make it again with {.fn {maker}}."),
+    kind = kinds$argument, parent = parent, call = call
+  )
+}

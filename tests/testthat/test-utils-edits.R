@@ -1,0 +1,109 @@
+# Objects edited by hand: errors that name the field changed, from saved
+# descriptions (no Python).
+
+test_that("a field changed, removed or added since the object was made", {
+  cost <- fixture_cost()
+  expect_identical(kerasmesh:::changed_fields(cost), character())
+  copy <- cost
+  copy$need <- 1
+  copy$plan <- NULL
+  copy$mine <- TRUE
+  expect_identical(kerasmesh:::changed_fields(copy),
+                   c("x$need", "x$plan", "x$mine"))
+  attr(copy, "kerasmesh_fields") <- NULL
+  expect_identical(kerasmesh:::changed_fields(copy), character())
+  # A nested object is judged by its own fields, however Python's side of
+  # it changes.
+  search <- fixture_search()
+  search$cost$need <- 2
+  expect_identical(kerasmesh:::changed_fields(search), "x$cost")
+})
+
+# The error `f(x)` raises, with no warning on the way.
+edited_error <- function(f, x) {
+  expect_no_warning(
+    err <- expect_error(f(x), class = "kerasmesh_error_argument")
+  )
+  conditionMessage(err)
+}
+
+test_that("printing an edited object names the field, never R's error", {
+  plan <- fixture_plan()
+  plan$device_bytes <- NA_real_
+  expect_match(edited_error(format, plan), "x$device_bytes", fixed = TRUE)
+  expect_match(edited_error(summary, plan), "object$device_bytes",
+               fixed = TRUE)
+  plan_summary <- summary(fixture_plan())
+  plan_summary$device_weights <- "zz"
+  expect_match(edited_error(print, plan_summary), "x$device_weights",
+               fixed = TRUE)
+  cost <- fixture_cost()
+  cost$reshardings <- NULL
+  expect_match(edited_error(format, cost), "x$reshardings", fixed = TRUE)
+  search <- fixture_search()
+  search$why <- "zz"
+  expect_match(edited_error(format, search), "x$why", fixed = TRUE)
+  picture <- fixture_picture()
+  picture$path <- NULL
+  expect_match(edited_error(format, picture), "x$path", fixed = TRUE)
+  info <- fixture_checkpoint_info()
+  info$steps <- NULL
+  expect_match(edited_error(format, info), "x$steps", fixed = TRUE)
+  # R's own error stays readable, as the parent.
+  err <- expect_error(format(cost), class = "kerasmesh_error_argument")
+  expect_false(inherits(err$parent, "kerasmesh_error"))
+})
+
+test_that("plotting an edited object names the field or attribute", {
+  cmp <- fixture_comparison()
+  attr(cmp, "model") <- NULL
+  expect_match(with_png(edited_error(plot, cmp)), 'attr(x, "model")',
+               fixed = TRUE)
+  picture <- fixture_picture()
+  picture$start <- NULL
+  expect_match(with_png(edited_error(plot, picture)), "x$start",
+               fixed = TRUE)
+})
+
+test_that("an R warning an edited object raises is that error too", {
+  topo <- device_topology("h100-sxm-80gb")
+  topo$devices <- "zz"
+  expect_match(edited_error(format, topo), "x$devices", fixed = TRUE)
+})
+
+test_that("an unedited object's errors, and the method's own, pass as made", {
+  cost <- fixture_cost()
+  err <- expect_error(kerasmesh:::with_edits_named(cost, stop("a bug")),
+                      "a bug")
+  expect_false(inherits(err, "kerasmesh_error"))
+  expect_error(with_png(plot(fixture_comparison()[0, ])),
+               "at least one layout", class = "kerasmesh_error_argument")
+  expect_no_error(format(fixture_comparison()[1, ]))
+})
+
+test_that("meshes, maps and distributions are refused once edited", {
+  mesh <- fixture_mesh()
+  mesh$shape <- c(data = 8L)
+  expect_match(edited_error(format, mesh), "x$shape", fixed = TRUE)
+  expect_error(layout_map(mesh, a = "model"), "mesh$shape", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  lm <- fixture_layout_map()
+  attr(lm, "class") <- NULL
+  lm$rules <- list()
+  class(lm) <- c("kerasmesh_layout_map", "kerasmesh_object")
+  expect_match(edited_error(format, lm), "x$rules", fixed = TRUE)
+  dist <- fixture_distribution()
+  dist$batch_dim_name <- "model"
+  expect_error(kerasmesh:::check_distribution(dist, arg = "d"),
+               "d$batch_dim_name", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+})
+
+test_that("`$<-` and `names<-` on a layout map say how rules are set", {
+  lm <- fixture_layout_map()
+  expect_error(lm$a <- "data", 'lm[["a"]]', fixed = TRUE,
+               class = "kerasmesh_error_layout_key")
+  expect_error(names(lm) <- c("a", "b"), "names<-", fixed = TRUE,
+               class = "kerasmesh_error_layout_key")
+  expect_identical(fixture_layout_map(), lm)
+})
