@@ -60,6 +60,7 @@ checkpoint_info <- function(dir, step = NULL, ...) {
 #' @export
 format.kerasmesh_checkpoint_info <- function(x, ...) {
   check_dots_none()
+  check_unedited(x)
   with_edits_named(x, {
     steps <- x$steps
     n <- nrow(steps) # nolint: object_usage_linter. Read by cli.

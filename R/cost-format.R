@@ -8,6 +8,7 @@ format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
   memory <- renamed_arg("memory", "device_memory")
   memory <- check_bytes(memory, arg = memory_arg)
   check_cost_object(x)
+  check_unedited(x)
   with_edits_named(x, {
     m <- x$memory
     s <- x$plan
@@ -60,6 +61,7 @@ format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
   check_dots_none()
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
+  check_unedited(x)
   with_edits_named(x, {
     if (!is.null(memory)) {
       x <- with_memory(x, check_bytes(memory, arg = memory_arg))

@@ -40,6 +40,7 @@ plot.kerasmesh_layout_cost <- function(x, ..., memory = NULL, main = NULL,
   check_title(main)
   memory <- check_bytes(memory, arg = memory_arg)
   check_cost_object(x)
+  check_unedited(x)
   with_edits_named(x, {
     label <- sprintf("%s mesh", paste(.subset2(x$mesh, "shape"),
                                       collapse = " x "))
@@ -60,6 +61,7 @@ plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   check_title(main)
+  check_unedited(x)
   with_edits_named(x, {
     if (!is.null(memory)) {
       x <- with_memory(x, check_bytes(memory, arg = memory_arg))

@@ -52,6 +52,7 @@
 summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
   check_dots_none()
   check_cost_object(object, prefix = "object")
+  check_unedited(object, prefix = "object")
   with_edits_named(object, {
     if (is.null(by)) {
       return(NextMethod())
@@ -75,6 +76,7 @@ format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
   n_arg <- typed_name("n", "max_rows")
   n <- renamed_arg("n", "max_rows")
   n <- check_whole(n, min = 0, arg = n_arg)
+  check_unedited(x)
   with_edits_named(x, {
     total <- attr(x, "total")
     attributed <- attr(x, "attributed")

@@ -279,7 +279,8 @@ check_cost_object <- function(x, prefix = "x", call = rlang::caller_env()) {
       inherits(x$topology, "kerasmesh_device_topology"),
     time = cost_time_ok(x$time),
     attribution = is.null(x$attribution) ||
-      (is.data.frame(x$attribution$variables) &&
+      (is.list(x$attribution) &&
+         is.data.frame(x$attribution$variables) &&
          is.data.frame(x$attribution$layers))
   )
   named_bytes <- function(field) {

@@ -108,6 +108,7 @@ layout_map <- function(..., mesh) {
 
 #' @export
 `[[.kerasmesh_layout_map` <- function(x, i, ...) {
+  check_unedited(x)
   path <- check_rule_key(i, "path")
   result <- shim_call("layout.lookup", layout_map = .subset2(x, "py"),
                       path = path)
@@ -116,6 +117,7 @@ layout_map <- function(..., mesh) {
 
 #' @export
 `[[<-.kerasmesh_layout_map` <- function(x, i, value) {
+  check_unedited(x)
   local_python_value_in_call(value)
   key <- check_rule_key(i)
   if (is.null(value)) {
@@ -152,6 +154,7 @@ layout_map <- function(..., mesh) {
 
 #' @export
 `[<-.kerasmesh_layout_map` <- function(x, i, value) {
+  check_unedited(x)
   local_python_value_in_call(value)
   if (length(i) == 1) {
     x[[i]] <- value
@@ -320,6 +323,7 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
   }
   if (inherits(x, "kerasmesh_layout_search")) {
     check_search_object(x, prefix = arg, call = call)
+    check_unedited(x, prefix = arg, call = call)
     return(.subset2(x, "layout_map"))
   }
   # The shim decides whether a Python object is a Keras LayoutMap.

@@ -8,6 +8,7 @@ format.kerasmesh_layout_plan <- function(x, ..., n = 20,
   check_plan_object(x)
   n <- check_whole(n, min = 0)
   width <- check_whole(width)
+  check_unedited(x)
   with_edits_named(x, {
     summary <- attr(x, "summary")
     rows <- nrow(x)

@@ -67,6 +67,7 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   n <- renamed_arg("n", "max_groups")
   check_plan_object(x)
   check_title(main)
+  check_unedited(x)
   with_edits_named(x, {
     if (!is.null(path)) {
       plot(sharding_picture(x, path = path), main = main)

@@ -52,6 +52,8 @@ layout_fix <- function(plan, name = "lm", ...) {
     stop_input_type(plan, "a layout plan", show_value = FALSE,
                     way_out = "Make one with {.fn layout_plan}.")
   }
+  check_plan_object(plan, prefix = "plan")
+  check_unedited(plan, prefix = "plan")
   name <- code_name(check_string(name))
   groups <- attr(plan, "groups")
   fixes <- if (is.null(groups)) list() else groups$fix

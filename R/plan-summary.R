@@ -72,6 +72,7 @@ format_plan_outputs <- function(x, width = cli::console_width()) {
 summary.kerasmesh_layout_plan <- function(object, ...) {
   check_dots_none()
   check_plan_object(object, prefix = "object")
+  check_unedited(object, prefix = "object")
   with_edits_named(object, {
     s <- attr(object, "summary")
     problems <- attr(object, "problems")
@@ -92,6 +93,7 @@ summary.kerasmesh_layout_plan <- function(object, ...) {
 #' @export
 format.kerasmesh_layout_plan_summary <- function(x, ...) {
   check_dots_none()
+  check_unedited(x)
   with_edits_named(x, {
     rules <- x$rules
     unmatched <- x$unmatched

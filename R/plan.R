@@ -210,6 +210,7 @@ layout_plan <- function(model, distribution, batch_size = NULL,
 check_layout <- function(model, distribution, ..., layout = deprecated()) {
   plan <- if (inherits(model, "kerasmesh_layout_plan")) {
     check_plan_object(model, prefix = "model")
+    check_unedited(model, prefix = "model")
   } else {
     check_supplied(c(distribution = missing(distribution) &&
                        missing(layout)))
@@ -250,6 +251,9 @@ layout_checks_enabled <- function() {
 # ModelParallel) and the batch axis, from a kerasmesh or Keras object.
 check_plan_distribution <- function(x, arg = rlang::caller_arg(x),
                                     call = rlang::caller_env()) {
+  if (inherits(x, "kerasmesh_object")) {
+    check_unedited(x, prefix = arg, call = call)
+  }
   if (inherits(x, "kerasmesh_model_parallel")) {
     return(list(
       distribution = .subset2(.subset2(x, "layout_map"), "py"),

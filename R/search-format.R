@@ -24,6 +24,7 @@ search_code <- function(rules) {
 format.kerasmesh_layout_search <- function(x, ...) {
   check_dots_none()
   check_search_object(x)
+  check_unedited(x)
   with_edits_named(x, {
     c(
       format_search_header(x),
@@ -233,6 +234,7 @@ print.kerasmesh_layout_search <- function(x, ...) {
 summary.kerasmesh_layout_search <- function(object, ...) {
   check_dots_none()
   check_search_object(object, prefix = "object")
+  check_unedited(object, prefix = "object")
   with_edits_named(object, {
     rows <- lapply(object$classes, function(cl) {
       alt <- cl$alternatives

@@ -10,6 +10,7 @@ plot.kerasmesh_layout_search <- function(x, ..., main = NULL) {
   check_dots_none()
   check_title(main)
   check_search_object(x)
+  check_unedited(x)
   with_edits_named(x, {
     gb <- 1e9
     points <- search_points(x)

@@ -7,6 +7,7 @@
 format.kerasmesh_sharding_picture <- function(x, ...,
                                               width = cli::console_width()) {
   check_dots_none()
+  check_unedited(x)
   with_edits_named(x, {
     width <- max(check_whole(width), 40)
     layout <- picture_layout(x)

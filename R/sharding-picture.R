@@ -109,6 +109,7 @@ sharding_picture.kerasmesh_layout_map <- function(x, path, shape,
 #' @export
 sharding_picture.kerasmesh_layout_plan <- function(x, path = NULL, ...) {
   check_plan_object(x)
+  check_unedited(x)
   row <- picture_row(x, path)
   sharding_picture(attr(x, "mesh"), axes = x$axes[[row]],
                    shape = x$shape[[row]], dtype = x$dtype[[row]],
@@ -119,6 +120,7 @@ sharding_picture.kerasmesh_layout_plan <- function(x, path = NULL, ...) {
 #' @export
 sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
                                                 mesh = attr(x, "mesh")) {
+  check_unedited(x)
   row <- picture_row(x, path)
   if (is.null(mesh)) {
     kerasmesh_abort(
@@ -135,7 +137,7 @@ sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
                           x$shape[[row]], x$dtype[[row]], x$path[[row]],
                           several = TRUE)
   picture$source <- "placed"
-  picture
+  stamp_fields(picture)
 }
 
 # -- building the picture -----------------------------------------------------

@@ -6,6 +6,7 @@
 plot.kerasmesh_sharding_picture <- function(x, ..., main = NULL) {
   check_dots_none()
   check_title(main)
+  check_unedited(x)
   with_edits_named(x, {
     draw_sharding_picture(x, main = main)
     invisible(x)
@@ -17,6 +18,7 @@ plot.kerasmesh_sharding_picture <- function(x, ..., main = NULL) {
 plot.kerasmesh_sharding <- function(x, path = NULL, ...,
                                     mesh = attr(x, "mesh")) {
   check_dots_none()
+  check_unedited(x)
   with_edits_named(x, {
     plot(sharding_picture(x, path = path, mesh = mesh), ...)
     invisible(x)

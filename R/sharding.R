@@ -67,6 +67,7 @@ variable_sharding <- function(model, ...) {
 format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
   check_dots_none()
   width <- check_whole(width)
+  check_unedited(x)
   with_edits_named(x, {
     x <- as.data.frame(unclass_sharding(x))
     n <- nrow(x)

@@ -42,13 +42,15 @@ field_fingerprints <- function(x) {
   vapply(object_fields(x), fingerprint, "")
 }
 
+# Serialized as R 3.5 did, so a value reads the same whether R holds it
+# compactly or written out (printing a matrix writes it out).
 fingerprint <- function(v) {
   if (is.environment(v)) {
     rlang::obj_address(v)
   } else if (!is.null(attr(v, "kerasmesh_fields", exact = TRUE))) {
     rlang::hash(field_fingerprints(v))
   } else {
-    rlang::hash(v)
+    rlang::hash(serialize(v, NULL, version = 2))
   }
 }
 
@@ -64,7 +66,7 @@ object_fields <- function(x) {
                                          "dim", "dimnames",
                                          "kerasmesh_fields"))]
   names(attrs) <- sprintf('attr(x, "%s")', names(attrs))
-  c(elements, attrs)
+  c(elements, attrs, list("class(x)" = class(x)))
 }
 
 # The fields of `x` changed (or removed, or added) since it was stamped;
@@ -86,6 +88,7 @@ changed_fields <- function(x) {
 # own variables, not what the user typed.
 with_edits_named <- function(x, code, prefix = "x",
                              call = rlang::caller_env()) {
+  force(x) # as it was given, whatever the method makes of it
   own <- rlang::error_call(call)
   named <- function(cnd) {
     own_error <- inherits(cnd, "kerasmesh_error") &&
@@ -102,9 +105,21 @@ with_edits_named <- function(x, code, prefix = "x",
   withCallingHandlers(code, error = named, warning = named)
 }
 
-# Refuses an object that stands for a Python object once it was edited.
+# Refuses an object edited by hand where it is used: any field changed or
+# removed (one added is the user's own), and one whose fingerprint was
+# removed. A data frame's columns may change (its rows can be subset);
+# its attributes, which describe all of it, may not.
 check_unedited <- function(x, prefix = "x", call = rlang::caller_env()) {
-  changed <- changed_fields(x)
+  made <- attr(x, "kerasmesh_fields", exact = TRUE)
+  changed <- if (is.null(made)) {
+    'attr(x, "kerasmesh_fields")'
+  } else {
+    intersect(changed_fields(x), names(made))
+  }
+  if (is.data.frame(x)) {
+    changed <- changed[!startsWith(changed, "x$") &
+                         !startsWith(changed, "x[[")]
+  }
   if (length(changed)) {
     abort_edited(x, changed[[1]], prefix, call)
   }
@@ -115,9 +130,10 @@ abort_edited <- function(x, field, prefix, call, parent = NULL) {
   fields <- object_fields(x)
   # nolint start: object_usage_linter. cli reads them.
   value <- if (field %in% names(fields)) fields[[field]]
-  maker <- object_makers[[intersect(class(x), names(object_makers))[[1]]]]
-  arg <- if (startsWith(field, "attr(x,")) {
-    sub("attr(x,", paste0("attr(", prefix, ","), field, fixed = TRUE)
+  maker <- object_makers[intersect(class(x), names(object_makers))]
+  maker <- if (length(maker)) maker[[1]] else "kerasmesh"
+  arg <- if (startsWith(field, "attr(x,") || startsWith(field, "class(x")) {
+    sub("(x", paste0("(", prefix), field, fixed = TRUE)
   } else {
     paste0(prefix, substring(field, 2))
   }

@@ -130,6 +130,7 @@ test_that("axes from a placed array may name several axes in a picture", {
   report$axes <- list("data+model")
   report$shape <- list(16L)
   report$dtype <- "float32"
+  report <- as_made(report)
   picture <- sharding_picture(report, mesh = book_mesh())
   expect_identical(picture$axes, "data+model")
   expect_identical(picture$copies, 1L)

@@ -31,13 +31,18 @@ test_that("a repeated search reads its figures from the cache", {
 
 test_that("an unwritable cache is said once, and the search goes on", {
   skip_if_no_keras()
-  # A file where the directory should be (unwritable even for root).
-  dir <- withr::local_tempfile()
-  writeLines("not a directory", dir)
-  found <- within_seconds(small_search(cache = dir), 120)
+  # A directory below a file (unwritable even for root).
+  file <- withr::local_tempfile()
+  writeLines("not a directory", file)
+  found <- within_seconds(small_search(cache = file.path(file, "cache")),
+                          120)
   expect_s3_class(found, "kerasmesh_layout_search")
   expect_match(found$cache$note, "can't be written")
   expect_true(any(grepl("^Cache: ", format(found))))
+  # The file itself given as the directory: refused, left as it was.
+  expect_error(small_search(cache = file), "a file",
+               class = "kerasmesh_error_argument")
+  expect_identical(readLines(file), "not a directory")
 })
 
 test_that("clearing a file instead of the cache's directory is refused", {

@@ -28,6 +28,7 @@ test_that("a mesh in another device order prints its devices", {
                "mesh <- device_mesh(c(data = 2, model = 4))")
   # The data axis fastest: column-major in R's array, as a grid shows it.
   mesh$devices[] <- sprintf("cpu:%d", 0:7)
+  mesh <- as_made(mesh)
   code <- search_mesh_code(mesh)
   expect_match(paste(code, collapse = " "),
                'devices = c("cpu:0", "cpu:2", "cpu:4", "cpu:6", "cpu:1"',
@@ -76,6 +77,7 @@ test_that("names that are not syntactic print in backquotes, so code parses", {
   expect_true(is.expression(parse(text = code)))
   mesh <- fixture_mesh()
   names(mesh$shape) <- c("the data", "model")
+  mesh <- as_made(mesh)
   expect_equal(search_mesh_code(mesh),
                "mesh <- device_mesh(c(`the data` = 2, model = 4))")
 })
@@ -83,8 +85,10 @@ test_that("names that are not syntactic print in backquotes, so code parses", {
 test_that("a space past a double's range prints as a count", {
   found <- fixture_search()
   found$space_size <- Inf
+  found <- as_made(found)
   expect_match(format(found)[1], "predicted of more than 1.8e+308 layouts",
                fixed = TRUE)
   found$space_size <- 3.21e40
+  found <- as_made(found)
   expect_match(format(found)[1], "of about 3.2e+40 layouts", fixed = TRUE)
 })

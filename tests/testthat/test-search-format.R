@@ -53,6 +53,7 @@ test_that("a search prints a large space in full, never negative", {
   # reticulate 1.28 wraps larger integers around.
   found$space_size <- 15332469805107
   found$candidates <- found$candidates[c(1, 2, 2), ]
+  found <- as_made(found)
   expect_match(format(found)[1],
                "3 configurations predicted of 15,332,469,805,107 layouts",
                fixed = TRUE)
@@ -66,6 +67,7 @@ test_that("a search out of time before its full compile says so", {
   found$stopped <- "timeout"
   found$blocks <- 32
   found$depths <- list(1, 2)
+  found <- as_made(found)
   expect_snapshot(print(found))
   expect_equal(search_points(found)$memory[1], 2e9)
   path <- withr::local_tempfile(fileext = ".png")
@@ -79,6 +81,7 @@ test_that("a partial search says what it left out", {
   found$unprofiled <- data.frame(mesh = "2x4", layout = "tensor parallel",
                                  remat = "full", stringsAsFactors = FALSE)
   found$stopped <- "timeout"
+  found <- as_made(found)
   text <- format(found)
   expect_true(any(grepl("^Partial: the time ran out before 1 part of the",
                         text)))
@@ -91,6 +94,7 @@ test_that("why a configuration won reads as its rivals, lever by lever", {
   rival$fits <- FALSE
   found$why <- list(binds = "memory", faster = rival,
                     levers = found$why$levers)
+  found <- as_made(found)
   text <- format(found)
   expect_true(any(grepl("memory binds", text)))
   expect_true(any(grepl("\\(over budget\\)$", text)))

@@ -10,6 +10,7 @@ test_that("a search's picture marks start and takes a title", {
   expect_equal(search_points(found)$label,
                c("found", "start", "data parallel"))
   found$budget <- NULL
+  found <- as_made(found)
   path <- withr::local_tempfile(fileext = ".png")
   grDevices::png(path)
   expect_identical(plot(found, main = "Mine"), found)
@@ -27,6 +28,7 @@ test_that("a search that costed one layout draws it", {
   found$candidates$traffic <- 0
   found$data_parallel <- list(memory = 2e9, traffic = 0)
   found$budget <- NULL
+  found <- as_made(found)
   expect_equal(kerasmesh:::search_labels(search_points(found))$label,
                "found = data parallel")
   vdiffr::expect_doppelganger("search one layout", function() plot(found))
@@ -35,6 +37,7 @@ test_that("a search that costed one layout draws it", {
 test_that("a search with an infinite budget draws no budget line", {
   found <- fixture_search()
   found$budget <- Inf
+  found <- as_made(found)
   path <- withr::local_tempfile(fileext = ".png")
   grDevices::png(path)
   on.exit(grDevices::dev.off(), add = TRUE)

@@ -159,6 +159,7 @@ test_that("a sharding report's rows are pictured by path, with its mesh", {
                class = "kerasmesh_error_variable_path")
   row <- sharding[sharding$path == "sequential/dense/bias", ]
   attr(row, "mesh") <- NULL
+  row <- as_made(row)
   err <- expect_error(sharding_picture(row),
                       class = "kerasmesh_error_device_mesh")
   expect_match(conditionMessage(err), "sequential/dense/bias", fixed = TRUE)

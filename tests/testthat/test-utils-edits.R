@@ -107,3 +107,33 @@ test_that("`$<-` and `names<-` on a layout map say how rules are set", {
                class = "kerasmesh_error_layout_key")
   expect_identical(fixture_layout_map(), lm)
 })
+
+test_that("reading an object is no edit; refusing one edited is everywhere", {
+  mesh <- fixture_mesh()
+  capture.output(print(mesh$devices), str(mesh))
+  expect_identical(kerasmesh:::changed_fields(mesh), character())
+  expect_no_error(format(mesh))
+  # Strict: a cost or search edited is refused even where it would print.
+  cost <- fixture_cost()
+  cost$plan$model <- "zz"
+  expect_match(edited_error(format, cost), "x$plan", fixed = TRUE)
+  search <- fixture_search()
+  search$mesh <- fixture_mesh("mesh-1d")
+  expect_error(as_layout_map(search), "search$mesh", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  # A fingerprint removed, or the class changed, is an edit too.
+  picture <- fixture_picture()
+  attr(picture, "kerasmesh_fields") <- NULL
+  expect_match(edited_error(format, picture), "kerasmesh_fields",
+               fixed = TRUE)
+  plan <- fixture_plan()
+  class(plan) <- "kerasmesh_layout_plan"
+  expect_match(edited_error(format, plan), "class(x)", fixed = TRUE)
+  # A column of a plan, a field of the user's own: not refused.
+  plan <- fixture_plan()
+  plan$mine <- 1
+  expect_no_error(format(plan))
+  info <- fixture_checkpoint_info()
+  info$step <- NULL
+  expect_match(edited_error(format, info), "x$step", fixed = TRUE)
+})
