@@ -74,7 +74,8 @@ variable_values <- function(model, ...) {
 #' @param array What Keras returned: a NumPy array (such as `predict()`'s
 #'   result), a JAX array or a Keras tensor, or a list of them (a model
 #'   with several outputs). An R array or vector (what reticulate >= 1.38
-#'   makes of a NumPy array) is returned as it is.
+#'   makes of a NumPy array) is returned as it is, and so is `NULL` in a
+#'   list (such as [process_data()]'s `y` without labels).
 #' @return `r_array()`: an R array with the dimensions of `array` (a
 #'   vector for one dimension, a matrix for two), of type logical, integer
 #'   (or double, for integers R's can't hold) or double; a list of them
@@ -89,7 +90,8 @@ variable_values <- function(model, ...) {
 r_array <- function(array, ...) {
   check_dots_none()
   if (!inherits(array, "python.builtin.object")) {
-    if (is.numeric(array) || is.logical(array)) {
+    # NULL: an element left out (process_data()'s `y` without labels).
+    if (is.null(array) || is.numeric(array) || is.logical(array)) {
       return(array)
     }
     if (is.list(array) && !is.object(array)) {

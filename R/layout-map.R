@@ -337,8 +337,13 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
-  if (!is.character(i) || length(i) != 1 || is.na(i) || !nzchar(trimws(i))) {
-    stop_input_type(i, "a single string, not blank",
+  if (!is.character(i) || length(i) != 1 || is.na(i)) {
+    stop_input_type(i, "a single string",
+                    subject = "A layout rule's {what}", kind = kinds$layout_key,
+                    call = call)
+  }
+  if (!nzchar(trimws(i))) {
+    stop_input_type(i, "a string that is not blank",
                     subject = "A layout rule's {what}", kind = kinds$layout_key,
                     call = call)
   }
@@ -348,4 +353,17 @@ check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
 format_axes <- function(axes) {
   shown <- ifelse(is.na(axes), "NA", paste0('"', axes, '"'))
   paste0("(", paste(shown, collapse = ", "), ")")
+}
+
+# str() and summary() read an object's fields by position, which `[[` of a
+# layout map takes for rule paths: kerasmesh's objects that stand for
+# Python objects show their fields as lists.
+#' @rawNamespace S3method(utils::str, kerasmesh_object)
+str.kerasmesh_object <- function(object, ...) {
+  utils::str(unclass(object), ...)
+}
+
+#' @export
+summary.kerasmesh_object <- function(object, ...) {
+  summary(unclass(object), ...)
 }

@@ -333,7 +333,7 @@ first_lines <- function(x, n = 3) {
 # its S4 imports).
 # An S3 method of reticulate's generic, whatever lintr thinks of its name.
 r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
-  .subset2(x, "py")
+  .subset2(check_unedited(x), "py")
 }
 
 # Registers a method for another package's generic once that package is

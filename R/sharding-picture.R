@@ -90,6 +90,8 @@ sharding_picture.kerasmesh_device_mesh <- function(x, axes, shape,
                                                    dtype = "float32", ...,
                                                    path = NULL) {
   check_supplied(c(axes = missing(axes), shape = missing(shape)))
+  check_unedited(x)
+  if (!is.null(path)) check_string(path)
   mesh_picture(x, axes, shape, dtype, path)
 }
 

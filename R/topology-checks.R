@@ -217,8 +217,10 @@ check_topology <- function(x, call = rlang::caller_env()) {
   f <- topology_figures(f, call = call, prefix = "topology$")
   devices <- f$nodes * f$devices_per_node
   # `[[`: `x$devices`, once removed, would match `devices_per_node`.
-  if (!identical(as.numeric(x[["devices"]]), as.numeric(devices))) {
-    received <- paste(deparse(x[["devices"]]), collapse = " ") # nolint: object_usage_linter
+  given <- x[["devices"]]
+  if (!is.numeric(given) ||
+        !identical(as.numeric(given), as.numeric(devices))) {
+    received <- paste(deparse(given), collapse = " ") # nolint: object_usage_linter
     kerasmesh_abort(
       c("{.arg topology$devices} must be {.arg topology$nodes} times
          {.arg topology$devices_per_node}: {format_whole(devices)}.",

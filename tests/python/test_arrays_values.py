@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from kerasmesh import KerasmeshError
-from kerasmesh.arrays.values import as_array, positions, variable_values
+from kerasmesh.arrays.values import (_refuse, as_array, positions,
+                                     variable_values)
 from kerasmesh.core.errors import KerasmeshWarning
 
 NAN = float("nan")
@@ -68,3 +69,15 @@ def test_variable_values_refuses_what_is_not_a_model():
         with pytest.raises(KerasmeshError) as info:
             variable_values(bad)
         assert info.value.kind == "model"
+
+
+def test_every_value_out_of_range_is_named_up_to_three():
+    raw = np.array([1000.0, -1000.0, 1000.0])
+    with pytest.raises(KerasmeshError) as e:
+        _refuse(np.abs(raw) > 127, raw, "`int8`", "-128 to 127")
+    assert e.value.bullets[0][1].startswith(
+        "Can't store 1000 and -1000 (at positions 1, 2 and 3)")
+    raw = np.array([500.0, 600.0, 700.0, 800.0])
+    with pytest.raises(KerasmeshError) as e:
+        _refuse(raw > 127, raw, "`int8`", "-128 to 127")
+    assert e.value.bullets[0][1].startswith("Can't store 500, 600, 700, ...")

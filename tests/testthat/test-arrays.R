@@ -178,3 +178,7 @@ test_that("an R array reticulate can't convert names numpy_array()", {
                  class = "kerasmesh_error_array_conversion")
   }
 })
+
+test_that("r_array() keeps NULL in a list, as process_data() leaves `y`", {
+  expect_identical(r_array(list(x = 1:3, y = NULL)), list(x = 1:3, y = NULL))
+})

@@ -184,3 +184,9 @@ test_that("a model without variables is pictured as having none", {
                           name = "one")
   expect_identical(sharding_picture(one)$path, "one/dense/kernel")
 })
+
+test_that("a picture's path must be one string", {
+  expect_error(sharding_picture(fixture_mesh(), axes = c(NA, "model"),
+                                shape = c(16, 32), path = 42),
+               class = "kerasmesh_error_argument")
+})

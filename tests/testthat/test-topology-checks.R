@@ -106,6 +106,10 @@ test_that("a topology edited by hand is checked again, naming the field", {
   for (field in c("nodes", "memory", "efficiency")) {
     expect_error(check(edited(field, NA)), class = "kerasmesh_error_topology")
   }
+  # Devices of another type: the error alone, no coercion warning.
+  expect_no_warning(expect_error(check(edited("devices", "zz")),
+                                 "topology$devices", fixed = TRUE,
+                                 class = "kerasmesh_error_topology"))
   custom <- device_topology(devices_per_node = 2, memory = 1e9,
                             peak_flops = 1e12, intra_node_bandwidth = 1e9)
   expect_true(is.na(custom$inter_node_bandwidth))

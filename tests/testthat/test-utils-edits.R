@@ -66,9 +66,18 @@ test_that("plotting an edited object names the field or attribute", {
 })
 
 test_that("an R warning an edited object raises is that error too", {
-  topo <- device_topology("h100-sxm-80gb")
-  topo$devices <- "zz"
-  expect_match(edited_error(format, topo), "x$devices", fixed = TRUE)
+  picture <- fixture_picture()
+  picture$device_bytes <- "zz"
+  attr(picture, "kerasmesh_fields") <- NULL
+  picture <- as_made(picture) # the edit alone would be refused first
+  expect_no_warning(kerasmesh:::with_edits_named(picture, 1))
+  edited <- fixture_plan()
+  edited$bytes <- c("1", "x", "2", "3")
+  err <- expect_error(
+    kerasmesh:::with_edits_named(edited, as.numeric(edited$bytes)),
+    "x$bytes", fixed = TRUE, class = "kerasmesh_error_argument"
+  )
+  expect_s3_class(err$parent, "warning")
 })
 
 test_that("an unedited object's errors, and the method's own, pass as made", {
@@ -136,4 +145,22 @@ test_that("reading an object is no edit; refusing one edited is everywhere", {
   info <- fixture_checkpoint_info()
   info$step <- NULL
   expect_match(edited_error(format, info), "x$step", fixed = TRUE)
+})
+
+test_that("an edited distribution or map is refused where it would be used", {
+  dist <- fixture_distribution()
+  dist$batch_dim_name <- "model"
+  expect_error(kerasmesh:::check_plan_distribution(dist, arg = "d"),
+               "d$batch_dim_name", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(kerasmesh:::r_to_py.kerasmesh_object(dist),
+               "x$batch_dim_name", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  lm <- unclass(fixture_layout_map())
+  lm$rules[[1]] <- c("model", NA)
+  class(lm) <- c("kerasmesh_layout_map", "kerasmesh_object")
+  expect_error(lm[["a"]], "x$rules", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(sharding_picture(lm, "a", shape = c(4, 4)), "x$rules",
+               fixed = TRUE, class = "kerasmesh_error_argument")
 })

@@ -136,13 +136,13 @@ def _at(mask: Any) -> str:
 
 
 def _refuse(bad: Any, raw: Any, name: str, holds: str) -> None:
-    import numpy as np
-
     if bad.any():
-        first = _number(raw[np.flatnonzero(bad)[0]])
+        shown = list(dict.fromkeys(_number(v) for v in raw[bad]))
+        values = " and ".join(shown[:2]) if len(shown) <= 2 else \
+            ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
         raise KerasmeshError(
             kinds.ARRAY_RANGE, f"{name} holds only {holds}.",
-            x=f"Can't store {first} ({_at(bad)}).",
+            x=f"Can't store {values} ({_at(bad)}).",
             i="Choose a dtype that holds the values, or change them "
               "first.")
 
