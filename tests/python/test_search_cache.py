@@ -92,16 +92,6 @@ def test_a_directory_that_cannot_be_made_turns_the_cache_off(tmp_path):
     assert c.report()["directory"] is None
 
 
-def test_a_file_given_as_the_directory_is_refused_untouched(tmp_path):
-    file = tmp_path / "figures"
-    file.write_text("mine")
-    with pytest.raises(KerasmeshError) as e:
-        Cache(str(file))
-    assert e.value.kind == "argument" and "a file" in str(e.value)
-    assert "`cache`" in str(e.value)
-    assert file.read_text() == "mine"
-
-
 def test_a_directory_that_stops_taking_files_turns_the_cache_off(tmp_path):
     where = tmp_path / "cache"
     c = Cache(str(where))
@@ -174,12 +164,17 @@ def test_clear_removes_entries_and_counts_them(tmp_path):
     assert clear(str(tmp_path / "absent")) == 0
 
 
-def test_clear_refuses_a_file_for_the_directory(tmp_path):
+@pytest.mark.parametrize("use, says", [
+    (Cache, "`cache` must be `TRUE`, `FALSE` or a directory"),
+    (clear, "`dir` must be a directory"),
+])
+def test_a_file_given_as_the_directory_is_refused_untouched(tmp_path, use,
+                                                             says):
     file = tmp_path / "figures"
     file.write_text("mine")
     with pytest.raises(KerasmeshError) as e:
-        clear(str(file))
-    assert e.value.kind == "argument" and "must be a directory" in str(e.value)
+        use(str(file))
+    assert e.value.kind == "argument" and says in str(e.value)
     assert file.read_text() == "mine"
 
 
