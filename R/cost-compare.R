@@ -34,7 +34,8 @@
 #'   the error it wraps, which is its `parent`; a layout that is not a
 #'   distribution is an error before any layout is costed. Attribute
 #'   `traffic` holds the traffic per layout, mesh axis and collective, and
-#'   `costs` the [layout_cost()] results.
+#'   `costs` the [layout_cost()] results. Rows subset keep the class;
+#'   comparisons bound with `rbind()` are plain data frames.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)

@@ -111,6 +111,13 @@ print.kerasmesh_layout_comparison <- function(x, ...) {
   invisible(x)
 }
 
+# Comparisons bound together are plain data frames: their traffic and
+# costs are each comparison's own.
+#' @export
+rbind.kerasmesh_layout_comparison <- function(..., deparse.level = 1) { # nolint
+  rbind_plain(list(...), deparse.level)
+}
+
 #' @export
 as.data.frame.kerasmesh_layout_comparison <- function(x, ...) {
   for (a in c("traffic", "costs", "memory", "model", "batch_size",

@@ -169,6 +169,13 @@ check_mesh_shape <- function(shape, call = rlang::caller_env()) {
     stop_input_type(shape, "a non-empty numeric vector of sizes",
                     show_value = FALSE, kind = kinds$mesh_shape, call = call)
   }
+  if (any(is.nan(shape))) {
+    kerasmesh_abort(
+      c("{.arg shape} must hold sizes, or `NA` for the one to infer.",
+        x = "Dimension {which(is.nan(shape))[[1]]} is NaN."),
+      kind = kinds$mesh_shape, call = call
+    )
+  }
   na_to_null(unname(shape))
 }
 

@@ -34,27 +34,30 @@ data_parallel <- function(mesh = NULL, devices = NULL,
                           auto_shard_dataset = TRUE, ...) {
   check_dots_none()
   check_flag(auto_shard_dataset)
+  shape <- NULL
   if (!is.null(mesh)) {
     mesh <- as_device_mesh(mesh)
     shape <- mesh_shape(mesh)
-    if (length(shape) > 1) {
-      kerasmesh_warn(
-        c("{.fn data_parallel} splits the batch over the mesh's first axis
-           only.",
-          i = "Axis {.val {names(shape)[1]}} ({shape[1]}) splits the batch;
-               {.val {names(shape)[-1]}} hold{?s/} copies.",
-          i = "For data parallelism over all {prod(shape)} devices, pass a
-               one-axis mesh or {.arg devices}."),
-        kind = kinds$mesh_rank
-      )
-    }
     mesh <- .subset2(mesh, "py")
   }
   devices <- check_devices(devices)
-  new_distribution(shim_call(
+  made <- new_distribution(shim_call(
     "distribution.data_parallel", mesh = mesh, devices = devices,
     auto_shard_dataset = auto_shard_dataset
   ))
+  # Said once the distribution is made (not before an error refusing it).
+  if (length(shape) > 1) {
+    kerasmesh_warn(
+      c("{.fn data_parallel} splits the batch over the mesh's first axis
+         only.",
+        i = "Axis {.val {names(shape)[1]}} ({shape[1]}) splits the batch;
+             {.val {names(shape)[-1]}} hold{?s/} copies.",
+        i = "For data parallelism over all {prod(shape)} devices, pass a
+             one-axis mesh or {.arg devices}."),
+      kind = kinds$mesh_rank
+    )
+  }
+  made
 }
 
 #' @rdname data_parallel
@@ -192,6 +195,9 @@ with_distribution <- function(x, code, ...) {
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame(), ...) {
   check_dots_none()
+  if (!is.environment(.local_envir)) {
+    stop_input_type(.local_envir, "an environment", show_value = FALSE)
+  }
   previous <- swap_distribution(x)
   withr::defer(swap_distribution(previous$distribution),
                envir = .local_envir)

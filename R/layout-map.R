@@ -85,6 +85,7 @@ layout_map <- function(..., mesh) {
   }
   mesh <- as_device_mesh(mesh)
   keys <- names(rules) %||% character(length(rules))
+  keys[is.na(keys)] <- ""
   if (any(!nzchar(trimws(keys)))) {
     rules_without <- function(which, what) {
       at <- which(which)
@@ -353,17 +354,4 @@ check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {
 format_axes <- function(axes) {
   shown <- ifelse(is.na(axes), "NA", paste0('"', axes, '"'))
   paste0("(", paste(shown, collapse = ", "), ")")
-}
-
-# str() and summary() read an object's fields by position, which `[[` of a
-# layout map takes for rule paths: kerasmesh's objects that stand for
-# Python objects show their fields as lists.
-#' @rawNamespace S3method(utils::str, kerasmesh_object)
-str.kerasmesh_object <- function(object, ...) {
-  utils::str(unclass(object), ...)
-}
-
-#' @export
-summary.kerasmesh_object <- function(object, ...) {
-  summary(unclass(object), ...)
 }

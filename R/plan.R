@@ -61,8 +61,8 @@
 #'   * `bytes`: the whole variable; `device_bytes`: what one device holds;
 #'   * `problem`: a short description of what is wrong, `NA` if nothing.
 #'
-#'   Variables whose layout would fail are counted as replicated. Subsets
-#'   and `as.data.frame()` are plain data frames.
+#'   Variables whose layout would fail are counted as replicated. Subsets,
+#'   rows bound with `rbind()` and `as.data.frame()` are plain data frames.
 #'
 #'   [summary()] gives a list of totals: `parameters`, `bytes` (all
 #'   weights); per device, `device_weights`, `device_gradients` (trainable
@@ -208,6 +208,13 @@ layout_plan <- function(model, distribution, batch_size = NULL,
 #' plan <- layout_plan(build, lm)
 #' try(check_layout(plan))
 check_layout <- function(model, distribution, ..., layout = deprecated()) {
+  if (is.data.frame(model) && !inherits(model, "kerasmesh_layout_plan")) {
+    stop_input_type(model, "a Keras model, a builder or a layout plan",
+                    show_value = FALSE,
+                    way_out = "Subsets of a plan ({.code plan[1, ]}) are
+                               plain data frames: check the whole plan.",
+                    kind = kinds$model)
+  }
   plan <- if (inherits(model, "kerasmesh_layout_plan")) {
     check_plan_object(model, prefix = "model")
     check_unedited(model, prefix = "model")
@@ -228,6 +235,21 @@ check_layout <- function(model, distribution, ..., layout = deprecated()) {
 `[.kerasmesh_layout_plan` <- function(x, ...) {
   out <- NextMethod()
   if (is.data.frame(out)) as.data.frame.kerasmesh_layout_plan(out) else out
+}
+
+# Rows bound together are plain data frames too (their totals would not
+# describe them).
+#' @export
+rbind.kerasmesh_layout_plan <- function(..., deparse.level = 1) { # nolint
+  rbind_plain(list(...), deparse.level)
+}
+
+# rbind() of kerasmesh's data frames (plans, comparisons) as plain ones.
+rbind_plain <- function(frames, deparse_level) {
+  plain <- lapply(frames, function(x) {
+    if (is.data.frame(x)) as.data.frame(x) else x
+  })
+  do.call(rbind, c(plain, list(deparse.level = deparse_level)))
 }
 
 #' @export

@@ -34,10 +34,10 @@ stamp_fields <- function(x) {
 }
 
 # One fingerprint per field, named as the user writes it ("x$path",
-# "x[[2]]", 'attr(x, "summary")'). A Python object's is its address (its
-# R side changes as reticulate uses it), and an object kerasmesh made
-# that is a field of another (a search's cost) is fingerprinted by its own
-# fields.
+# "x[[2]]", 'attr(x, "summary")'). A Python object's is its class (its R
+# side changes as reticulate uses it, and saveRDS() keeps no Python
+# object), and an object kerasmesh made that is a field of another (a
+# search's cost) is fingerprinted by its own fields.
 field_fingerprints <- function(x) {
   vapply(object_fields(x), fingerprint, "")
 }
@@ -46,7 +46,7 @@ field_fingerprints <- function(x) {
 # compactly or written out (printing a matrix writes it out).
 fingerprint <- function(v) {
   if (is.environment(v)) {
-    rlang::obj_address(v)
+    rlang::hash(class(v))
   } else if (!is.null(attr(v, "kerasmesh_fields", exact = TRUE))) {
     rlang::hash(field_fingerprints(v))
   } else {

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kerasmesh import KerasmeshError, call
-from kerasmesh.mesh.device_mesh import (count_factorizations, describe_factorizations,
+from kerasmesh.mesh.device_mesh import (check_axis_names, count_factorizations,
+                            describe_factorizations,
                             describe_mesh, device_mesh, factorizations)
 
 AXES = ["data", "model", "stage", "expert"]
@@ -197,3 +198,11 @@ def test_an_axis_name_xla_cant_read_back_is_refused(name):
     assert e.value.kind == "axis_names"
     assert "printable ASCII without a backslash" in str(e.value)
     assert repr(name) in str(e.value)
+
+
+@pytest.mark.parametrize("name, says", [(None, "Name 2 is NA."),
+                                        ("", "Name 2 is empty.")])
+def test_a_missing_axis_name_is_said_as_it_is(name, says):
+    with pytest.raises(KerasmeshError) as e:
+        check_axis_names(["a", name], 2)
+    assert e.value.bullets[0][1] == says

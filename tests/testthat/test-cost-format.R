@@ -179,3 +179,9 @@ test_that("a cost edited by hand is refused where it prints, naming it", {
   expect_error(format(fixture_cost(), memroy = "1GB"),
                class = "kerasmesh_error_argument")
 })
+
+test_that("comparisons bound by rows are plain data frames", {
+  both <- rbind(fixture_comparison(), fixture_comparison())
+  expect_identical(class(both), "data.frame")
+  expect_null(attr(both, "traffic"))
+})

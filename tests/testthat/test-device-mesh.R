@@ -209,3 +209,8 @@ test_that("a device name that is NA is named by its place", {
   expect_error(kerasmesh:::check_devices(c("cpu:0", NA)), "Element 2 is NA",
                class = "kerasmesh_error_devices")
 })
+
+test_that("NaN is no size to infer", {
+  expect_error(kerasmesh:::check_mesh_shape(c(data = NaN, model = 8)),
+               "Dimension 1 is NaN", class = "kerasmesh_error_mesh_shape")
+})

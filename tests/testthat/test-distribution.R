@@ -260,13 +260,23 @@ test_that("the distribution constructors send plain values", {
   expect_identical(sent$name, "distribution.model_parallel")
   expect_identical(sent$args, list(layout_map = NULL, batch_dim_name = "data",
                                    auto_shard_dataset = FALSE))
-  # A mesh of more than one axis: only the first splits the batch.
-  expect_warning(
-    shim_request("data_parallel", mesh = fixture_mesh()),
-    class = "kerasmesh_warning_mesh_rank"
-  )
-  expect_no_warning(shim_request("data_parallel",
-                                 mesh = fixture_mesh("mesh-1d")))
+})
+
+test_that("a mesh of two axes is said to split the batch over its first", {
+  # Once the distribution is made: not before an error refusing it.
+  made <- with_shim("data_parallel", function(name, ..., call = NULL) {
+    fixture("distribution-data-parallel")
+  })
+  expect_warning(made(mesh = fixture_mesh()),
+                 class = "kerasmesh_warning_mesh_rank")
+  expect_no_warning(made(mesh = fixture_mesh("mesh-1d")))
+  refused <- with_shim("data_parallel", function(name, ..., call = NULL) {
+    rlang::abort("both", class = "kerasmesh_error_distribution_argument")
+  })
+  expect_no_warning(expect_error(
+    refused(mesh = fixture_mesh(), devices = c("cpu:0", "cpu:1")),
+    class = "kerasmesh_error_distribution_argument"
+  ))
 })
 
 test_that("NULL is offered only where a distribution may be NULL", {
@@ -277,4 +287,9 @@ test_that("NULL is offered only where a distribution may be NULL", {
                fixed = TRUE)
   expect_error(kerasmesh:::check_distribution(lm), "or `NULL`",
                class = "kerasmesh_error_distribution")
+})
+
+test_that("local_distribution() checks its frame before setting anything", {
+  expect_error(local_distribution(fixture_distribution(), .local_envir = 3),
+               "`.local_envir`", class = "kerasmesh_error_argument")
 })

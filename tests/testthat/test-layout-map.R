@@ -249,10 +249,7 @@ test_that("a key with a line break prints escaped, on one row", {
   expect_length(lines, 4)
 })
 
-test_that("str() and summary() show a layout map's fields", {
-  lm <- fixture_layout_map()
-  expect_output(str(lm), "rules")
-  expect_identical(rownames(summary(lm)), c("py", "mesh", "rules"))
-  expect_error(lm[[1]], "a single string.", fixed = TRUE,
+test_that("a number is no rule path", {
+  expect_error(fixture_layout_map()[[1]], "a single string.", fixed = TRUE,
                class = "kerasmesh_error_layout_key")
 })

@@ -135,3 +135,9 @@ test_that("a plan edited by hand is refused, naming what is missing", {
   expect_error(format(plan), 'attr(x, "mesh")', fixed = TRUE,
                class = "kerasmesh_error_argument")
 })
+
+test_that("plans bound by rows are plain data frames, as subsets are", {
+  both <- rbind(fixture_plan(), fixture_plan())
+  expect_identical(class(both), "data.frame")
+  expect_identical(nrow(both), 8L)
+})

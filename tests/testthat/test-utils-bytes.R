@@ -86,6 +86,7 @@ test_that("print-outs, pictures, comparisons and searches judge fit by need", {
   # place that says whether a layout fits goes by `need`.
   cost <- fixture_cost()
   cost$need <- 2 * cost$memory[["total"]]
+  cost <- as_made(cost)
   memory <- check_bytes(1.5 * cost$memory[["total"]])
   expect_match(format(cost, memory = as.numeric(memory)), "does not fit",
                fixed = TRUE, all = FALSE)

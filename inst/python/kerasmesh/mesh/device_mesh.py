@@ -183,8 +183,9 @@ def check_axis_names(axis_names: Any, rank: int) -> list[str]:
         value = axis_names[bad[0] - 1]
         raise KerasmeshError(
             kinds.AXIS_NAMES, "`axis_names` must be non-empty strings.",
-            [(("x", f"Name {bad[0]} is empty.") if value in ("", None)
-              else received(value, f"Name {bad[0]} is {VALUE}."))])
+            [("x", f"Name {bad[0]} is NA.") if value is None
+             else ("x", f"Name {bad[0]} is empty.") if value == ""
+             else received(value, f"Name {bad[0]} is {VALUE}.")])
     unreadable = [a for a in axis_names if not _xla_readable(a)]
     if unreadable:
         raise KerasmeshError(

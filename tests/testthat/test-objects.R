@@ -1,0 +1,31 @@
+# Methods shared by meshes, layout maps and distributions (no Python).
+
+test_that("str() and summary() show the fields; an edited object is refused", {
+  lm <- fixture_layout_map()
+  expect_output(str(lm), "rules")
+  expect_identical(rownames(summary(lm)), c("py", "mesh", "rules"))
+  mesh <- fixture_mesh()
+  mesh$shape <- c(data = 4L, model = 2L)
+  expect_error(summary(mesh), "object$shape", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+})
+
+test_that("a layout map, a distribution or a topology has no picture", {
+  with_png({
+    expect_error(plot(fixture_layout_map()), "no picture",
+                 class = "kerasmesh_error_argument")
+    expect_error(plot(fixture_distribution()), "no picture",
+                 class = "kerasmesh_error_argument")
+    expect_error(plot(device_topology("h100-sxm-80gb")), "no picture",
+                 class = "kerasmesh_error_argument")
+  })
+})
+
+test_that("a saved and read object is no edit", {
+  path <- withr::local_tempfile(fileext = ".rds")
+  for (object in list(fixture_mesh(), fixture_layout_map(), fixture_plan(),
+                      fixture_cost(), fixture_picture())) {
+    saveRDS(object, path)
+    expect_identical(kerasmesh:::changed_fields(readRDS(path)), character())
+  }
+})
