@@ -1,11 +1,11 @@
 # Objects edited by hand. Every object kerasmesh returns carries a
-# fingerprint of its fields (list elements or data frame columns, and
-# attributes), taken when it was made. Where it is printed, plotted or
-# summarised, an R error or warning that an edited object raises becomes
-# a classed error naming the first field changed since (the error it
-# raised as its parent); objects that stand for a Python object (meshes,
-# layout maps, distributions) are refused as soon as any field differs,
-# since Python would go on using the object as it was made.
+# fingerprint of its fields (list elements or data frame columns,
+# attributes and the class), taken when it was made. Where it is printed,
+# plotted, summarised or used, an object whose fields changed is refused,
+# naming the first (check_unedited()): a field the user added is kept, and
+# a data frame's columns may change, since its rows may be subset. An R
+# error or warning that such columns raise while the object is printed
+# becomes the classed error naming the column (with_edits_named()).
 
 # The function that makes each object, for the way out of the error.
 object_makers <- c(
@@ -13,11 +13,10 @@ object_makers <- c(
   kerasmesh_cost_traffic = "summary",
   kerasmesh_device_mesh = "device_mesh",
   kerasmesh_device_topology = "device_topology",
-  kerasmesh_distribution = "model_parallel",
-  kerasmesh_launch = "launch_workers",
+  kerasmesh_data_parallel = "data_parallel",
+  kerasmesh_model_parallel = "model_parallel",
   kerasmesh_layout_comparison = "compare_layouts",
   kerasmesh_layout_cost = "layout_cost",
-  kerasmesh_layout_fix = "layout_fix",
   kerasmesh_layout_map = "layout_map",
   kerasmesh_layout_plan = "layout_plan",
   kerasmesh_layout_plan_summary = "summary",
