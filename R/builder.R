@@ -81,10 +81,9 @@ builder_timeout <- function(timeout, task, e, call) {
   )
 }
 
-# A model for planning or costing: a Keras model or a function that builds
-# one. Checked before Python starts.
-# A Keras model, or a builder R can call as kerasmesh will: with no
-# arguments, or (`blocks`, search_layout()'s number of blocks) with one.
+# A model for planning or costing, checked before Python starts: a Keras
+# model, or a builder R can call as kerasmesh will, with no arguments or
+# (`blocks`, search_layout()'s number of blocks) with one.
 check_plan_model <- function(model, blocks = FALSE,
                              arg = rlang::caller_arg(model),
                              call = rlang::caller_env()) {
