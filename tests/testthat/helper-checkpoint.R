@@ -25,14 +25,24 @@ kill_save_at <- function(point, fixtures) {
   invisible()
 }
 
-# The Python threads alive now, but for the main thread and thread pools'
-# workers (which outlive their tasks): one string, names sorted.
-live_threads <- function() {
-  reticulate::py_eval(paste(
-    "', '.join(sorted(t.name for t in __import__('threading').enumerate()",
-    "if t is not __import__('threading').main_thread()",
-    "and not t.name.startswith(('asyncio_', 'ThreadPoolExecutor'))))"
-  ))
+# The Python threads alive, but for the main thread and thread pools'
+# workers (which outlive their tasks): one string, names sorted. Threads
+# that are ending get `seconds` to end (a loaded machine schedules them
+# late), waiting in Python, where they can run on every reticulate; a
+# writer left waiting for minutes is still there.
+live_threads <- function(seconds = 10) {
+  until <- Sys.time() + seconds
+  repeat {
+    alive <- reticulate::py_eval(paste(
+      "', '.join(sorted(t.name for t in __import__('threading').enumerate()",
+      "if t is not __import__('threading').main_thread()",
+      "and not t.name.startswith(('asyncio_', 'ThreadPoolExecutor'))))"
+    ))
+    if (!nzchar(alive) || Sys.time() > until) {
+      return(alive)
+    }
+    reticulate::py_eval("__import__('time').sleep(0.1)")
+  }
 }
 
 # Python code that makes the next checkpoint saves wait, after Orbax's
