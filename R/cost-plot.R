@@ -61,10 +61,11 @@ plot.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
   memory_arg <- typed_name("memory", "device_memory")
   memory <- renamed_arg("memory", "device_memory")
   check_title(main)
+  memory <- check_bytes(memory, arg = memory_arg)
   check_unedited(x)
   with_edits_named(x, {
     if (!is.null(memory)) {
-      x <- with_memory(x, check_bytes(memory, arg = memory_arg))
+      x <- with_memory(x, memory)
     }
     check_comparison_object(x)
     if (NROW(x) == 0) {

@@ -52,12 +52,14 @@
 summary.kerasmesh_layout_cost <- function(object, ..., by = NULL) {
   check_dots_none()
   check_cost_object(object, prefix = "object")
+  if (!is.null(by)) {
+    by <- check_choice(by, c("variable", "layer"), all_means_first = FALSE)
+  }
   check_unedited(object, prefix = "object")
   with_edits_named(object, {
     if (is.null(by)) {
       return(NextMethod())
     }
-    by <- check_choice(by, c("variable", "layer"), all_means_first = FALSE)
     att <- object$attribution %||% new_cost_attribution(NULL)
     total <- sum(object$collectives$bytes)
     rows <- if (by == "variable") att$variables else att$layers
@@ -77,6 +79,7 @@ format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
   n <- renamed_arg("n", "max_rows")
   n <- check_whole(n, min = 0, arg = n_arg)
   check_unedited(x)
+  check_traffic_object(x)
   with_edits_named(x, {
     total <- attr(x, "total")
     attributed <- attr(x, "attributed")
@@ -109,6 +112,21 @@ format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
         sprintf("  ... %s not shown", count_text(nrow(x) - n, by))
       })
   })
+}
+
+# The columns a summary of traffic is printed from (its attributes are
+# checked by check_unedited()).
+check_traffic_object <- function(x, call = rlang::caller_env()) {
+  counts <- function(v) is.numeric(v) && all(is.finite(v) & v >= 0)
+  by <- attr(x, "by")
+  ok <- c(stats::setNames(is.character(x[[by]]), by),
+          bytes = counts(x$bytes), share = counts(x$share))
+  check_fields(x, ok, c(bytes = "a numeric vector of bytes",
+                        share = "a numeric vector of shares",
+                        default = "a character vector"),
+               way_out = "Summarise the cost again with
+                          {.code summary(cost, by = \"{by}\")}.",
+               call = call)
 }
 
 #' @export

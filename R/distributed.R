@@ -211,11 +211,12 @@ distribution_env <- function() {
 
 # Whether to show JAX's C++ log lines: the option, else the variable
 # launch_local() sets for its workers.
-kerasmesh_verbose <- function() {
-  isTRUE(getOption(
+kerasmesh_verbose <- function(call = rlang::caller_env()) {
+  option_flag(
     "kerasmesh.verbose",
-    tolower(Sys.getenv("KERASMESH_VERBOSE")) %in% c("true", "1", "yes")
-  ))
+    tolower(Sys.getenv("KERASMESH_VERBOSE")) %in% c("true", "1", "yes"),
+    call = call
+  )
 }
 
 # A single number for the shim, which checks its range: whole numbers as

@@ -267,7 +267,7 @@ swap_distribution <- function(x, arg = rlang::caller_arg(x),
   py <- check_distribution(x, check_python = FALSE, arg = arg,
                               call = call)
   result <- shim_call("distribution.set_distribution", dist = py,
-                      check_layout = layout_checks_enabled(), call = call)
+                      check_layout = layout_checks_enabled(call), call = call)
   if (!isTRUE(result$set)) {
     abort_wrong_distribution(x, arg, call)
   }

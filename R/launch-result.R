@@ -15,8 +15,9 @@ new_launch <- function(workers, address, timeout, elapsed, verbose = TRUE) {
       output = if (verbose) w$output_lines else quiet_lines(w$output_lines)
     )
   })
-  structure(rows, coordinator_address = address, timeout = timeout,
-            elapsed = elapsed, class = "kerasmesh_launch")
+  stamp_fields(structure(rows, coordinator_address = address,
+                         timeout = timeout, elapsed = elapsed,
+                         class = "kerasmesh_launch"))
 }
 
 # absl's info and warning lines ("I1130 ..." and "W1130 ..."), such as the
@@ -59,13 +60,13 @@ quiet_lines <- function(lines) {
 
 #' @export
 `$.kerasmesh_launch` <- function(x, name) {
-  launch_field(x, name)
+  checked_launch_field(x, name)
 }
 
 #' @export
 `[[.kerasmesh_launch` <- function(x, i, ...) {
   if (is.character(i) && length(i) == 1 && !is.na(i)) {
-    return(launch_field(x, i))
+    return(checked_launch_field(x, i))
   }
   if (!is.numeric(i) || length(i) != 1 || is.na(i) || i < 1 ||
       i > length(x) || i != round(i)) {
@@ -90,10 +91,11 @@ quiet_lines <- function(lines) {
       (is.numeric(i) && any(i != round(i)))) {
     abort_worker_index(x, i, "worker numbers")
   }
+  check_unedited(x)
   attrs <- attributes(x)
   out <- unclass(x)[picked]
   attributes(out) <- attrs[setdiff(names(attrs), "names")]
-  out
+  stamp_fields(out)
 }
 
 abort_worker_index <- function(x, i, what, call = rlang::caller_env()) {
@@ -117,16 +119,27 @@ launch_field <- function(x, name) {
   )
 }
 
+# The field the user asks for (`res$status`), of a launch as it was made.
+checked_launch_field <- function(x, name, call = rlang::caller_env()) {
+  check_unedited(x, call = call)
+  with_edits_named(x, launch_field(x, name), call = call)
+}
+
 #' @export
 as.data.frame.kerasmesh_launch <- function(x, ...) {
-  out <- data.frame(
-    process_id = x$process_id, pid = x$pid, status = x$status,
-    exit_status = x$exit_status
-  )
-  out$value <- x$value
-  out$error <- x$error
-  out$output <- x$output
-  out
+  check_dots_none()
+  check_unedited(x)
+  with_edits_named(x, {
+    out <- data.frame(lapply(
+      c(process_id = "process_id", pid = "pid", status = "status",
+        exit_status = "exit_status"),
+      function(name) launch_field(x, name)
+    ), stringsAsFactors = FALSE)
+    for (name in c("value", "error", "output")) {
+      out[[name]] <- launch_field(x, name)
+    }
+    out
+  })
 }
 
 #' @export
@@ -136,14 +149,20 @@ format.kerasmesh_launch <- function(x, ..., n = 5, lines = deprecated()) {
   n_arg <- typed_name("n", "lines")
   n <- renamed_arg("n", "lines")
   n <- check_whole(n, min = 0, arg = n_arg)
+  check_unedited(x)
+  with_edits_named(x, format_launch(x, n))
+}
+
+format_launch <- function(x, n) {
   processes <- length(x)
-  status <- x$status
+  status <- launch_field(x, "status")
   counts <- table(factor(status, unique(status)))
   header <- c(
     sprintf("<kerasmesh_launch> %s at %s (%.1f s)",
-            cli::pluralize("{processes} process{?es}"), x$coordinator_address,
-            x$elapsed),
-    paste("Status:", paste(counts, names(counts), collapse = ", "))
+            cli::pluralize("{processes} process{?es}"),
+            attr(x, "coordinator_address"), attr(x, "elapsed")),
+    paste("Status:", paste(counts, status_words(names(counts), counts),
+                           collapse = ", "))
   )
   out <- header
   for (i in seq_len(processes)) {
@@ -167,6 +186,12 @@ format.kerasmesh_launch <- function(x, ..., n = 5, lines = deprecated()) {
     }
   }
   out
+}
+
+# "1 ok, 2 errors, 1 stopped": the statuses that are nouns take a plural.
+status_words <- function(status, counts) {
+  plural <- status %in% c("error", "timeout") & counts != 1
+  paste0(status, ifelse(plural, "s", ""))
 }
 
 #' @export

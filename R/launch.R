@@ -49,7 +49,9 @@
 #'   list), which `as.data.frame()` turns into one row per worker. `res$name`
 #'   gives one field for every worker (`res$status` a character vector,
 #'   `res$value` a list). Each worker has:
-#'   * `process_id`: 0, 1, ... as [process_index()] gives it in the worker.
+#'   * `process_id`: 0, 1, ..., the process id the worker joins the run
+#'     with: what [process_index()] gives in the worker once
+#'     [distributed_initialize()] has run (before, every worker is 0).
 #'   * `pid`: the operating system's process id.
 #'   * `status`: `"ok"`; `"error"` (the worker signalled an error or exited
 #'     with a non-zero status); `"killed"` (it died from a signal it was not

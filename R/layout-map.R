@@ -161,6 +161,9 @@ layout_map <- function(..., mesh) {
     x[[i]] <- value
     return(x)
   }
+  if (is.null(value)) {
+    value <- vector("list", length(i)) # as a list's `[<-` NULL removes all
+  }
   if (!is.list(value) || length(value) != length(i)) {
     stop_input_type(
       value, problem = paste("Assigning {length(i)} keys needs a list of",

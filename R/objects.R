@@ -1,28 +1,119 @@
-# Methods every object that stands for a Python object shares: meshes,
-# layout maps and distributions (class `kerasmesh_object`).
+# Methods every kerasmesh object shares where it has none of its own:
+# str() and summary() of its fields, and a plot() that says which picture
+# there is.
 
 # str() and summary() read an object's fields by position, which `[[` of a
-# layout map takes for rule paths: these objects show their fields as
-# lists.
+# layout map takes for rule paths: meshes, layout maps and distributions
+# (class `kerasmesh_object`) show their fields as lists.
 #' @rawNamespace S3method(utils::str, kerasmesh_object)
 str.kerasmesh_object <- function(object, ...) {
   utils::str(unclass(object), ...)
 }
 
+# R's summary of the fields (a list's, or a data frame's columns), once the
+# object is checked: no argument is taken that would be ignored.
+summary_of_fields <- function(object, ..., call = rlang::caller_env()) {
+  check_dots_none(call = call)
+  check_unedited(object, prefix = "object", call = call)
+  fields <- unclass(object)
+  attributes(fields) <- attributes(object)[
+    intersect(names(attributes(object)), c("names", "row.names"))
+  ]
+  if (is.data.frame(object)) {
+    class(fields) <- "data.frame"
+  }
+  summary(fields)
+}
+
 #' @export
 summary.kerasmesh_object <- function(object, ...) {
-  check_unedited(object, prefix = "object")
-  summary(unclass(object), ...)
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_device_topology <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_layout_comparison <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_cost_traffic <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_layout_plan_summary <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_sharding <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_sharding_picture <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_checkpoint_info <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+#' @export
+summary.kerasmesh_launch <- function(object, ...) {
+  summary_of_fields(object, ...)
+}
+
+# An object with no picture of its own: the error says which there is.
+abort_no_picture <- function(x, way_out, call = rlang::caller_env()) {
+  kerasmesh_abort(
+    c("A {.cls {class(x)[[1]]}} has no picture of its own.", i = way_out),
+    kind = kinds$argument, call = call
+  )
 }
 
 # A mesh draws itself (plot.kerasmesh_device_mesh()); a layout map or a
-# distribution has no picture of its own: the error says which has.
+# distribution does not.
 #' @export
 plot.kerasmesh_object <- function(x, ...) {
-  kerasmesh_abort(
-    c("A {.cls {class(x)[[1]]}} has no picture of its own.",
-      i = "Plot its mesh ({.code plot(x$mesh)}), or one variable's shards
-           with {.fn sharding_picture}."),
-    kind = kinds$argument
-  )
+  abort_no_picture(x, "Plot its mesh ({.code plot(x$mesh)}), or one
+                       variable's shards with {.fn sharding_picture}.")
+}
+
+#' @export
+plot.kerasmesh_device_topology <- function(x, ...) {
+  abort_no_picture(x, "Print it, or plot what a layout costs on it
+                       ({.code plot(layout_cost(..., topology = x))}).")
+}
+
+#' @export
+plot.kerasmesh_cost_traffic <- function(x, ...) {
+  abort_no_picture(x, "Plot the cost it summarises ({.code plot(cost)}).")
+}
+
+#' @export
+plot.kerasmesh_layout_plan_summary <- function(x, ...) {
+  abort_no_picture(x, "Plot the plan it summarises ({.code plot(plan)}).")
+}
+
+#' @export
+plot.kerasmesh_checkpoint_info <- function(x, ...) {
+  abort_no_picture(x, "Print it, or read its steps ({.code x$steps}).")
+}
+
+#' @export
+plot.kerasmesh_launch <- function(x, ...) {
+  abort_no_picture(x, "Print it, or make a data frame of its workers with
+                       {.code as.data.frame(x)}.")
+}
+
+#' @export
+plot.kerasmesh_layout_fix <- function(x, ...) {
+  abort_no_picture(x, "Print it: it is R code to run.")
 }

@@ -67,17 +67,17 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   n <- renamed_arg("n", "max_groups")
   check_plan_object(x)
   check_title(main)
+  by <- renamed_value(by, "kind", "part", arg = "by")
+  by <- check_choice(by, c("layer", "rule", "variable", "part"))
+  what <- check_choice(what, c("total", "weights"))
+  memory <- check_bytes(memory, arg = memory_arg)
+  n <- check_whole(n, arg = n_arg)
   check_unedited(x)
   with_edits_named(x, {
     if (!is.null(path)) {
       plot(sharding_picture(x, path = path), main = main)
       return(invisible(x))
     }
-    by <- renamed_value(by, "kind", "part", arg = "by")
-    by <- check_choice(by, c("layer", "rule", "variable", "part"))
-    what <- check_choice(what, c("total", "weights"))
-    memory <- check_bytes(memory, arg = memory_arg)
-    n <- check_whole(n, arg = n_arg)
     summary <- attr(x, "summary")
     parts <- plan_memory_parts(x, by, what, n)
     parts <- lump_groups(parts, n)

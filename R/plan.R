@@ -231,8 +231,8 @@ check_layout <- function(model, distribution, ..., layout = deprecated()) {
 }
 
 # Whether training under model_parallel() checks the layout first.
-layout_checks_enabled <- function() {
-  isTRUE(getOption("kerasmesh.check_layout", TRUE))
+layout_checks_enabled <- function(call = rlang::caller_env()) {
+  option_flag("kerasmesh.check_layout", TRUE, call = call)
 }
 
 # -- arguments --------------------------------------------------------------

@@ -3,7 +3,7 @@
 # layout_map(mesh, "key" = c(NA, "model"), ...) as R code.
 search_code <- function(rules) {
   if (length(rules) == 0) {
-    return("layout_map(mesh) # data parallel: no rule splits a variable")
+    return("layout_map(mesh) # no rule: every variable whole on every device")
   }
   lines <- vapply(seq_along(rules), function(i) {
     axes <- rules[[i]]

@@ -7,9 +7,9 @@
 format.kerasmesh_sharding_picture <- function(x, ...,
                                               width = cli::console_width()) {
   check_dots_none()
+  width <- max(check_whole(width), 40)
   check_unedited(x)
   with_edits_named(x, {
-    width <- max(check_whole(width), 40)
     layout <- picture_layout(x)
     out <- c(picture_header(x, width), picture_roles(x))
     for (panel in layout$panels) {

@@ -44,7 +44,7 @@
 #' @param mesh For a [variable_sharding()] report: the mesh its variables
 #'   are placed on. The report records it (attribute `"mesh"`); pass it for
 #'   a data frame that lacks it.
-#' @param ... Not used.
+#' @param ... Must be empty: a misspelt argument is an error.
 #' @return A `kerasmesh_sharding_picture`: a list with `path`, `source`
 #'   (`"placed"` or `"planned"`), `shape`, `dtype`, `axes`, `shard_shape`,
 #'   `copies`, `bytes`, `device_bytes`, `start` and `stop` (matrices with a
@@ -75,6 +75,7 @@ sharding_picture <- function(x, ...) {
 #' @rdname sharding_picture
 #' @export
 sharding_picture.default <- function(x, path = NULL, ...) {
+  check_dots_none()
   if (!inherits(x, "python.builtin.object")) {
     stop_input_type(x, "a Keras model, a sharding report, a layout plan,
          a layout map or a device mesh", show_value = FALSE)
@@ -89,6 +90,7 @@ sharding_picture.default <- function(x, path = NULL, ...) {
 sharding_picture.kerasmesh_device_mesh <- function(x, axes, shape,
                                                    dtype = "float32", ...,
                                                    path = NULL) {
+  check_dots_none()
   check_supplied(c(axes = missing(axes), shape = missing(shape)))
   check_unedited(x)
   if (!is.null(path)) check_string(path)
@@ -99,6 +101,7 @@ sharding_picture.kerasmesh_device_mesh <- function(x, axes, shape,
 #' @export
 sharding_picture.kerasmesh_layout_map <- function(x, path, shape,
                                                   dtype = "float32", ...) {
+  check_dots_none()
   check_supplied(c(path = missing(path), shape = missing(shape)))
   axes <- x[[check_string(path)]]
   shape <- check_tensor_shape(shape)
@@ -110,6 +113,7 @@ sharding_picture.kerasmesh_layout_map <- function(x, path, shape,
 #' @rdname sharding_picture
 #' @export
 sharding_picture.kerasmesh_layout_plan <- function(x, path = NULL, ...) {
+  check_dots_none()
   check_plan_object(x)
   check_unedited(x)
   row <- picture_row(x, path)
@@ -122,6 +126,7 @@ sharding_picture.kerasmesh_layout_plan <- function(x, path = NULL, ...) {
 #' @export
 sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
                                                 mesh = attr(x, "mesh")) {
+  check_dots_none()
   check_unedited(x)
   row <- picture_row(x, path)
   if (is.null(mesh)) {

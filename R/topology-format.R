@@ -118,14 +118,3 @@ format_seconds <- function(x) {
             names(units)[i])
   }, "")
 }
-
-# A topology is figures, printed: it has no picture.
-#' @export
-plot.kerasmesh_device_topology <- function(x, ...) {
-  kerasmesh_abort(
-    c("A {.cls kerasmesh_device_topology} has no picture.",
-      i = "Print it, or plot what a layout costs on it
-           ({.code plot(layout_cost(..., topology = x))})."),
-    kind = kinds$argument
-  )
-}

@@ -55,6 +55,18 @@ check_string <- function(x, ..., arg = rlang::caller_arg(x),
   x
 }
 
+# An option that switches something on or off: TRUE or FALSE, `default`
+# when unset.
+option_flag <- function(name, default, call = rlang::caller_env()) {
+  value <- getOption(name, default)
+  if (!rlang::is_bool(value)) {
+    stop_input_type(value, "TRUE or FALSE",
+                    subject = sprintf("{.code options(%s)}", name),
+                    call = call)
+  }
+  value
+}
+
 # Whole numbers from `min` to `max`, returned as an integer: the one check
 # for counts, sizes, limits and indices (NULL stays NULL where
 # `allow_null`). `max` defaults to R's largest integer, so a value an
@@ -75,7 +87,9 @@ check_whole <- function(x, ..., min = 1, max = .Machine$integer.max,
   }
   whole <- is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) &&
     x == round(x)
-  if (!whole || x < min || (!is.null(what) && x > max)) {
+  # A `what` that states the range words a number above a `max` given;
+  # R's integer bound, the default, has its own message.
+  if (!whole || x < min || (!is.null(what) && !missing(max) && x > max)) {
     stop_input_type(x, what %||% whole_description(min), ..., kind = kind,
                     arg = arg, call = call, envir = parent.frame())
   }

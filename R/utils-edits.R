@@ -15,6 +15,7 @@ object_makers <- c(
   kerasmesh_device_topology = "device_topology",
   kerasmesh_data_parallel = "data_parallel",
   kerasmesh_model_parallel = "model_parallel",
+  kerasmesh_launch = "launch_local",
   kerasmesh_layout_comparison = "compare_layouts",
   kerasmesh_layout_cost = "layout_cost",
   kerasmesh_layout_map = "layout_map",

@@ -44,6 +44,13 @@ def as_array(values: Sequence[float], shape: Sequence[int],
         raise KerasmeshError(
             kinds.ARRAY, "`dtype` must be a NumPy dtype name.",
             received=dtype) from e
+    if not _holds_real_numbers(dtype):
+        raise KerasmeshError(
+            kinds.ARRAY,
+            "`dtype` must be a dtype of booleans, integers or floating "
+            "numbers.",
+            x=f'Received "{dtype}".',
+            i='Use "float32", "bfloat16", "int32" or "bool", for example.')
     check_representable(values, dtype)
     flat = np.asarray(values, dtype=dtype)
     expected = 1
@@ -69,6 +76,21 @@ def _dtype(name: Any) -> Any:
         import jax.numpy as jnp
 
         return np.dtype(jnp.dtype(str(name)))
+
+
+def _holds_real_numbers(dtype: Any) -> bool:
+    """NumPy's booleans, integers and floats, and JAX's floats (bfloat16,
+    float8): not dates, strings, complex numbers or 4-bit integers, whose
+    ranges NumPy can't check."""
+    if dtype.kind in "biuf":
+        return True
+    import jax.numpy as jnp
+
+    try:
+        jnp.finfo(dtype)
+    except ValueError:
+        return False
+    return True
 
 
 def positions(mask: Any, first: int = 5) -> str:
@@ -185,7 +207,7 @@ def as_lists(array: Any) -> dict:
 R_INTEGER_MAX = 2**31 - 1
 
 
-def to_r(x: Any) -> dict:
+def to_r(x: Any, arg: str = "array") -> dict:
     """An array (NumPy, JAX, a Keras tensor, a number), or a list, tuple
     or dict of them, as plain values R rebuilds with `r_array()`.
 
@@ -203,14 +225,16 @@ def to_r(x: Any) -> dict:
 
     if isinstance(x, dict):
         return {"names": [str(k) for k in x],
-                "items": [to_r(v) for v in x.values()]}
+                "items": [to_r(v, f'{arg}[["{k}"]]') for k, v in x.items()]}
     if isinstance(x, (list, tuple)):
-        return {"names": None, "items": [to_r(v) for v in x]}
+        return {"names": None,
+                "items": [to_r(v, f"{arg}[[{i}]]")
+                          for i, v in enumerate(x, 1)]}
     try:
         a = np.asarray(host_value(x) if hasattr(x, "addressable_shards")
                        else x)
     except Exception as e:  # noqa: BLE001 - anything NumPy can't read
-        raise KerasmeshError(kinds.ARRAY, "`x` must be an array.",
+        raise KerasmeshError(kinds.ARRAY, f"`{arg}` must be an array.",
                              received=x) from e
     if a.dtype == bool:
         kind = "logical"
@@ -220,9 +244,14 @@ def to_r(x: Any) -> dict:
         kind, a = "integer", a.astype(np.int64)
     elif a.dtype.kind in "iuf" or str(a.dtype) == "bfloat16":
         kind, a = "double", a.astype(np.float64)
+    elif a.dtype == object and a.ndim == 0:
+        raise KerasmeshError(
+            kinds.ARRAY,
+            f"`{arg}` must be a NumPy array, a JAX array or a Keras tensor.",
+            x=f"Received a Python {type(x).__module__}.{type(x).__qualname__}.")
     else:
         raise KerasmeshError(
-            kinds.ARRAY, "`x` must hold numbers or logicals.",
+            kinds.ARRAY, f"`{arg}` must hold numbers or logicals.",
             x=f"Its dtype is {a.dtype}.")
     return {"shape": [int(n) for n in a.shape], "type": kind,
             "values": a.ravel(order="C").tolist()}
