@@ -153,6 +153,29 @@ test_that("r_array() refuses what is not an array", {
   skip_if_no_keras()
   expect_error(r_array(reticulate::r_to_py("a")),
                class = "kerasmesh_error_array")
+  keras <- reticulate::import("keras", convert = FALSE)
+  expect_error(r_array(keras), "`array` must be a NumPy array",
+               class = "kerasmesh_error_array")
+  np <- reticulate::import("numpy", convert = FALSE)
+  strings <- reticulate::r_to_py(list(a = 1, b = np$array(c("x", "y"))))
+  expect_error(r_array(strings), '`array[["b"]]` must hold numbers',
+               fixed = TRUE, class = "kerasmesh_error_array")
+})
+
+test_that("numpy_array() takes dtypes of booleans, integers and floats", {
+  skip_if_no_keras()
+  for (dtype in c("datetime64", "complex64", "int4", "str", "object")) {
+    expect_error(numpy_array(1, dtype = dtype),
+                 sprintf("`dtype` must be a dtype of booleans.*\"%s\"",
+                         dtype),
+                 class = "kerasmesh_error_array")
+  }
+  for (dtype in c("bool", "int8", "uint16", "float16", "bfloat16")) {
+    expect_identical(r_array(numpy_array(1, dtype = dtype)),
+                     if (dtype == "bool") TRUE else if (
+                       startsWith(dtype, "float") || dtype == "bfloat16"
+                     ) 1 else 1L)
+  }
 })
 
 test_that("an R array reticulate can't convert names numpy_array()", {

@@ -73,6 +73,19 @@ test_that("summary() of a cost checks `by` and its dots", {
   expect_snapshot(summary(cost, by = c("variable", "layer")), error = TRUE)
 })
 
+test_that("a summary of traffic edited by hand names the edited column", {
+  traffic <- summary(attributed_cost(), by = "layer")
+  traffic$bytes <- "x"
+  expect_error(print(traffic), "`x$bytes` must be a numeric vector of bytes",
+               fixed = TRUE, class = "kerasmesh_error_argument")
+  traffic <- summary(attributed_cost(), by = "variable")
+  traffic$share[[1]] <- -1
+  expect_error(format(traffic), "`x$share` must be a numeric vector",
+               fixed = TRUE, class = "kerasmesh_error_argument")
+  traffic <- summary(attributed_cost(), by = "variable")
+  expect_length(format(traffic[1:2, ]), 6)
+})
+
 test_that("layout_cost() attributes a model-parallel layer's traffic", {
   skip_if_no_keras()
   cost <- layout_cost(mlp_builder(), model_parallel(book_layout()),

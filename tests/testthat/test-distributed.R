@@ -147,6 +147,9 @@ test_that("verbose follows the option, else KERASMESH_VERBOSE", {
   expect_false(kerasmesh:::kerasmesh_verbose())
   withr::local_options(kerasmesh.verbose = TRUE)
   expect_true(kerasmesh:::kerasmesh_verbose())
+  withr::local_options(kerasmesh.verbose = "yes")
+  expect_error(launch_local(identity), "options(kerasmesh.verbose)",
+               fixed = TRUE, class = "kerasmesh_error_argument")
 })
 
 test_that("distributed_shutdown() outside a run leaves nothing", {

@@ -162,3 +162,46 @@ test_that("a launch result is indexed by the workers it has", {
   expect_identical(res[["status"]], res$status)
   expect_true(all(nzchar(format(res[2]))))
 })
+
+test_that("a launch edited by hand is refused naming the edit", {
+  res <- fake_launch()
+  res[[2]]$status <- NA
+  expect_error(print(res), "`x[[2]]` must be what `launch_local()` returns",
+               fixed = TRUE, class = "kerasmesh_error_argument")
+  expect_error(as.data.frame(res), "x[[2]]", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  res <- fake_launch()
+  attr(res, "elapsed") <- "fast"
+  expect_error(format(res), 'attr(x, "elapsed")', fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  res <- fake_launch()
+  res$note <- 1
+  expect_error(print(res), "x$note", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(res$status, "x$note", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_s3_class(fake_launch()[2:3], "kerasmesh_launch")
+  expect_output(print(fake_launch()[2:3]), "2 processes")
+})
+
+test_that("the statuses that are nouns are counted in the plural", {
+  workers <- fake_workers()
+  workers[[1]]$status <- "error"
+  workers[[3]]$status <- "timeout"
+  res <- kerasmesh:::new_launch(workers, "127.0.0.1:23456", timeout = 60,
+                                elapsed = 2.4)
+  expect_match(format(res)[[2]], "Status: 2 errors, 1 timeout", fixed = TRUE)
+  expect_match(format(fake_launch())[[2]], "1 ok, 1 error, 1 killed",
+               fixed = TRUE)
+})
+
+test_that("a launch has no picture, and its summary takes no arguments", {
+  res <- fake_launch()
+  with_png(expect_error(plot(res), "no picture",
+                        class = "kerasmesh_error_argument"))
+  expect_error(summary(res, digits = 2), "digits",
+               class = "kerasmesh_error_argument")
+  expect_identical(nrow(summary(res)), 3L)
+  expect_error(as.data.frame(res, stringsAsFactors = TRUE), "stringsAsFactors",
+               class = "kerasmesh_error_argument")
+})

@@ -25,6 +25,9 @@ test_that("rules can be added with [[<- and [<- and removed with NULL", {
   expect_identical(names(lm), c("dense.*kernel", "conv.*kernel"))
   lm[c("a", "b")] <- list("data", c(NA, "model"))
   expect_identical(names(lm)[3:4], c("a", "b"))
+  # NULL for several keys removes them all, as a list's `[<-` does.
+  lm[c("a", "dense.*kernel")] <- NULL
+  expect_identical(names(lm), c("conv.*kernel", "b"))
 })
 
 test_that("[<- with several keys is one shim call, in the keys' order", {

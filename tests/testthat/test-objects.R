@@ -1,4 +1,4 @@
-# Methods shared by meshes, layout maps and distributions (no Python).
+# Methods every object shares where it has none of its own (no Python).
 
 test_that("str() and summary() show the fields; an edited object is refused", {
   lm <- fixture_layout_map()
@@ -18,7 +18,30 @@ test_that("a layout map, a distribution or a topology has no picture", {
                  class = "kerasmesh_error_argument")
     expect_error(plot(device_topology("h100-sxm-80gb")), "no picture",
                  class = "kerasmesh_error_argument")
+    for (x in list(summary(fixture_cost(), by = "layer"),
+                   summary(fixture_plan()), fixture_checkpoint_info())) {
+      expect_error(plot(x), "has no picture of its own",
+                   class = "kerasmesh_error_argument")
+    }
   })
+})
+
+test_that("summary() of any object takes no argument it would ignore", {
+  objects <- list(
+    fixture_mesh(), fixture_layout_map(), fixture_distribution(),
+    device_topology("h100-sxm-80gb"), fixture_comparison(),
+    summary(fixture_cost(), by = "layer"), summary(fixture_plan()),
+    fixture_sharding(), fixture_picture(), fixture_checkpoint_info()
+  )
+  for (x in objects) {
+    expect_error(summary(x, digits = 2), "digits",
+                 class = "kerasmesh_error_argument")
+    expect_s3_class(summary(x), "table")
+  }
+  topology <- device_topology("h100-sxm-80gb")
+  topology$nodes <- "two"
+  expect_error(summary(topology), "object$nodes", fixed = TRUE,
+               class = "kerasmesh_error_argument")
 })
 
 test_that("a saved and read object is no edit", {

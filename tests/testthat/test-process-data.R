@@ -34,6 +34,7 @@ test_that("process_rows() checks its arguments", {
     process_rows(10, 4, process = 2, processes = 2)
     process_rows(-1, 4, process = 0, processes = 1)
     process_rows(10, 3e9, process = 0, processes = 1)
+    process_rows(3e9, 8, process = 0, processes = 1)
   })
 })
 

@@ -144,6 +144,11 @@ test_that("sharding_picture() checks R arguments before Python starts", {
                class = "kerasmesh_error_shape")
   expect_error(sharding_picture(mesh, c(NA, "model"), c(4, 4), dtype = 1),
                class = "kerasmesh_error_argument")
+  # A misspelt argument is named, not taken for a missing one.
+  expect_error(sharding_picture(mesh, layout = c(NA, "model"), shape = 4:5),
+               "layout = ", class = "kerasmesh_error_argument")
+  expect_error(sharding_picture(fixture_plan(), "x", size = 4), "size = ",
+               class = "kerasmesh_error_argument")
   expect_snapshot(error = TRUE, {
     sharding_picture(mesh, shape = c(4, 4))
     sharding_picture(mesh)

@@ -68,6 +68,19 @@ test_that("check_whole() and check_number() pass NULL only where allowed", {
                class = "kerasmesh_error_argument")
 })
 
+test_that("an on-off option is TRUE or FALSE, its default when unset", {
+  withr::local_options(kerasmesh.some_flag = NULL)
+  expect_true(option_flag("kerasmesh.some_flag", TRUE))
+  for (bad in list("maybe", NA, c(TRUE, FALSE), 1)) {
+    withr::local_options(kerasmesh.some_flag = bad)
+    expect_error(option_flag("kerasmesh.some_flag", TRUE),
+                 "`options(kerasmesh.some_flag)` must be TRUE or FALSE",
+                 fixed = TRUE, class = "kerasmesh_error_argument")
+  }
+  withr::local_options(kerasmesh.some_flag = FALSE)
+  expect_false(option_flag("kerasmesh.some_flag", TRUE))
+})
+
 test_that("check_whole(what =) words every failure, above `max` too", {
   last <- 3
   for (bad in list(-1, 4, 2.5, "1")) {

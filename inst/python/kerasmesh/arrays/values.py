@@ -38,6 +38,7 @@ def as_array(values: Sequence[float], shape: Sequence[int],
     if isinstance(shape, (int, float)):
         shape = [shape]
     shape = [int(s) for s in shape]
+    name = dtype
     try:
         dtype = _dtype(dtype)
     except TypeError as e:
@@ -49,7 +50,7 @@ def as_array(values: Sequence[float], shape: Sequence[int],
             kinds.ARRAY,
             "`dtype` must be a dtype of booleans, integers or floating "
             "numbers.",
-            x=f'Received "{dtype}".',
+            x=f'Received "{name}".',
             i='Use "float32", "bfloat16", "int32" or "bool", for example.')
     check_representable(values, dtype)
     flat = np.asarray(values, dtype=dtype)
@@ -84,11 +85,13 @@ def _holds_real_numbers(dtype: Any) -> bool:
     ranges NumPy can't check."""
     if dtype.kind in "biuf":
         return True
+    if dtype.kind != "V":
+        return False
     import jax.numpy as jnp
 
     try:
         jnp.finfo(dtype)
-    except ValueError:
+    except (TypeError, ValueError):
         return False
     return True
 
