@@ -187,12 +187,11 @@ check_devices <- function(devices, call = rlang::caller_env()) {
     return(devices)
   }
   if (is.character(devices) && anyNA(devices)) {
-    at <- which(is.na(devices))
+    # Positions as text: cli counts a vector's length, not its value.
+    at <- as.character(which(is.na(devices))) # nolint: object_usage_linter.
     kerasmesh_abort(
       c("{.arg devices} must be device names or a single count.",
-        x = paste0(if (length(at) == 1) "Element " else "Elements ",
-                   cli::format_inline("{at}"),
-                   if (length(at) == 1) " is NA." else " are NA.")),
+        x = "Element{?s} {at} {?is/are} NA."),
       kind = kinds$devices, call = call
     )
   }

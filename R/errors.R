@@ -173,6 +173,10 @@ vector_words <- function(fact) {
   x <- unlist(lapply(fact$values, function(v) if (is.null(v)) NA else v))
   if (identical(fact$type, "character")) {
     x <- as.character(x)
+  } else if (identical(fact$type, "numeric") && length(x) == 1) {
+    # A whole number reaches the shim as a Python int (R's `2` as much as
+    # `2L`): said as R says a number.
+    x <- as.double(x)
   }
   words <- cli::format_inline("{.obj_type_friendly {x}}")
   if (grepl("`", words, fixed = TRUE)) {

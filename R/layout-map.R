@@ -88,11 +88,10 @@ layout_map <- function(..., mesh) {
   keys[is.na(keys)] <- ""
   if (any(!nzchar(trimws(keys)))) {
     rules_without <- function(which, what) {
-      at <- which(which)
+      # Positions as text: cli counts a vector's length, not its value.
+      at <- as.character(which(which))
       if (length(at)) {
-        paste0("Rule", if (length(at) > 1) "s", " ",
-               cli::format_inline("{at}"),
-               if (length(at) > 1) " have " else " has ", what, ".")
+        cli::format_inline("Rule{?s} {at} {?has/have} ", what, ".")
       }
     }
     kerasmesh_abort(

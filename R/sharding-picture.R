@@ -242,11 +242,11 @@ check_tensor_shape <- function(shape, call = rlang::caller_env()) {
   if (inherits(shape, "keras_shape")) {
     shape <- unlist(lapply(unclass(shape), function(s) s %||% NA))
   }
-  if (!is.numeric(shape) || anyNA(shape) || any(shape < 0) ||
-      any(shape != round(shape))) {
-    stop_input_type(shape, "whole numbers, one per dimension",
-      kind = kinds$shape,
-                    call = call)
+  # A dimension of 0 has no shards to draw.
+  if (!is.numeric(shape) || anyNA(shape) || any(!is.finite(shape)) ||
+      any(shape < 1) || any(shape != round(shape))) {
+    stop_input_type(shape, "positive whole numbers, one per dimension",
+                    kind = kinds$shape, call = call)
   }
   as.list(as.numeric(shape))
 }

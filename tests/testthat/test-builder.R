@@ -105,3 +105,17 @@ test_that("a builder must be callable as kerasmesh calls it", {
                  class = "kerasmesh_error_model")
   }
 })
+
+test_that("a builder's timeout is worded as the shim words its own", {
+  skip_if_no_keras()
+  kerasmesh:::shim()
+  deadline <- reticulate::import("kerasmesh.cost.deadline")
+  for (task in c("cost", "search")) {
+    words <- deadline[[c(cost = "COSTING", search = "SEARCHING")[[task]]]]
+    e <- kerasmesh:::builder_timeout(5, task, simpleError("stopped"), NULL)
+    message <- cli::ansi_strip(conditionMessage(e))
+    expect_match(message, paste(words[[1]], "took longer than 5 s."),
+                 fixed = TRUE)
+    expect_match(message, words[[2]], fixed = TRUE)
+  }
+})

@@ -142,6 +142,11 @@ test_that("sharding_picture() checks R arguments before Python starts", {
                class = "kerasmesh_error_layout_axes")
   expect_error(sharding_picture(mesh, axes = c(NA, "model"), shape = "a"),
                class = "kerasmesh_error_shape")
+  for (shape in list(c(0, 8), c(4, Inf))) {
+    expect_error(sharding_picture(mesh, axes = c(NA, "model"), shape = shape),
+                 "`shape` must be positive whole numbers",
+                 class = "kerasmesh_error_shape")
+  }
   expect_error(sharding_picture(mesh, c(NA, "model"), c(4, 4), dtype = 1),
                class = "kerasmesh_error_argument")
   # A misspelt argument is named, not taken for a missing one.

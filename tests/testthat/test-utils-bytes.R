@@ -60,6 +60,15 @@ test_that("sizes keep what the user wrote as their label", {
   expect_identical(attr(check_bytes(2e9), "label"), "2 GB")
 })
 
+test_that("bytes_text() writes bytes as the shim's messages do", {
+  # One table for both: the shim's bytes_text() is tested against it too
+  # (tests/python/test_core_text.py).
+  table <- utils::read.csv(testthat::test_path("fixtures", "bytes-text.csv"),
+                           colClasses = c("numeric", "character"))
+  expect_gt(nrow(table), 10)
+  expect_identical(bytes_text(table$bytes), table$text)
+})
+
 test_that("bytes_text() uses powers of 1000", {
   expect_identical(bytes_text(c(512, 2048, 6.2e9)),
                    c("512 B", "2.05 kB", "6.2 GB"))
