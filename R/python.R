@@ -332,8 +332,14 @@ first_lines <- function(x, n = 3) {
 # that library(kerasmesh) does not load reticulate (over a second, through
 # its S4 imports).
 # An S3 method of reticulate's generic, whatever lintr thinks of its name.
+# A layout map goes as a copy: its rules can be changed in Python, and the
+# R object, a value, must keep describing its own.
 r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
-  .subset2(check_unedited(x), "py")
+  py <- .subset2(check_unedited(x), "py")
+  if (inherits(x, "kerasmesh_layout_map")) {
+    py <- shim_call("layout.copy_layout_map", layout_map = py)
+  }
+  py
 }
 
 # Registers a method for another package's generic once that package is

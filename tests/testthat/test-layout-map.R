@@ -67,6 +67,12 @@ test_that("layout maps have value semantics", {
   expect_identical(length(lm), 1L)
   expect_identical(length(copy), 2L)
   expect_identical(length(reticulate::r_to_py(lm)), 1L)
+  # A rule changed in Python changes a copy, not the map R describes.
+  py <- reticulate::r_to_py(lm)
+  reticulate::py_del_item(py, "dense.*kernel")
+  expect_identical(length(py), 0L)
+  expect_identical(lm[["dense/kernel"]], c(NA, "model"))
+  expect_identical(length(reticulate::r_to_py(lm)), 1L)
 })
 
 test_that("[[ resolves a path as Keras does", {

@@ -1,6 +1,7 @@
 """What R calls as "layout.<function>"."""
 
 from ..layout_map.rules import (
+    copy_layout_map,
     describe_layout_map,
     lookup,
     new_layout_map,
@@ -10,6 +11,7 @@ from ..layout_map.rules import (
 )
 
 __all__ = [
+    "copy_layout_map",
     "describe_layout_map",
     "lookup",
     "new_layout_map",
