@@ -10,11 +10,21 @@ str.kerasmesh_object <- function(object, ...) {
   utils::str(unclass(object), ...)
 }
 
-# R's summary of the fields (a list's, or a data frame's columns), once the
-# object is checked: no argument is taken that would be ignored.
-summary_of_fields <- function(object, ..., call = rlang::caller_env()) {
-  check_dots_none(call = call)
-  check_unedited(object, prefix = "object", call = call)
+# summary() of an object with no summary of its own: R's summary of its
+# fields (a list's, or a data frame's columns), once the object is
+# checked; no argument is taken that would be ignored.
+#' @rawNamespace S3method(summary, kerasmesh_object, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_device_topology, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_layout_comparison, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_cost_traffic, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_layout_plan_summary, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_sharding, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_sharding_picture, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_checkpoint_info, summary_of_fields)
+#' @rawNamespace S3method(summary, kerasmesh_launch, summary_of_fields)
+summary_of_fields <- function(object, ...) {
+  check_dots_none()
+  check_unedited(object, prefix = "object")
   fields <- unclass(object)
   attributes(fields) <- attributes(object)[
     intersect(names(attributes(object)), c("names", "row.names"))
@@ -23,51 +33,6 @@ summary_of_fields <- function(object, ..., call = rlang::caller_env()) {
     class(fields) <- "data.frame"
   }
   summary(fields)
-}
-
-#' @export
-summary.kerasmesh_object <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_device_topology <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_layout_comparison <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_cost_traffic <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_layout_plan_summary <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_sharding <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_sharding_picture <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_checkpoint_info <- function(object, ...) {
-  summary_of_fields(object, ...)
-}
-
-#' @export
-summary.kerasmesh_launch <- function(object, ...) {
-  summary_of_fields(object, ...)
 }
 
 # An object with no picture of its own: the error says which there is.
