@@ -45,6 +45,7 @@
 #' numpy_array(as.double(c(1L, NA, 3L)))
 numpy_array <- function(x, dtype = "float32", ...) {
   check_dots_none()
+  check_required()
   if (!is.numeric(x) && !is.logical(x)) {
     stop_input_type(x, "a numeric vector, matrix or array", show_value = FALSE,
                     kind = kinds$array)
@@ -61,6 +62,7 @@ numpy_array <- function(x, dtype = "float32", ...) {
 #' @export
 variable_values <- function(model, ...) {
   check_dots_none()
+  check_required()
   check_python_object(model, "a Keras model", kind = kinds$model)
   values <- shim_call("arrays.variable_values", model = model)
   out <- Map(function(shape, v) {
@@ -89,6 +91,7 @@ variable_values <- function(model, ...) {
 #' r_array(pred) # a 4 x 2 matrix, on every reticulate version
 r_array <- function(array, ...) {
   check_dots_none()
+  check_required()
   if (!inherits(array, "python.builtin.object")) {
     # NULL: an element left out (process_data()'s `y` without labels).
     if (is.null(array) || is.numeric(array) || is.logical(array)) {

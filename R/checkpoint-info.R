@@ -51,6 +51,7 @@
 #' unlink(dir, recursive = TRUE)
 checkpoint_info <- function(dir, step = NULL, ...) {
   check_dots_none()
+  check_required()
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
   new_checkpoint_info(shim_call("checkpoint.info",

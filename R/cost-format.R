@@ -112,6 +112,13 @@ print.kerasmesh_layout_comparison <- function(x, ...) {
   invisible(x)
 }
 
+# A comparison's rows are a comparison (rows_as_made()).
+#' @export
+`[.kerasmesh_layout_comparison` <- function(x, ...) {
+  check_unedited(x)
+  rows_as_made(x, NextMethod(), as.data.frame.kerasmesh_layout_comparison)
+}
+
 # Comparisons bound together are plain data frames: their traffic and
 # costs are each comparison's own.
 #' @export

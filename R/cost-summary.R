@@ -79,7 +79,6 @@ format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
   n <- renamed_arg("n", "max_rows")
   n <- check_whole(n, min = 0, arg = n_arg)
   check_unedited(x)
-  check_traffic_object(x)
   with_edits_named(x, {
     total <- attr(x, "total")
     attributed <- attr(x, "attributed")
@@ -114,25 +113,23 @@ format.kerasmesh_cost_traffic <- function(x, ..., n = 20,
   })
 }
 
-# The columns a summary of traffic is printed from (its attributes are
-# checked by check_unedited()).
-check_traffic_object <- function(x, call = rlang::caller_env()) {
-  counts <- function(v) is.numeric(v) && all(is.finite(v) & v >= 0)
-  by <- attr(x, "by")
-  ok <- c(stats::setNames(is.character(x[[by]]), by),
-          bytes = counts(x$bytes), share = counts(x$share))
-  check_fields(x, ok, c(bytes = "a numeric vector of bytes",
-                        share = "a numeric vector of shares",
-                        default = "a character vector"),
-               way_out = "Summarise the cost again with
-                          {.code summary(cost, by = \"{by}\")}.",
-               call = call)
-}
-
 #' @export
 print.kerasmesh_cost_traffic <- function(x, ...) {
   writeLines(format(x, ...))
   invisible(x)
+}
+
+# A summary's rows are a summary (rows_as_made()); bound together, they
+# are a plain data frame.
+#' @export
+`[.kerasmesh_cost_traffic` <- function(x, ...) {
+  check_unedited(x)
+  rows_as_made(x, NextMethod(), as.data.frame.kerasmesh_cost_traffic)
+}
+
+#' @export
+rbind.kerasmesh_cost_traffic <- function(..., deparse.level = 1) { # nolint
+  rbind_plain(list(...), deparse.level)
 }
 
 #' @export

@@ -164,6 +164,7 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         accumulation_steps = NULL, ..., topology = NULL,
                         timeout = 300) {
   check_dots_none()
+  check_required()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
               timeout = timeout, started = elapsed_seconds(),
               call = rlang::current_env(), remat = remat,

@@ -30,6 +30,7 @@
 #' device_mesh(c(2, NA), axis_names = c("data", "model"))
 device_mesh <- function(shape, axis_names = names(shape), devices = NULL, ...) {
   check_dots_none()
+  check_required()
   force(axis_names)
   shape <- check_mesh_shape(shape)
   if (!is.null(axis_names)) {
@@ -59,6 +60,7 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL, ...) {
 #' mesh_devices(mesh)["1", ]
 mesh_shape <- function(mesh, ...) {
   check_dots_none()
+  check_required()
   .subset2(as_device_mesh(mesh), "shape")
 }
 
@@ -67,6 +69,7 @@ mesh_shape <- function(mesh, ...) {
 #' @export
 mesh_axis_names <- function(mesh, ...) {
   check_dots_none()
+  check_required()
   names(.subset2(as_device_mesh(mesh), "shape"))
 }
 
@@ -74,6 +77,7 @@ mesh_axis_names <- function(mesh, ...) {
 #' @export
 mesh_devices <- function(mesh, ...) {
   check_dots_none()
+  check_required()
   .subset2(as_device_mesh(mesh), "devices")
 }
 

@@ -65,6 +65,7 @@ data_parallel <- function(mesh = NULL, devices = NULL,
 model_parallel <- function(layout_map, batch_dim_name = NULL,
                            auto_shard_dataset = TRUE, ...) {
   check_dots_none()
+  check_required()
   layout_map <- as_layout_map(layout_map)
   if (!is.null(batch_dim_name)) {
     check_string(batch_dim_name)
@@ -170,6 +171,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' get_distribution()
 set_distribution <- function(x, ...) {
   check_dots_none()
+  check_required()
   previous <- swap_distribution(x)
   invisible(wrap_distribution(previous))
 }
@@ -186,6 +188,7 @@ get_distribution <- function(...) {
 #' @export
 with_distribution <- function(x, code, ...) {
   check_dots_none()
+  check_required()
   previous <- swap_distribution(x)
   on.exit(swap_distribution(previous$distribution), add = TRUE)
   with_python_errors(code)
@@ -195,6 +198,7 @@ with_distribution <- function(x, code, ...) {
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame(), ...) {
   check_dots_none()
+  check_required()
   if (!is.environment(.local_envir)) {
     stop_input_type(.local_envir, "an environment", show_value = FALSE)
   }

@@ -39,6 +39,7 @@
 #' set_distribution(old)
 with_kerasmesh_errors <- function(code, ...) {
   check_dots_none()
+  check_required()
   with_python_errors(code)
 }
 

@@ -13,16 +13,16 @@ str.kerasmesh_object <- function(object, ...) {
 # summary() of an object with no summary of its own: R's summary of its
 # fields (a list's, or a data frame's columns), once the object is
 # checked; no argument is taken that would be ignored.
-#' @rawNamespace S3method(summary, kerasmesh_object, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_device_topology, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_layout_comparison, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_cost_traffic, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_layout_plan_summary, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_sharding, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_sharding_picture, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_checkpoint_info, summary_of_fields)
-#' @rawNamespace S3method(summary, kerasmesh_launch, summary_of_fields)
-summary_of_fields <- function(object, ...) {
+#' @rawNamespace S3method(summary,kerasmesh_object,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_device_topology,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_layout_comparison,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_cost_traffic,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_layout_plan_summary,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_sharding,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_sharding_picture,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_checkpoint_info,summary_fields)
+#' @rawNamespace S3method(summary,kerasmesh_launch,summary_fields)
+summary_fields <- function(object, ...) {
   check_dots_none()
   check_unedited(object, prefix = "object")
   fields <- unclass(object)

@@ -87,14 +87,6 @@ rbind.kerasmesh_layout_plan <- function(..., deparse.level = 1) { # nolint
   rbind_plain(list(...), deparse.level)
 }
 
-# rbind() of kerasmesh's data frames (plans, comparisons) as plain ones.
-rbind_plain <- function(frames, deparse_level) {
-  plain <- lapply(frames, function(x) {
-    if (is.data.frame(x)) as.data.frame(x) else x
-  })
-  do.call(rbind, c(plain, list(deparse.level = deparse_level)))
-}
-
 #' @export
 as.data.frame.kerasmesh_layout_plan <- function(x, ...) {
   for (a in c("summary", "problems", "groups", "outputs", "rules",

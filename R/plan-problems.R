@@ -48,6 +48,7 @@
 #' layout_plan(build, lm)
 layout_fix <- function(plan, name = "lm", ...) {
   check_dots_none()
+  check_required()
   if (!inherits(plan, "kerasmesh_layout_plan")) {
     stop_input_type(plan, "a layout plan", show_value = FALSE,
                     way_out = "Make one with {.fn layout_plan}.")

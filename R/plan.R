@@ -183,7 +183,8 @@ layout_plan <- function(model, distribution, batch_size = NULL,
 #' @inheritParams layout_plan
 #' @param model A built Keras model, a function that builds one (see
 #'   [layout_plan()]), or a plan made by [layout_plan()] (then
-#'   `distribution` and `...` are not used).
+#'   `distribution` and `...` must be left out: the plan is checked as it
+#'   was made).
 #' @param ... Passed to [layout_plan()]: `batch_size`, `optimizer`,
 #'   `replicated_share`.
 #' @param layout Deprecated: use `distribution`.
@@ -208,6 +209,7 @@ layout_plan <- function(model, distribution, batch_size = NULL,
 #' plan <- layout_plan(build, lm)
 #' try(check_layout(plan))
 check_layout <- function(model, distribution, ..., layout = deprecated()) {
+  check_required(except = "distribution")
   if (is.data.frame(model) && !inherits(model, "kerasmesh_layout_plan")) {
     stop_input_type(model, "a Keras model, a builder or a layout plan",
                     show_value = FALSE,
@@ -216,6 +218,18 @@ check_layout <- function(model, distribution, ..., layout = deprecated()) {
                     kind = kinds$model)
   }
   plan <- if (inherits(model, "kerasmesh_layout_plan")) {
+    # A plan was made with its distribution and arguments: more are not
+    # taken, rather than ignored.
+    if (!missing(distribution) || !missing(layout)) {
+      kerasmesh_abort(
+        c("A plan is checked as it was made: {.arg distribution} is not
+           taken with one.",
+          i = "Make a new plan with {.fn layout_plan} to check another
+               distribution."),
+        kind = kinds$argument
+      )
+    }
+    check_dots_none()
     check_plan_object(model, prefix = "model")
     check_unedited(model, prefix = "model")
   } else {

@@ -80,6 +80,7 @@
 #' set_remat(model, "none")
 set_remat <- function(model, remat = "full", layers = NULL, ...) {
   check_dots_none()
+  check_required()
   check_python_object(model, "a Keras model", kind = kinds$model)
   remat <- check_remat(remat)
   if (!is.null(layers) && (!is.character(layers) || length(layers) == 0 ||

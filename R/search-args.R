@@ -186,8 +186,8 @@ check_search_cache <- function(cache, call = rlang::caller_env()) {
   if (isFALSE(cache)) {
     return(NULL)
   }
-  if (!rlang::is_string(cache) || !nzchar(cache)) {
-    stop_input_type(cache, "`TRUE`, `FALSE` or a directory",
+  if (!rlang::is_string(cache) || !nzchar(trimws(cache))) {
+    stop_input_type(cache, "`TRUE`, `FALSE` or a directory's name",
                     kind = kinds$argument, arg = "cache", call = call)
   }
   path.expand(cache)

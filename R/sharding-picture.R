@@ -69,6 +69,7 @@
 #' lm <- layout_map(mesh, ".*kernel" = c(NA, "model"))
 #' sharding_picture(lm, "sequential/dense/kernel", shape = c(32, 64))
 sharding_picture <- function(x, ...) {
+  check_required()
   UseMethod("sharding_picture")
 }
 

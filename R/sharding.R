@@ -29,6 +29,7 @@
 #' variable_sharding(model)
 variable_sharding <- function(model, ...) {
   check_dots_none()
+  check_required()
   check_python_object(model, "a Keras model", kind = kinds$model)
   columns <- shim_call("sharding.variable_sharding", model = model)
   per_device <- columns$per_device
@@ -100,6 +101,28 @@ format.kerasmesh_sharding <- function(x, ..., width = cli::console_width()) {
 print.kerasmesh_sharding <- function(x, ...) {
   writeLines(format(x, ...))
   invisible(x)
+}
+
+# A report's rows are a report (rows_as_made()); bound together, they are
+# a plain data frame.
+#' @export
+`[.kerasmesh_sharding` <- function(x, ...) {
+  check_unedited(x)
+  rows_as_made(x, NextMethod(), as.data.frame.kerasmesh_sharding)
+}
+
+#' @export
+rbind.kerasmesh_sharding <- function(..., deparse.level = 1) { # nolint
+  rbind_plain(list(...), deparse.level)
+}
+
+#' @export
+as.data.frame.kerasmesh_sharding <- function(x, ...) {
+  for (a in c("per_device", "mesh", "kerasmesh_fields")) {
+    attr(x, a) <- NULL
+  }
+  class(x) <- "data.frame"
+  x
 }
 
 unclass_sharding <- function(x) {

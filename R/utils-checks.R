@@ -15,6 +15,21 @@ check_supplied <- function(absent, call = rlang::caller_env()) {
   invisible()
 }
 
+# Every argument of the caller that has no default supplied, but those in
+# `except` (one that an older name can stand for, checked with it): R's
+# own "argument is missing" error comes only when the argument is used.
+check_required <- function(except = NULL, call = rlang::caller_env()) {
+  formals <- rlang::fn_fmls(rlang::caller_fn())
+  required <- names(formals)[vapply(formals, function(v) {
+    identical(v, quote(expr = ))
+  }, TRUE)]
+  required <- setdiff(required, c("...", except))
+  absent <- vapply(required, function(arg) {
+    eval(rlang::call2("missing", rlang::sym(arg)), call)
+  }, TRUE)
+  check_supplied(absent, call = call)
+}
+
 # The error for an argument of the wrong type or value, worded once:
 #   ! <subject> must be <what>.
 #   x Received <what `x` is, cli's {.obj_type_friendly}>[ (<its values>)].

@@ -2,10 +2,10 @@
 # fingerprint of its fields (list elements or data frame columns,
 # attributes and the class), taken when it was made. Where it is printed,
 # plotted, summarised or used, an object whose fields changed is refused,
-# naming the first (check_unedited()): a field the user added is kept, and
-# a data frame's columns may change, since its rows may be subset. An R
-# error or warning that such columns raise while the object is printed
-# becomes the classed error naming the column (with_edits_named()).
+# naming the first (check_unedited()); a field the user added is kept. A
+# subset of a data frame's rows is made anew (rows_as_made()). An R error
+# or warning that an edit raises deeper, while the object is printed,
+# becomes the classed error naming the field (with_edits_named()).
 
 # The function that makes each object, for the way out of the error.
 object_makers <- c(
@@ -73,7 +73,7 @@ object_fields <- function(x) {
 # none for an object that carries no fingerprint.
 changed_fields <- function(x) {
   made <- attr(x, "kerasmesh_fields", exact = TRUE)
-  if (is.null(made)) {
+  if (!is_fingerprint(made)) {
     return(character())
   }
   now <- field_fingerprints(x)
@@ -107,18 +107,13 @@ with_edits_named <- function(x, code, prefix = "x",
 
 # Refuses an object edited by hand where it is used: any field changed or
 # removed (one added is the user's own), and one whose fingerprint was
-# removed. A data frame's columns may change (its rows can be subset);
-# its attributes, which describe all of it, may not.
+# removed or replaced.
 check_unedited <- function(x, prefix = "x", call = rlang::caller_env()) {
   made <- attr(x, "kerasmesh_fields", exact = TRUE)
-  changed <- if (is.null(made)) {
+  changed <- if (!is_fingerprint(made)) {
     'attr(x, "kerasmesh_fields")'
   } else {
     intersect(changed_fields(x), names(made))
-  }
-  if (is.data.frame(x)) {
-    changed <- changed[!startsWith(changed, "x$") &
-                         !startsWith(changed, "x[[")]
   }
   if (length(changed)) {
     abort_edited(x, changed[[1]], prefix, call)
@@ -126,12 +121,45 @@ check_unedited <- function(x, prefix = "x", call = rlang::caller_env()) {
   invisible(x)
 }
 
+# What stamp_fields() writes: one hash per named field.
+is_fingerprint <- function(made) {
+  is.character(made) && !is.null(names(made)) && !anyNA(made)
+}
+
+# `out`, a subset of `x`, one of kerasmesh's data frames (a comparison, a
+# sharding report, a summary of traffic): its rows with every column and
+# attribute are the object again, made anew; any other subset is `plain`
+# (a data frame, or the column asked for). `x` itself must be as made, or
+# the subset would pass its edits on.
+rows_as_made <- function(x, out, plain) {
+  if (!is.data.frame(out)) {
+    return(out)
+  }
+  whole <- identical(names(out), names(x)) &&
+    all(names(attributes(x)) %in% names(attributes(out)))
+  if (whole) stamp_fields(out) else plain(out)
+}
+
+# rbind() of kerasmesh's data frames as plain ones: their attributes
+# describe each frame's own rows.
+rbind_plain <- function(frames, deparse_level) {
+  plain <- lapply(frames, function(x) {
+    if (is.data.frame(x)) as.data.frame(x) else x
+  })
+  do.call(rbind, c(plain, list(deparse.level = deparse_level)))
+}
+
 abort_edited <- function(x, field, prefix, call, parent = NULL) {
   fields <- object_fields(x)
   # nolint start: object_usage_linter. cli reads them.
   value <- if (field %in% names(fields)) fields[[field]]
+  # A class changed by hand may name no maker: then the words are general.
   maker <- object_makers[intersect(class(x), names(object_makers))]
-  maker <- if (length(maker)) maker[[1]] else "kerasmesh"
+  maker <- if (length(maker)) {
+    cli::format_inline("{.fn {maker[[1]]}}")
+  } else {
+    "the kerasmesh function that made it"
+  }
   arg <- if (startsWith(field, "attr(x,") || startsWith(field, "class(x")) {
     sub("(x", paste0("(", prefix), field, fixed = TRUE)
   } else {
@@ -139,10 +167,10 @@ abort_edited <- function(x, field, prefix, call, parent = NULL) {
   }
   # nolint end
   kerasmesh_abort(
-    c("{.arg {arg}} must be what {.fn {maker}} returns.",
+    c("{.arg {arg}} must be what {maker} returns.",
       x = "Received {.obj_type_friendly {value}}{received_value(value)},
            changed by hand.",
-      i = "Make it again with {.fn {maker}}."),
+      i = "Make it again with {maker}."),
     kind = kinds$argument, parent = parent, call = call
   )
 }

@@ -76,14 +76,21 @@ test_that("summary() of a cost checks `by` and its dots", {
 test_that("a summary of traffic edited by hand names the edited column", {
   traffic <- summary(attributed_cost(), by = "layer")
   traffic$bytes <- "x"
-  expect_error(print(traffic), "`x$bytes` must be a numeric vector of bytes",
+  expect_error(print(traffic), "`x$bytes` must be what `summary()` returns",
                fixed = TRUE, class = "kerasmesh_error_argument")
   traffic <- summary(attributed_cost(), by = "variable")
-  traffic$share[[1]] <- -1
-  expect_error(format(traffic), "`x$share` must be a numeric vector",
-               fixed = TRUE, class = "kerasmesh_error_argument")
+  traffic$share[[1]] <- 5
+  expect_error(format(traffic), "`x$share`", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(traffic[1:2, ], "`x$share`", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  # Rows are a summary again; a column alone, or rows bound, plain data.
   traffic <- summary(attributed_cost(), by = "variable")
   expect_length(format(traffic[1:2, ]), 6)
+  expect_length(format(head(traffic, 1)), 5)
+  expect_identical(class(traffic[, c("variable", "bytes")]), "data.frame")
+  expect_identical(class(rbind(traffic, traffic)), "data.frame")
+  expect_identical(traffic[["bytes"]], c(2048, 1024, 64, 16))
 })
 
 test_that("layout_cost() attributes a model-parallel layer's traffic", {

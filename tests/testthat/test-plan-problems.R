@@ -72,6 +72,11 @@ test_that("check_layout() accepts a plan and Keras's ModelParallel", {
   }
   expect_identical(quietly(check_layout(plan)), plan)
   expect_invisible(quietly(check_layout(plan)))
+  # A plan is checked as made: nothing more is taken, rather than ignored.
+  expect_error(check_layout(plan, dist), "not taken with one",
+               class = "kerasmesh_error_argument")
+  expect_error(check_layout(plan, batch_size = 3), "batch_size",
+               class = "kerasmesh_error_argument")
   expect_error(layout_plan(build, keras$layers$Dense(2L)),
                class = "kerasmesh_error_layout_map")
 })

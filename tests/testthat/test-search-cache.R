@@ -27,6 +27,10 @@ test_that("a repeated search reads its figures from the cache", {
   expect_error(small_search(cache = NA), class = "kerasmesh_error_argument")
   expect_error(small_search(cache = c("a", "b")),
                class = "kerasmesh_error_argument")
+  withr::local_dir(withr::local_tempdir())
+  expect_error(small_search(cache = "  "), "a directory's name",
+               class = "kerasmesh_error_argument")
+  expect_length(dir(all.files = TRUE, no.. = TRUE), 0)
 })
 
 test_that("an unwritable cache is said once, and the search goes on", {

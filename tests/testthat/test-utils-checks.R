@@ -109,3 +109,27 @@ test_that("every picture takes a title of one string, or NULL", {
                  class = "kerasmesh_error_argument")
   }
 })
+
+test_that("every function says which argument without a default is missing", {
+  ns <- asNamespace("kerasmesh")
+  deprecated <- c("checkpoint_callback", "format_bytes")
+  # layout_map() finds its mesh among the rules: "`mesh` must be a mesh".
+  expect_error(layout_map(), "`mesh`", class = "kerasmesh_error_device_mesh")
+  checked <- 0
+  exports <- setdiff(getNamespaceExports("kerasmesh"),
+                     c(deprecated, "layout_map"))
+  for (name in exports) {
+    fn <- get(name, envir = ns)
+    formals <- formals(fn)
+    required <- setdiff(names(formals)[vapply(formals, function(v) {
+      identical(v, quote(expr = ))
+    }, TRUE)], "...")
+    if (!length(required)) next
+    err <- tryCatch(fn(), error = identity)
+    expect_s3_class(err, "kerasmesh_error_argument")
+    expect_match(conditionMessage(err), "must be supplied", fixed = TRUE,
+                 info = name)
+    checked <- checked + 1
+  }
+  expect_gt(checked, 20)
+})

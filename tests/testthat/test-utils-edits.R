@@ -164,3 +164,61 @@ test_that("an edited distribution or map is refused where it would be used", {
   expect_error(sharding_picture(lm, "a", shape = c(4, 4)), "x$rules",
                fixed = TRUE, class = "kerasmesh_error_argument")
 })
+
+test_that("a column of a plan, a comparison or a report edited is refused", {
+  plan <- fixture_plan()
+  plan$path <- rev(plan$path)
+  expect_match(edited_error(format, plan), "x$path", fixed = TRUE)
+  expect_error(check_layout(plan), "model$path", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(sharding_picture(plan, plan$path[[1]]), "x$path",
+               fixed = TRUE, class = "kerasmesh_error_argument")
+  cmp <- fixture_comparison()
+  cmp$total <- -cmp$total
+  expect_match(edited_error(format, cmp), "x$total", fixed = TRUE)
+  expect_error(cmp[1, ], "x$total", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  report <- fixture_sharding()
+  report$copies <- 99L
+  expect_match(edited_error(format, report), "x$copies", fixed = TRUE)
+  report <- fixture_sharding()
+  report$path[[1]] <- "fake/path"
+  expect_error(sharding_picture(report, "fake/path"), "x$path", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+})
+
+test_that("rows of a comparison or a report are one, made anew", {
+  cmp <- fixture_comparison()
+  first <- cmp[1, ]
+  expect_s3_class(first, "kerasmesh_layout_comparison")
+  expect_identical(kerasmesh:::changed_fields(first), character())
+  expect_identical(class(cmp[, c("layout", "total")]), "data.frame")
+  expect_identical(cmp[["total"]], fixture_comparison()$total)
+  report <- fixture_sharding()
+  expect_output(print(report[1:2, ]), "2 variables")
+  expect_identical(class(rbind(report, report)), "data.frame")
+  expect_identical(class(as.data.frame(report)), "data.frame")
+})
+
+test_that("a fingerprint replaced by hand is an edit", {
+  for (junk in list("junk", c(a = NA_character_), 1:3)) {
+    mesh <- fixture_mesh()
+    attr(mesh, "kerasmesh_fields") <- junk
+    mesh$shape <- c(data = 9L, model = 9L)
+    expect_error(layout_map(mesh, a = "model"),
+                 'attr(mesh, "kerasmesh_fields")', fixed = TRUE,
+                 class = "kerasmesh_error_argument")
+    plan <- fixture_plan()
+    attr(plan, "kerasmesh_fields") <- junk
+    expect_match(edited_error(format, plan), 'attr(x, "kerasmesh_fields")',
+                 fixed = TRUE)
+  }
+})
+
+test_that("an object whose class names no maker is said to be edited", {
+  dist <- fixture_distribution()
+  class(dist) <- "kerasmesh_distribution"
+  message <- edited_error(format, dist)
+  expect_match(message, "the kerasmesh function that made it", fixed = TRUE)
+  expect_no_match(message, "kerasmesh()", fixed = TRUE)
+})
