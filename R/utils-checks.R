@@ -20,9 +20,7 @@ check_supplied <- function(absent, call = rlang::caller_env()) {
 # own "argument is missing" error comes only when the argument is used.
 check_required <- function(except = NULL, call = rlang::caller_env()) {
   formals <- rlang::fn_fmls(rlang::caller_fn())
-  required <- names(formals)[vapply(formals, function(v) {
-    identical(v, quote(expr = ))
-  }, TRUE)]
+  required <- names(formals)[vapply(formals, rlang::is_missing, TRUE)]
   required <- setdiff(required, c("...", except))
   absent <- vapply(required, function(arg) {
     eval(rlang::call2("missing", rlang::sym(arg)), call)

@@ -121,9 +121,8 @@ test_that("every function says which argument without a default is missing", {
   for (name in exports) {
     fn <- get(name, envir = ns)
     formals <- formals(fn)
-    required <- setdiff(names(formals)[vapply(formals, function(v) {
-      identical(v, quote(expr = ))
-    }, TRUE)], "...")
+    required <- names(formals)[vapply(formals, rlang::is_missing, TRUE)]
+    required <- setdiff(required, "...")
     if (!length(required)) next
     err <- tryCatch(fn(), error = identity)
     expect_s3_class(err, "kerasmesh_error_argument")
