@@ -251,7 +251,7 @@ def to_r(x: Any, arg: str = "array") -> dict:
         raise KerasmeshError(
             kinds.ARRAY,
             f"`{arg}` must be a NumPy array, a JAX array or a Keras tensor.",
-            x=f"Received a Python {type(x).__module__}.{type(x).__qualname__}.")
+            received=x)
     else:
         raise KerasmeshError(
             kinds.ARRAY, f"`{arg}` must hold numbers or logicals.",
