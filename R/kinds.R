@@ -100,6 +100,8 @@
 #' \item{`kerasmesh_error_layout_key`}{A layout map key is not a valid name or
 #'   pattern.}
 #' \item{`kerasmesh_error_layout_key_exists`}{A layout map already has the key.}
+#' \item{`kerasmesh_error_layout_key_missing`}{A layout map has no rule with the
+#'   key to remove.}
 #' \item{`kerasmesh_error_layout_map`}{A value is not a layout map.}
 #' \item{`kerasmesh_error_layout_plan`}{A layout plan has errors (also carries
 #'   each problem's own class).}
@@ -200,9 +202,9 @@ kind_names <- list(
     "distribution_argument", "dtype", "gpu_compiler", "input_shapes",
     "install_download", "install_envname", "install_python", "launch",
     "launch_worker", "layout_ambiguous", "layout_axes", "layout_divisibility",
-    "layout_key", "layout_key_exists", "layout_map", "layout_plan",
-    "layout_rank", "loss", "mesh_mismatch", "mesh_shape", "model",
-    "model_placement", "no_keras", "optimizer", "python", "remat",
+    "layout_key", "layout_key_exists", "layout_key_missing", "layout_map",
+    "layout_plan", "layout_rank", "loss", "mesh_mismatch", "mesh_shape",
+    "model", "model_placement", "no_keras", "optimizer", "python", "remat",
     "remat_blocks", "search_builder", "search_fixed", "search_no_fit", "shape",
     "timeout", "topology", "topology_devices", "variable_path"),
   warnings = c(

@@ -108,6 +108,7 @@ layout_map <- function(..., mesh) {
 
 #' @export
 `[[.kerasmesh_layout_map` <- function(x, i, ...) {
+  check_dots_none()
   check_unedited(x)
   path <- check_rule_key(i, "path")
   result <- shim_call("layout.lookup", layout_map = .subset2(x, "py"),
@@ -195,7 +196,9 @@ layout_map <- function(..., mesh) {
 }
 
 #' @export
-`[.kerasmesh_layout_map` <- function(x, i) {
+`[.kerasmesh_layout_map` <- function(x, i, ...) {
+  check_dots_none()
+  check_unedited(x)
   rules <- .subset2(x, "rules")[i]
   unknown <- is.na(names(rules))
   if (any(unknown)) {
@@ -220,7 +223,19 @@ length.kerasmesh_layout_map <- function(x) {
 
 #' @export
 as.list.kerasmesh_layout_map <- function(x, ...) {
-  .subset2(x, "rules")
+  check_dots_none()
+  .subset2(check_unedited(x), "rules")
+}
+
+# One row per rule: its key, and its axes (a list column).
+#' @export
+as.data.frame.kerasmesh_layout_map <- function(x, ...) {
+  check_dots_none()
+  rules <- .subset2(check_unedited(x), "rules")
+  out <- data.frame(key = names(rules) %||% character(),
+                    stringsAsFactors = FALSE)
+  out$axes <- unname(rules)
+  out
 }
 
 #' @export

@@ -1,6 +1,7 @@
 # Methods every kerasmesh object shares where it has none of its own:
-# str() and summary() of its fields, and a plot() that says which picture
-# there is.
+# str() and summary() of its fields, a plot() that says which picture
+# there is, and c(), `length<-` and operators refused on meshes, layout
+# maps and distributions.
 
 # str() and summary() read an object's fields by position, which `[[` of a
 # layout map takes for rule paths: meshes, layout maps and distributions
@@ -81,4 +82,37 @@ plot.kerasmesh_launch <- function(x, ...) {
 #' @export
 plot.kerasmesh_layout_fix <- function(x, ...) {
   abort_no_picture(x, "Print it: it is R code to run.")
+}
+
+# Meshes, layout maps and distributions are not lists: their fields
+# describe one Python object. Base functions that would take them for
+# lists are refused, with the way to what was meant.
+abort_not_a_list <- function(x, what, way_out, call = rlang::caller_env()) {
+  kerasmesh_abort(
+    c("A {.cls {class(x)[[1]]}} can't be {what}.", i = way_out),
+    kind = kinds$argument, call = call
+  )
+}
+
+#' @export
+c.kerasmesh_object <- function(...) {
+  abort_not_a_list(..1, "combined with c()",
+                   "Keep several in a list ({.code list(a, b)}); add rules to
+                    a layout map with {.code lm[keys] <- layouts}.")
+}
+
+#' @export
+`length<-.kerasmesh_object` <- function(x, value) {
+  abort_not_a_list(x, "given a length",
+                   "Add or remove a layout map's rules with {.code [[<-}.")
+}
+
+#' @export
+Ops.kerasmesh_object <- function(e1, e2) {
+  x <- if (inherits(e1, "kerasmesh_object")) e1 else e2
+  operator <- .Generic # nolint: object_usage_linter. Set by dispatch.
+  abort_not_a_list(x, paste("an operand of", operator),
+                   "Compare what they describe: {.fn mesh_shape},
+                    {.fn mesh_devices}, a layout map's {.fn as.list}.",
+                   call = sys.call())
 }

@@ -132,7 +132,7 @@ take_rows <- function(x, rows) {
   if (is.null(d)) {
     return(x[rows])
   }
-  index <- c(list(rows), rep(list(TRUE), length(d) - 1))
+  index <- c(list(rows), lapply(d[-1], seq_len)) # (TRUE fails on 0 columns)
   do.call(`[`, c(list(x), index, list(drop = FALSE)))
 }
 

@@ -48,8 +48,8 @@ def test_set_and_remove_copy(mesh):
 
 def test_set_rules_adds_and_removes_in_order_on_one_copy(mesh):
     lm = new_layout_map(mesh, ["a", "b"], [["model"], ["data"]])["layout_map"]
-    out = set_rules(lm, ["a", "c", "nope", "a"],
-                    [None, [None, "model"], None, ["data"]])
+    out = set_rules(lm, ["a", "c", "a"],
+                    [None, [None, "model"], ["data"]])
     assert out["keys"] == ["b", "c", "a"]
     assert out["axes"] == [["data"], [None, "model"], ["data"]]
     assert rule_keys(lm) == ["a", "b"]
@@ -60,6 +60,7 @@ def test_set_rules_adds_and_removes_in_order_on_one_copy(mesh):
     (["c", 3], [["model"], None], "layout_key"),
     (["c", "d"], [["model"], ["modle"]], "layout_axes"),
     (["c", "d"], [["model"]], "layout_axes"),
+    (["c", "nope"], [["model"], None], "layout_key_missing"),
 ])
 def test_set_rules_refuses_what_set_rule_and_remove_rule_refuse(
         mesh, keys, layouts, kind):

@@ -59,6 +59,30 @@ test_that("[<- with several keys adds and removes in order, as [[<- does", {
   expect_identical(names(lm), c("b", "c", "a"))
 })
 
+test_that("removing a rule that is not there is an error, not a no-op", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(), a = "model", b = "data")
+  expect_error(lm[["typo"]] <- NULL, 'no rule "typo" to remove',
+               class = "kerasmesh_error_layout_key_missing")
+  expect_error(lm[c("a", "typo")] <- NULL, "typo",
+               class = "kerasmesh_error_layout_key_missing")
+  expect_identical(names(lm), c("a", "b"))
+})
+
+test_that("indexing a layout map takes no other argument", {
+  lm <- fixture_layout_map()
+  expect_error(lm[[".*kernel", "x"]], class = "kerasmesh_error_argument")
+  expect_error(lm[[".*kernel", exact = FALSE]], "exact",
+               class = "kerasmesh_error_argument")
+  expect_error(lm[names(lm)[[1]], drop = TRUE], "drop",
+               class = "kerasmesh_error_argument")
+  expect_error(as.list(lm, bogus = TRUE), "bogus",
+               class = "kerasmesh_error_argument")
+  rules <- as.data.frame(lm)
+  expect_identical(rules$key, names(lm))
+  expect_identical(rules$axes, unname(as.list(lm)))
+})
+
 test_that("layout maps have value semantics", {
   skip_if_no_keras()
   lm <- layout_map(book_mesh(), "dense.*kernel" = c(NA, "model"))

@@ -44,6 +44,20 @@ test_that("summary() of any object takes no argument it would ignore", {
                class = "kerasmesh_error_argument")
 })
 
+test_that("meshes, maps and distributions are no lists to combine", {
+  lm <- fixture_layout_map()
+  mesh <- fixture_mesh()
+  expect_error(c(lm, lm), "can't be combined",
+               class = "kerasmesh_error_argument")
+  expect_error(c(mesh), "can't be combined", class = "kerasmesh_error_argument")
+  expect_error(lm == lm, "operand of ==", class = "kerasmesh_error_argument")
+  expect_error(mesh + 1, "operand of +", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(length(lm) <- 5, "given a length",
+               class = "kerasmesh_error_argument")
+  expect_identical(length(lm), 2L)
+})
+
 test_that("a saved and read object is no edit", {
   path <- withr::local_tempfile(fileext = ".rds")
   for (object in list(fixture_mesh(), fixture_layout_map(), fixture_plan(),

@@ -51,4 +51,7 @@ test_that("process_data() on a process of its own feeds every row", {
   expect_null(local$y)
   expect_error(process_data(x, x[1:3, ], batch_size = 4),
                class = "kerasmesh_error_argument")
+  # No feature columns: rows of nothing, as asked.
+  empty <- process_data(matrix(1, 8, 0), batch_size = 4)
+  expect_identical(unlist(reticulate::py_to_r(empty$x$shape)), c(8L, 0L))
 })

@@ -271,6 +271,9 @@ LAYOUT_KEY = _kind(
 LAYOUT_KEY_EXISTS = _kind(
     "layout_key_exists",
     error="A layout map already has the key.")
+LAYOUT_KEY_MISSING = _kind(
+    "layout_key_missing",
+    error="A layout map has no rule with the key to remove.")
 LAYOUT_MAP = _kind(
     "layout_map",
     error="A value is not a layout map.")

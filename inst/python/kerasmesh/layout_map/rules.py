@@ -10,7 +10,7 @@ from ..core.axes import check_axes, format_axes
 from ..core.errors import KerasmeshError
 from ..core.patterns import check_safe
 from ..core.resolve import RuleResolver, ambiguous_rule, rule_keys
-from ..core import kinds
+from ..core import kinds, text
 from ..mesh.device_mesh import describe_mesh
 
 
@@ -85,8 +85,8 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
     Args:
         layout_map: a Keras `LayoutMap`.
         keys: rule keys, applied in order.
-        layouts: one per key: None removes the key (no error if absent),
-            anything else adds it as `set_rule()` does.
+        layouts: one per key: None removes the key as `remove_rule()`
+            does, anything else adds it as `set_rule()` does.
 
     Raises:
         KerasmeshError: kind `layout_axes` when the counts differ, else as
@@ -108,17 +108,29 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
 
 
 def remove_rule(layout_map: Any, key: Any) -> dict:
-    """A copy of `layout_map` without `key` (no error if it is absent)."""
+    """A copy of `layout_map` without `key`.
+
+    Raises:
+        KerasmeshError: kind `layout_key_missing` when the map has no rule
+            `key` (a key misspelt would leave its rule in place, unseen).
+    """
     new = copy_layout_map(layout_map)
     _drop_rule(new, key)
     return describe_layout_map(new)
 
 
 def _drop_rule(layout_map: Any, key: Any) -> None:
-    """Remove `key` from `layout_map` in place, if it is there."""
+    """Remove `key` from `layout_map` in place."""
     check_key(key)
-    if key in rule_keys(layout_map):
-        del layout_map[key]
+    keys = rule_keys(layout_map)
+    if key not in keys:
+        raise KerasmeshError(
+            kinds.LAYOUT_KEY_MISSING,
+            f'The layout map has no rule "{key}" to remove.',
+            x=f"Its keys are {text.listing(keys)}." if keys else
+              "It has no rules.",
+            i="Keys are matched exactly, not as patterns.")
+    del layout_map[key]
 
 
 def lookup(layout_map: Any, path: Any) -> dict:
