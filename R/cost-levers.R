@@ -25,7 +25,8 @@ check_accumulation_steps <- function(accumulation_steps, batch_size,
     kerasmesh_abort(
       c("{.arg accumulation_steps} ({steps}) must divide {.arg batch_size}
          ({format_whole(batch_size)}).",
-        x = "{format_whole(batch_size)} samples don't make {steps} equal
+        x = "A batch of {format_whole(batch_size)}
+             {cli::qty(batch_size)}sample{?s} can't make {steps} equal
              micro-batches.",
         i = "Divisors of {format_whole(batch_size)}:
              {paste(utils::head(divisors, 12), collapse = ', ')}."),

@@ -10,6 +10,8 @@ def test_plural_and_listing_read_as_english():
     assert text.plural(1, "entry") == "1 entry"
     assert text.plural(2, "entry") == "2 entries"
     assert text.plural(3, "variable") == "3 variables"
+    assert text.plural(2, "loss") == "2 losses"
+    assert text.plural(1, "sample") == "1 sample"
     assert text.listing(["a"]) == '"a"'
     assert text.listing(["a", "b", "c", "d", "e"]) == \
         '"a", "b", "c" and 2 more'

@@ -29,7 +29,7 @@ def test_a_list_of_the_wrong_length_is_a_loss_error():
     with pytest.raises(KerasmeshError) as info:
         step.loss_functions(["mse"], None, 2)
     assert info.value.kind == "loss"
-    assert info.value.bullets[0] == ("x", "1 losses for 2 outputs.")
+    assert info.value.bullets[0] == ("x", "1 loss for 2 outputs.")
 
 
 def test_an_unknown_loss_carries_the_value_as_a_fact():

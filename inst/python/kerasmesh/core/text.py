@@ -17,6 +17,8 @@ def noun(n: int, word: str) -> str:
         return word
     if word.endswith("y") and word[-2:-1] not in ("a", "e", "o", "u"):
         return f"{word[:-1]}ies"
+    if word.endswith(("s", "x", "ch", "sh")):
+        return f"{word}es"
     return f"{word}s"
 
 

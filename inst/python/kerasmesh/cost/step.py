@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KerasmeshError, VALUE, received
-from ..core.text import format_shape
+from ..core.text import format_shape, listing, plural
 from ..core.placement import Placement, mesh_sizes, sharding_placement
-from ..core.text import listing
 from ..plan.placements import ModelPlacement, optimizer_placements
 from ..plan.slots import optimizer_variables
 from ..core import kinds
@@ -129,7 +128,8 @@ def loss_functions(loss: Any, model: Any, n_outputs: int
         if len(loss) != n_outputs:
             raise KerasmeshError(
                 kinds.LOSS, "`loss` must give one loss per output.",
-                x=f"{len(loss)} losses for {n_outputs} outputs.")
+                x=f"{plural(len(loss), 'loss')} for "
+                  f"{plural(n_outputs, 'output')}.")
         return [_one_loss(x) for x in loss], \
             ", ".join(_loss_name(x) for x in loss)
     return [_one_loss(loss)] * n_outputs, _loss_name(loss)

@@ -15,7 +15,7 @@ from typing import Any
 from ..core.checks import divisors, is_whole
 from ..core.errors import KerasmeshError
 from ..core.scopes import no_distribution
-from ..core import kinds
+from ..core import kinds, text
 from .batches import MAX_WHOLE
 from .slots import fresh_optimizer
 
@@ -57,8 +57,8 @@ def micro_batch_size(batch_size: int, steps: int, ways: int | None = None,
             kinds.ACCUMULATION_STEPS,
             f"`accumulation_steps` ({steps}) must divide `batch_size` "
             f"({batch_size}).",
-            x=f"{batch_size} samples don't make {steps} equal "
-              "micro-batches.",
+            x=f"A batch of {text.plural(batch_size, 'sample')} can't make "
+              f"{steps} equal micro-batches.",
             i=f"Divisors of {batch_size}: " +
               ", ".join(map(str, divisors(batch_size)[:12])) + ".")
     micro = batch_size // steps
@@ -67,7 +67,8 @@ def micro_batch_size(batch_size: int, steps: int, ways: int | None = None,
                if (batch_size // d) % ways == 0]
         raise KerasmeshError(
             kinds.ACCUMULATION_STEPS,
-            f"A micro-batch of {micro} samples can't be split evenly over "
+            f"A micro-batch of {text.plural(micro, 'sample')} can't be split "
+            f"evenly over "
             f'batch axis "{batch_dim_name}" ({ways}).',
             x=f"`batch_size` {batch_size} / `accumulation_steps` {steps} "
               f"= {micro}, not a multiple of {ways}.",

@@ -8,7 +8,7 @@ from ..core.checks import is_whole
 from ..core.errors import KerasmeshError
 from ..core.kinds import ERROR
 from ..core.layout_problems import problem
-from ..core.text import listing
+from ..core.text import listing, plural
 from ..core import kinds
 
 MAX_WHOLE = 2**31 - 1
@@ -66,7 +66,8 @@ def _last_batch_problem(axis: str, ways: int, batch_size: int, samples: int,
     last = samples % batch_size
     extra = ways - samples % ways
     bullets = [
-        ("x", f"{samples} samples in batches of {batch_size} leave a last "
+        ("x", f"{plural(samples, 'sample')} in batches of {batch_size} "
+              "leave a last "
               f"batch of {last}, not a multiple of {ways}; JAX fails at the "
               "end of the first epoch."),
         ("i", f"Use a sample count that {ways} divides: drop "

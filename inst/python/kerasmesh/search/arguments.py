@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KerasmeshError
-from ..core.text import listing
+from ..core.text import listing, plural
 from ..core import kinds
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
@@ -245,7 +245,8 @@ def _batch_error(batch_size: int, option: MeshOption,
         kinds.BATCH_SIZE,
         f"`batch_size` ({batch_size}) must be a multiple of the batch axis "
         f'"{batch_dim}" ({ways}).',
-        x=f"{batch_size} samples don't split evenly over {ways} devices.",
+        x=f"A batch of {plural(batch_size, 'sample')} can't be split "
+          f"evenly over {ways} devices.",
         i=f"Use a multiple of {ways}, such as "
           f"{ways * max(1, batch_size // ways)}.")
 

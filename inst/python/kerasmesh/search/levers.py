@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KerasmeshError
-from ..core import kinds
+from ..core import kinds, text
 from ..plan.accumulation import check_accumulation_steps
 from ..remat.blocks import find_blocks
 from ..cost.recompute import Levers
@@ -103,8 +103,8 @@ def lever_space(model: Any, remat: Any, accumulation_steps: Any,
                 kinds.ACCUMULATION_STEPS,
                 f"`accumulation_steps` ({bad[0]}) must divide `batch_size` "
                 f"({batch_size}).",
-                x=f"{batch_size} samples don't make {bad[0]} equal "
-                  "micro-batches.")
+                x=f"A batch of {text.plural(batch_size, 'sample')} can't "
+                  f"make {bad[0]} equal micro-batches.")
     if blocks is not None and depth is not None:
         blocks = int(depth)
     return LeverSpace(remats, steps, int(batch_size), blocks)
