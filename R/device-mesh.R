@@ -32,6 +32,17 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL, ...) {
   check_dots_none()
   check_required()
   force(axis_names)
+  named <- names(shape) # nolint: object_usage_linter. cli reads it.
+  if (!missing(axis_names) && !is.null(named) &&
+      !identical(unname(axis_names), named)) {
+    kerasmesh_abort(
+      c("The axis names must be given once: in {.arg shape} or in
+         {.arg axis_names}.",
+        x = "{.arg shape} names {.val {named}}; {.arg axis_names} is
+             {.val {axis_names}}."),
+      kind = kinds$axis_names
+    )
+  }
   shape <- check_mesh_shape(shape)
   if (!is.null(axis_names)) {
     if (!is.character(axis_names)) {

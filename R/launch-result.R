@@ -120,7 +120,17 @@ launch_field <- function(x, name) {
 }
 
 # The field the user asks for (`res$status`), of a launch as it was made.
+# A name that is no field is an error: `all(res$staus == "ok")` would be
+# TRUE of the NULL it would give.
 checked_launch_field <- function(x, name, call = rlang::caller_env()) {
+  fields <- c(launch_fields, "coordinator_address", "timeout", "elapsed")
+  if (!name %in% fields) {
+    kerasmesh_abort(
+      c("A launch has no field {.val {name}}.",
+        i = "Its fields: {.val {fields}}."),
+      kind = kinds$argument, call = call
+    )
+  }
   check_unedited(x, call = call)
   with_edits_named(x, launch_field(x, name), call = call)
 }

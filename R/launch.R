@@ -171,11 +171,8 @@ max_processes <- function() {
   limit <- getOption("kerasmesh.max_processes", default)
   if (!is.numeric(limit) || length(limit) != 1 || is.na(limit) ||
       limit < 1) {
-    stop_input_type(
-      limit, problem = paste("{.code options(kerasmesh.max_processes)}",
-                             "must be a positive number."),
-      received = "It is", show_value = FALSE
-    )
+    stop_input_type(limit, "a positive number",
+                    subject = "{.code options(kerasmesh.max_processes)}")
   }
   min(limit, .Machine$integer.max)
 }

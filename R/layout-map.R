@@ -66,6 +66,14 @@ layout_map <- function(..., mesh) {
   if (missing(mesh)) {
     mesh <- NULL
   } else if (first_unnamed && is_device_mesh(rules[[1]]) &&
+             is_device_mesh(mesh)) {
+    kerasmesh_abort(
+      c("The mesh must be given once.",
+        x = "Received a mesh first and {.arg mesh} as well.",
+        i = "Write {.code layout_map(mesh, ...)}."),
+      kind = kinds$argument
+    )
+  } else if (first_unnamed && is_device_mesh(rules[[1]]) &&
              !is_device_mesh(mesh)) {
     # layout_map(m, mesh = axes): a rule whose key is "mesh", in its place.
     rules <- c(rules, list(mesh = mesh))

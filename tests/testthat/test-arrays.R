@@ -18,6 +18,11 @@ test_that("variable_values() returns R arrays named by path", {
   expect_identical(names(values)[1], "sequential/dense/kernel")
   expect_identical(dim(values[[1]]), c(32L, 64L))
   expect_length(values[[2]], 64L)
+  unbuilt <- keras()$Sequential(list(keras()$layers$Dense(2L)))
+  expect_error(variable_values(unbuilt), "`model` must be built",
+               class = "kerasmesh_error_model")
+  expect_error(variable_sharding(unbuilt), "`model` must be built",
+               class = "kerasmesh_error_model")
 })
 
 test_that("numpy_array() rejects what is not numeric", {

@@ -214,3 +214,12 @@ test_that("NaN is no size to infer", {
   expect_error(kerasmesh:::check_mesh_shape(c(data = NaN, model = 8)),
                "Dimension 1 is NaN", class = "kerasmesh_error_mesh_shape")
 })
+
+test_that("axis names given in the shape and in axis_names must agree", {
+  expect_error(device_mesh(c(data = 2, model = 4), axis_names = c("x", "y")),
+               "given once", class = "kerasmesh_error_axis_names")
+  skip_if_no_keras()
+  mesh <- device_mesh(c(data = 2, model = 4),
+                      axis_names = c("data", "model"))
+  expect_identical(mesh_axis_names(mesh), c("data", "model"))
+})

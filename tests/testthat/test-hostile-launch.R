@@ -11,6 +11,10 @@ test_that("absurd process and device counts are refused", {
   withr::local_options(kerasmesh.max_processes = 3)
   expect_error(launch_local(identity, processes = 4),
                "at most 3", class = "kerasmesh_error_argument")
+  withr::local_options(kerasmesh.max_processes = -1)
+  expect_error(launch_local(identity, processes = 1),
+               "Received a number (-1)", fixed = TRUE,
+               class = "kerasmesh_error_argument")
 })
 
 test_that("launch_local() leaves the random number stream as it was", {

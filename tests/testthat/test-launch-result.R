@@ -35,7 +35,10 @@ test_that("`$` gives a field of every worker or an attribute of the run", {
   expect_identical(res$coordinator_address, "127.0.0.1:23456")
   expect_identical(res$timeout, 60)
   expect_identical(res$elapsed, 2.4)
-  expect_null(res$no_such_field)
+  expect_error(res$staus, 'no field "staus"',
+               class = "kerasmesh_error_argument")
+  expect_error(res[["staus"]], 'no field "staus"',
+               class = "kerasmesh_error_argument")
 })
 
 test_that("`[[` takes a field by name and a worker by number", {

@@ -69,6 +69,12 @@ test_that("removing a rule that is not there is an error, not a no-op", {
   expect_identical(names(lm), c("a", "b"))
 })
 
+test_that("a mesh given twice is said to be", {
+  mesh <- fixture_mesh()
+  expect_error(layout_map(mesh, mesh = mesh, ".*k" = "model"),
+               "given once", class = "kerasmesh_error_argument")
+})
+
 test_that("indexing a layout map takes no other argument", {
   lm <- fixture_layout_map()
   expect_error(lm[[".*kernel", "x"]], class = "kerasmesh_error_argument")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.describe import check_model
+from ..core.describe import check_built
 from ..core.errors import KerasmeshError, warn
 from ..core.text import format_shape, noun
 from ..core import kinds
@@ -288,7 +288,7 @@ def host_value(array: Any) -> Any:
 def variable_values(model: Any) -> dict:
     """Paths, shapes and row-major values of a model's variables, also in
     a process of a distributed run (see `host_value()`)."""
-    check_model(model)
+    check_built(model)
     out = {"paths": [], "shapes": [], "values": []}
     for v in model.variables:
         arrays = as_lists(host_value(v.value))

@@ -84,3 +84,19 @@ def check_model(model: Any, arg: str = "model") -> None:
         raise KerasmeshError(
             kinds.MODEL, f"`{arg}` must be a Keras model.",
             received=model)
+
+
+def check_built(model: Any, arg: str = "model") -> None:
+    """`model` must be a built Keras model: one not built has no
+    variables yet to report (one built without any, only `Flatten`, is
+    fine).
+
+    Raises:
+        KerasmeshError: kind `model`.
+    """
+    check_model(model, arg)
+    if not getattr(model, "built", True):
+        raise KerasmeshError(
+            kinds.MODEL, f"`{arg}` must be built.",
+            x="It has no variables yet.",
+            i="Give it an `Input()`, or call it on data once.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Sequence
 
-from ..core.describe import check_model
+from ..core.describe import check_built
 from ..mesh.device_mesh import describe_mesh, device_name
 from ..core.placement import Placement, model_variables, sharding_placement
 
@@ -111,9 +111,9 @@ def variable_sharding(model: Any) -> dict:
         are not placed on one).
 
     Raises:
-        KerasmeshError: kind `model` when `model` has no variables.
+        KerasmeshError: kind `model` when `model` is not built.
     """
-    check_model(model)
+    check_built(model)
     columns: dict[str, list] = {k: [] for k in (
         "path", "source", "shape", "dtype", "axes", "spec", "shard_shape",
         "copies", "bytes", "device_bytes")}
