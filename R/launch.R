@@ -40,7 +40,9 @@
 #' @param args A list of arguments for `fun_or_script` when it is a
 #'   function, the same for every worker.
 #' @param env A named character vector of further environment variables for
-#'   the workers.
+#'   the workers; not those `launch_local()` sets itself (such as
+#'   `KERAS_DISTRIBUTION_PROCESS_ID` or `XLA_FLAGS`) or a launcher's
+#'   (`SLURM_*`, `OMPI_*`).
 #' @param verbose Whether the workers show, and `output` keeps, the log
 #'   lines of JAX's coordination service and gloo. Errors are always kept.
 #' @param ... Must be empty.
@@ -203,6 +205,20 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
   if (!ok) {
     stop_input_type(x, "a named character vector", show_value = FALSE,
                     arg = "env", call = call)
+  }
+  # What launch_local() sets for each worker, and launchers' variables,
+  # which would make a worker join another run.
+  own <- c(names(worker_env(0, 1, 1, "127.0.0.1:1")), "KERASMESH_VERBOSE",
+           "KERASMESH_LAUNCH_RESULT", "TMPDIR")
+  taken <- names(x)[names(x) %in% own | grepl(launcher_env_pattern, names(x))]
+  if (length(taken)) {
+    kerasmesh_abort(
+      c("{.arg env} can't set what {.fn launch_local} sets for each worker.",
+        x = "Received {.envvar {taken}}.",
+        i = "XLA flags of this session's {.envvar XLA_FLAGS} reach the
+             workers, with their device count."),
+      kind = kinds$argument, call = call
+    )
   }
   invisible(x)
 }

@@ -11,6 +11,12 @@ test_that("absurd process and device counts are refused", {
   withr::local_options(kerasmesh.max_processes = 3)
   expect_error(launch_local(identity, processes = 4),
                "at most 3", class = "kerasmesh_error_argument")
+  own <- c(KERAS_DISTRIBUTION_PROCESS_ID = "5")
+  expect_error(launch_local(identity, env = own),
+               "KERAS_DISTRIBUTION_PROCESS_ID",
+               class = "kerasmesh_error_argument")
+  expect_error(launch_local(identity, env = c(SLURM_PROCID = "1")),
+               "SLURM_PROCID", class = "kerasmesh_error_argument")
   withr::local_options(kerasmesh.max_processes = -1)
   expect_error(launch_local(identity, processes = 1),
                "Received a number (-1)", fixed = TRUE,
