@@ -33,7 +33,12 @@ format_astronomical <- function(x) {
 # The dimensions of a shape, "1024 x 512" (a times sign in UTF-8), "()"
 # for a scalar.
 format_dims <- function(shape) {
-  if (length(shape) == 0) "()" else paste(shape, collapse = times_symbol())
+  if (length(shape) == 0) {
+    return("()")
+  }
+  # Whole numbers in full, past R's integers too ("16×1000000000000").
+  dims <- format(as.numeric(shape), scientific = FALSE, trim = TRUE)
+  paste(dims, collapse = times_symbol())
 }
 
 # "2 × 4" in a UTF-8 console, "2 x 4" elsewhere.

@@ -23,3 +23,10 @@ test_that("long names are truncated to a width", {
   expect_true(startsWith(short, "adam/..."))
   expect_true(endsWith(short, "kernel_momentum"))
 })
+
+test_that("dimensions are written in full, past R's integers too", {
+  withr::local_options(cli.unicode = FALSE)
+  expect_identical(format_dims(c(16, 1e12)), "16x1000000000000")
+  expect_identical(format_dims(c(2L, 4L)), "2x4")
+  expect_identical(format_dims(integer()), "()")
+})
