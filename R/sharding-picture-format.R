@@ -2,7 +2,8 @@
 # and box grids of shards, within the console width.
 
 #' @rdname sharding_picture
-#' @param width For `format()`: the console width to fit.
+#' @param width For `format()`: the console width to fit (at least 40:
+#'   a narrower width is taken as 40).
 #' @export
 format.kerasmesh_sharding_picture <- function(x, ...,
                                               width = cli::console_width()) {
