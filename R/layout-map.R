@@ -37,16 +37,19 @@
 #'
 #' @section Working with rules:
 #' * `lm[["key"]] <- axes` or `lm["key"] <- axes` adds a rule (axes in
-#'   any form `...` takes); assigning
-#'   `NULL` removes one. A key that is already present is an error: remove
-#'   it first.
+#'   any form `...` takes), and `lm[keys] <- list(...)` several; assigning
+#'   `NULL` removes one (`lm[keys] <- NULL` several). As in Keras, a key
+#'   already present is an error (remove it first), and so is removing a
+#'   key the map does not have (a misspelt key would leave its rule in
+#'   place).
 #' * `lm[["sequential/dense/kernel"]]` resolves a variable path as Keras
 #'   does (the exact key first, then every key as a full regular-expression
 #'   match; several matches are an error) and returns its axes, or `NULL`
 #'   when no rule matches.
 #' * `names(lm)` gives the keys, `length(lm)` the number of rules,
-#'   `as.list(lm)` the rules, and `lm[keys]` a layout map with only those
-#'   rules.
+#'   `as.list(lm)` the rules, `as.data.frame(lm)` one row per rule, and
+#'   `lm[keys]` (or rule numbers, as for a list) a layout map with only
+#'   those rules.
 #' @export
 #' @examplesIf keras_available()
 #' simulate_devices(8)
@@ -55,11 +58,14 @@
 #' lm[[".*dense.*bias"]] <- "model"
 #' lm
 #' lm[["sequential/dense/kernel"]]
-#' # The book's way, with keras3's tuple() (which is reticulate's):
+#' # The book's way, with keras3's tuple() (which is reticulate's). A rule
+#' # is replaced by removing it, then assigning it again:
 #' library(reticulate, include.only = "tuple")
-#' lm["dense.*kernel"] <- NULL
-#' lm["dense.*kernel"] <- tuple(NULL, "model")
+#' lm[".*dense.*kernel"] <- NULL
+#' lm[".*dense.*kernel"] <- tuple(NULL, "model")
 #' lm
+#' # Removing a rule the map does not have is an error (a misspelt key):
+#' try(lm["dense.*kernel"] <- NULL)
 layout_map <- function(..., mesh) {
   rules <- list(...)
   first_unnamed <- length(rules) > 0 && !nzchar(names(rules)[1] %||% "")
@@ -117,6 +123,7 @@ layout_map <- function(..., mesh) {
 #' @export
 `[[.kerasmesh_layout_map` <- function(x, i, ...) {
   check_dots_none()
+  check_supplied(c(i = missing(i)))
   check_unedited(x)
   path <- check_rule_key(i, "path")
   result <- shim_call("layout.lookup", layout_map = .subset2(x, "py"),
@@ -125,18 +132,27 @@ layout_map <- function(..., mesh) {
 }
 
 #' @export
-`[[<-.kerasmesh_layout_map` <- function(x, i, value) {
-  check_unedited(x)
-  local_python_value_in_call(value)
-  key <- check_rule_key(i)
+`[[<-.kerasmesh_layout_map` <- function(x, i, ..., value) {
+  check_dots_none()
+  check_supplied(c(i = missing(i)))
+  set_one_rule(x, i, value)
+}
+
+# `lm[[key]] <- value` (and `lm[key] <- value`), in the words of the
+# operator the user wrote (`call`).
+set_one_rule <- function(x, i, value, call = rlang::caller_env()) {
+  check_unedited(x, call = call)
+  local_python_value_in_call(value, frame = call)
+  key <- check_rule_key(i, call = call)
   if (is.null(value)) {
     return(new_layout_map(shim_call(
-      "layout.remove_rule", layout_map = .subset2(x, "py"), key = key
+      "layout.remove_rule", layout_map = .subset2(x, "py"), key = key,
+      call = call
     )))
   }
-  axes <- axes_for_shim(value, key)
+  axes <- axes_for_shim(value, key, call = call)
   new_layout_map(shim_call("layout.set_rule", layout_map = .subset2(x, "py"),
-                           key = key, axes = axes))
+                           key = key, axes = axes, call = call))
 }
 
 # `$<-` and `names<-` would change the R object alone, not the Keras map
@@ -162,12 +178,20 @@ layout_map <- function(..., mesh) {
 }
 
 #' @export
-`[<-.kerasmesh_layout_map` <- function(x, i, value) {
+`[<-.kerasmesh_layout_map` <- function(x, i, ..., value) {
+  check_dots_none()
+  if (missing(i)) {
+    kerasmesh_abort(
+      c("{.code lm[] <- value} must name the rules' keys.",
+        i = "Write {.code lm[keys] <- layouts}; a layout of {.code NULL}
+             removes a rule."),
+      kind = kinds$layout_key
+    )
+  }
   check_unedited(x)
   local_python_value_in_call(value)
   if (length(i) == 1) {
-    x[[i]] <- value
-    return(x)
+    return(set_one_rule(x, i, value))
   }
   if (is.null(value)) {
     value <- vector("list", length(i)) # as a list's `[<-` NULL removes all
@@ -207,6 +231,10 @@ layout_map <- function(..., mesh) {
 `[.kerasmesh_layout_map` <- function(x, i, ...) {
   check_dots_none()
   check_unedited(x)
+  if (missing(i)) {
+    return(x)
+  }
+  check_rule_index(i, length(x))
   rules <- .subset2(x, "rules")[i]
   unknown <- is.na(names(rules))
   if (any(unknown)) {
@@ -221,12 +249,12 @@ layout_map <- function(..., mesh) {
 
 #' @export
 names.kerasmesh_layout_map <- function(x) {
-  names(.subset2(x, "rules"))
+  names(.subset2(check_unedited(x), "rules"))
 }
 
 #' @export
 length.kerasmesh_layout_map <- function(x) {
-  length(.subset2(x, "rules"))
+  length(.subset2(check_unedited(x), "rules"))
 }
 
 #' @export
@@ -361,6 +389,25 @@ as_layout_map <- function(x, arg = rlang::caller_arg(x),
   stop_input_type(x, "a layout map", show_value = FALSE,
                   way_out = "Create one with {.fn layout_map}.",
                   kind = kinds$layout_map, arg = arg, call = call)
+}
+
+# Which rules `lm[i]` keeps: keys, or rule numbers as for a list (positive,
+# or negative to drop), or one logical per rule.
+check_rule_index <- function(i, n, call = rlang::caller_env()) {
+  ok <- if (is.character(i)) {
+    !anyNA(i)
+  } else if (is.numeric(i)) {
+    !anyNA(i) && all(i == round(i)) &&
+      (all(i >= 1 & i <= n) || all(i <= -1 & i >= -n))
+  } else {
+    is.logical(i) && length(i) == n && !anyNA(i)
+  }
+  if (!ok) {
+    stop_input_type(i, "rule keys, or rule numbers from 1 to {n}",
+                    subject = "The index of a layout map",
+                    kind = kinds$layout_key, call = call)
+  }
+  invisible(i)
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {

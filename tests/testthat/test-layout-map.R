@@ -39,7 +39,7 @@ test_that("[<- with several keys is one shim call, in the keys' order", {
     }
   )
   out <- assign_rules(fixture_layout_map(), c("a", "b", "c"),
-                      list("model", NULL, c(NA, "data")))
+                      value = list("model", NULL, c(NA, "data")))
   expect_length(calls, 1)
   expect_identical(calls[[1]]$name, "layout.set_rules")
   expect_identical(calls[[1]]$args[[2]], list("a", "b", "c"))
@@ -64,6 +64,11 @@ test_that("removing a rule that is not there is an error, not a no-op", {
   lm <- layout_map(book_mesh(), a = "model", b = "data")
   expect_error(lm[["typo"]] <- NULL, 'no rule "typo" to remove',
                class = "kerasmesh_error_layout_key_missing")
+  # Said by the operator written.
+  err <- expect_error(lm["typo"] <- NULL,
+                      class = "kerasmesh_error_layout_key_missing")
+  expect_identical(as.character(conditionCall(err)[[1]]), "[<-")
+  expect_identical(names(lm[-1]), "b")
   expect_error(lm[c("a", "typo")] <- NULL, "typo",
                class = "kerasmesh_error_layout_key_missing")
   expect_identical(names(lm), c("a", "b"))
@@ -77,6 +82,17 @@ test_that("a mesh given twice is said to be", {
 
 test_that("indexing a layout map takes no other argument", {
   lm <- fixture_layout_map()
+  expect_error(lm[[]], "`i` must be supplied",
+               class = "kerasmesh_error_argument")
+  expect_error(lm[] <- NULL, "must name the rules' keys",
+               class = "kerasmesh_error_layout_key")
+  expect_error(lm[[".*kernel", "x"]] <- NULL, "`...` must be empty",
+               fixed = TRUE, class = "kerasmesh_error_argument")
+  for (bad in list(c(-1, 2), 2.7, NA_real_, 99, c(TRUE, NA))) {
+    expect_error(lm[bad], "The index of a layout map",
+                 class = "kerasmesh_error_layout_key")
+  }
+  expect_identical(lm[], lm)
   expect_error(lm[[".*kernel", "x"]], class = "kerasmesh_error_argument")
   expect_error(lm[[".*kernel", exact = FALSE]], "exact",
                class = "kerasmesh_error_argument")
