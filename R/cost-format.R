@@ -116,25 +116,9 @@ print.kerasmesh_layout_comparison <- function(x, ...) {
 #' @export
 `[.kerasmesh_layout_comparison` <- function(x, ...) {
   check_unedited(x)
-  rows_as_made(x, NextMethod(), as.data.frame.kerasmesh_layout_comparison)
+  rows_as_made(x, NextMethod())
 }
 
-# Comparisons bound together are plain data frames: their traffic and
-# costs are each comparison's own.
-#' @export
-rbind.kerasmesh_layout_comparison <- function(..., deparse.level = 1) { # nolint
-  rbind_plain(list(...), deparse.level)
-}
-
-#' @export
-as.data.frame.kerasmesh_layout_comparison <- function(x, ...) {
-  for (a in c("traffic", "costs", "memory", "model", "batch_size",
-              "kerasmesh_fields")) {
-    attr(x, a) <- NULL
-  }
-  class(x) <- "data.frame"
-  x
-}
 
 # -- formatting ---------------------------------------------------------------
 

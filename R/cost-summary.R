@@ -119,26 +119,11 @@ print.kerasmesh_cost_traffic <- function(x, ...) {
   invisible(x)
 }
 
-# A summary's rows are a summary (rows_as_made()); bound together, they
-# are a plain data frame.
+# A summary's rows are a summary (rows_as_made()).
 #' @export
 `[.kerasmesh_cost_traffic` <- function(x, ...) {
   check_unedited(x)
-  rows_as_made(x, NextMethod(), as.data.frame.kerasmesh_cost_traffic)
-}
-
-#' @export
-rbind.kerasmesh_cost_traffic <- function(..., deparse.level = 1) { # nolint
-  rbind_plain(list(...), deparse.level)
-}
-
-#' @export
-as.data.frame.kerasmesh_cost_traffic <- function(x, ...) {
-  for (a in c("total", "attributed", "to_layers", "by", "kerasmesh_fields")) {
-    attr(x, a) <- NULL
-  }
-  class(x) <- "data.frame"
-  x
+  rows_as_made(x, NextMethod())
 }
 
 # The shim's attribution (cost/attribution.py) as data frames; NULL (a cost

@@ -136,7 +136,9 @@ checked_launch_field <- function(x, name, call = rlang::caller_env()) {
 }
 
 #' @export
-as.data.frame.kerasmesh_launch <- function(x, ...) {
+as.data.frame.kerasmesh_launch <- function(x, row.names = NULL, # nolint
+                                           optional = FALSE, ...,
+                                           stringsAsFactors = FALSE) { # nolint
   check_dots_none()
   check_unedited(x)
   with_edits_named(x, {
@@ -148,7 +150,7 @@ as.data.frame.kerasmesh_launch <- function(x, ...) {
     for (name in c("value", "error", "output")) {
       out[[name]] <- launch_field(x, name)
     }
-    out
+    plain_frame(out, row.names, stringsAsFactors = stringsAsFactors)
   })
 }
 

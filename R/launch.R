@@ -174,7 +174,7 @@ max_processes <- function() {
   if (!is.numeric(limit) || length(limit) != 1 || is.na(limit) ||
       limit < 1) {
     stop_input_type(limit, "a positive number",
-                    subject = "{.code options(kerasmesh.max_processes)}")
+                    subject = '{.code getOption("kerasmesh.max_processes")}')
   }
   min(limit, .Machine$integer.max)
 }

@@ -265,13 +265,15 @@ as.list.kerasmesh_layout_map <- function(x, ...) {
 
 # One row per rule: its key, and its axes (a list column).
 #' @export
-as.data.frame.kerasmesh_layout_map <- function(x, ...) {
+as.data.frame.kerasmesh_layout_map <- function(x, row.names = NULL, # nolint
+                                               optional = FALSE, ...,
+                                               stringsAsFactors = FALSE) { # nolint
   check_dots_none()
   rules <- .subset2(check_unedited(x), "rules")
   out <- data.frame(key = names(rules) %||% character(),
                     stringsAsFactors = FALSE)
   out$axes <- unname(rules)
-  out
+  plain_frame(out, row.names, stringsAsFactors = stringsAsFactors)
 }
 
 #' @export
@@ -358,6 +360,7 @@ new_layout_map <- function(desc) {
 #'
 #' @param x A Keras `LayoutMap`, a [layout_map()] (returned as is), or a
 #'   [search_layout()] result (its layout map).
+#' @param ... Must be empty.
 #' @param arg,call For error messages.
 #' @return A `kerasmesh_layout_map`.
 #' @export
@@ -370,8 +373,9 @@ new_layout_map <- function(desc) {
 #' lm <- as_layout_map(keras_map)
 #' lm[[".*kernel"]] <- c(NA, "model")
 #' lm
-as_layout_map <- function(x, arg = rlang::caller_arg(x),
+as_layout_map <- function(x, ..., arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
+  check_dots_none()
   check_required()
   if (inherits(x, "kerasmesh_layout_map")) {
     return(check_unedited(x, prefix = arg, call = call))

@@ -77,22 +77,5 @@ plan_chr <- function(x) {
 #' @export
 `[.kerasmesh_layout_plan` <- function(x, ...) {
   out <- NextMethod()
-  if (is.data.frame(out)) as.data.frame.kerasmesh_layout_plan(out) else out
-}
-
-# Rows bound together are plain data frames too (their totals would not
-# describe them).
-#' @export
-rbind.kerasmesh_layout_plan <- function(..., deparse.level = 1) { # nolint
-  rbind_plain(list(...), deparse.level)
-}
-
-#' @export
-as.data.frame.kerasmesh_layout_plan <- function(x, ...) {
-  for (a in c("summary", "problems", "groups", "outputs", "rules",
-              "mesh", "kerasmesh_fields")) {
-    attr(x, a) <- NULL
-  }
-  class(x) <- "data.frame"
-  x
+  if (is.data.frame(out)) plain_frame(out) else out
 }

@@ -112,6 +112,7 @@ layout_plan <- function(model, distribution, batch_size = NULL,
                           "kerasmesh.replicated_share", 0.05),
                         layout = deprecated(), ...) {
   check_dots_none()
+  check_required(except = "distribution")
   call <- rlang::current_env()
   check_supplied(c(distribution = missing(distribution) && missing(layout)))
   distribution_arg <- typed_name("distribution", "layout")

@@ -103,26 +103,11 @@ print.kerasmesh_sharding <- function(x, ...) {
   invisible(x)
 }
 
-# A report's rows are a report (rows_as_made()); bound together, they are
-# a plain data frame.
+# A report's rows are a report (rows_as_made()).
 #' @export
 `[.kerasmesh_sharding` <- function(x, ...) {
   check_unedited(x)
-  rows_as_made(x, NextMethod(), as.data.frame.kerasmesh_sharding)
-}
-
-#' @export
-rbind.kerasmesh_sharding <- function(..., deparse.level = 1) { # nolint
-  rbind_plain(list(...), deparse.level)
-}
-
-#' @export
-as.data.frame.kerasmesh_sharding <- function(x, ...) {
-  for (a in c("per_device", "mesh", "kerasmesh_fields")) {
-    attr(x, a) <- NULL
-  }
-  class(x) <- "data.frame"
-  x
+  rows_as_made(x, NextMethod())
 }
 
 unclass_sharding <- function(x) {

@@ -14,16 +14,19 @@
 #' @param bytes Numbers of bytes: a numeric vector (`NA` gives `NA`) or
 #'   a list of single numbers; anything else is an error of class
 #'   `kerasmesh_error_argument`.
+#' @param ... Must be empty.
 #' @return A character vector such as `"1.5 GB"` (powers of 1000).
 #' @keywords internal
 #' @export
 #' @examples
 #' suppressWarnings(format_bytes(c(512, 2048, 6.2e9)))
-format_bytes <- function(bytes) {
+format_bytes <- function(bytes, ...) {
   deprecated_function(
     "format_bytes", "Format your own counts with {.code format(structure(x,
       class = \"object_size\"), units = \"auto\", standard = \"SI\")}."
   )
+  check_dots_none()
+  check_required()
   bytes_text(bytes)
 }
 

@@ -74,7 +74,7 @@ option_flag <- function(name, default, call = rlang::caller_env()) {
   value <- getOption(name, default)
   if (!rlang::is_bool(value)) {
     stop_input_type(value, "TRUE or FALSE",
-                    subject = sprintf("{.code options(%s)}", name),
+                    subject = sprintf('{.code getOption("%s")}', name),
                     call = call)
   }
   value

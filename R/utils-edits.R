@@ -128,25 +128,50 @@ is_fingerprint <- function(made) {
 
 # `out`, a subset of `x`, one of kerasmesh's data frames (a comparison, a
 # sharding report, a summary of traffic): its rows with every column and
-# attribute are the object again, made anew; any other subset is `plain`
-# (a data frame, or the column asked for). `x` itself must be as made, or
-# the subset would pass its edits on.
-rows_as_made <- function(x, out, plain) {
+# attribute are the object again, made anew; any other subset is a plain
+# data frame (or the column asked for). `x` itself must be as made, or the
+# subset would pass its edits on.
+rows_as_made <- function(x, out) {
   if (!is.data.frame(out)) {
     return(out)
   }
   whole <- identical(names(out), names(x)) &&
     all(names(attributes(x)) %in% names(attributes(out)))
-  if (whole) stamp_fields(out) else plain(out)
+  if (whole) stamp_fields(out) else plain_frame(out)
 }
 
-# rbind() of kerasmesh's data frames as plain ones: their attributes
-# describe each frame's own rows.
-rbind_plain <- function(frames, deparse_level) {
-  plain <- lapply(frames, function(x) {
-    if (is.data.frame(x)) as.data.frame(x) else x
+# as.data.frame() and rbind() of kerasmesh's data frames: plain data
+# frames, without the attributes that describe one object's rows. R's own
+# arguments are taken (data.frame() passes `optional` and
+# `stringsAsFactors`); no others.
+#' @rawNamespace S3method(as.data.frame,kerasmesh_layout_plan,plain_frame)
+#' @rawNamespace S3method(as.data.frame,kerasmesh_layout_comparison,plain_frame)
+#' @rawNamespace S3method(as.data.frame,kerasmesh_sharding,plain_frame)
+#' @rawNamespace S3method(as.data.frame,kerasmesh_cost_traffic,plain_frame)
+plain_frame <- function(x, row.names = NULL, optional = FALSE, ..., # nolint
+                        stringsAsFactors = FALSE) { # nolint
+  check_dots_none()
+  attributes(x) <- c(attributes(x)[c("names", "row.names")],
+                     list(class = "data.frame"))
+  if (!is.null(row.names)) {
+    row.names(x) <- row.names
+  }
+  if (isTRUE(stringsAsFactors)) {
+    text <- vapply(x, is.character, TRUE)
+    x[text] <- lapply(x[text], factor)
+  }
+  x
+}
+
+#' @rawNamespace S3method(rbind,kerasmesh_layout_plan,rbind_plain)
+#' @rawNamespace S3method(rbind,kerasmesh_layout_comparison,rbind_plain)
+#' @rawNamespace S3method(rbind,kerasmesh_sharding,rbind_plain)
+#' @rawNamespace S3method(rbind,kerasmesh_cost_traffic,rbind_plain)
+rbind_plain <- function(..., deparse.level = 1) { # nolint
+  frames <- lapply(list(...), function(x) {
+    if (is.data.frame(x)) plain_frame(x) else x
   })
-  do.call(rbind, c(plain, list(deparse.level = deparse_level)))
+  do.call(rbind, c(frames, list(deparse.level = deparse.level)))
 }
 
 abort_edited <- function(x, field, prefix, call, parent = NULL) {

@@ -148,7 +148,7 @@ test_that("verbose follows the option, else KERASMESH_VERBOSE", {
   withr::local_options(kerasmesh.verbose = TRUE)
   expect_true(kerasmesh:::kerasmesh_verbose())
   withr::local_options(kerasmesh.verbose = "yes")
-  expect_error(launch_local(identity), "options(kerasmesh.verbose)",
+  expect_error(launch_local(identity), 'getOption("kerasmesh.verbose")',
                fixed = TRUE, class = "kerasmesh_error_argument")
 })
 

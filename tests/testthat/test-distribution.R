@@ -189,7 +189,7 @@ test_that("options(kerasmesh.check_layout) is TRUE or FALSE", {
   skip_if_no_keras()
   withr::local_options(kerasmesh.check_layout = "maybe")
   expect_error(with_distribution(model_parallel(book_layout()), NULL),
-               "`options(kerasmesh.check_layout)` must be TRUE or FALSE",
+               '`getOption("kerasmesh.check_layout")` must be TRUE or FALSE',
                fixed = TRUE, class = "kerasmesh_error_argument")
   expect_null(get_distribution())
 })

@@ -205,6 +205,8 @@ test_that("a launch has no picture, and its summary takes no arguments", {
   expect_error(summary(res, digits = 2), "digits",
                class = "kerasmesh_error_argument")
   expect_identical(nrow(summary(res)), 3L)
-  expect_error(as.data.frame(res, stringsAsFactors = TRUE), "stringsAsFactors",
+  expect_error(as.data.frame(res, strings = TRUE), "strings",
                class = "kerasmesh_error_argument")
+  expect_s3_class(as.data.frame(res, stringsAsFactors = TRUE)$status,
+                  "factor")
 })

@@ -74,7 +74,7 @@ test_that("an on-off option is TRUE or FALSE, its default when unset", {
   for (bad in list("maybe", NA, c(TRUE, FALSE), 1)) {
     withr::local_options(kerasmesh.some_flag = bad)
     expect_error(option_flag("kerasmesh.some_flag", TRUE),
-                 "`options(kerasmesh.some_flag)` must be TRUE or FALSE",
+                 '`getOption("kerasmesh.some_flag")` must be TRUE or FALSE',
                  fixed = TRUE, class = "kerasmesh_error_argument")
   }
   withr::local_options(kerasmesh.some_flag = FALSE)
@@ -113,6 +113,10 @@ test_that("every picture takes a title of one string, or NULL", {
 test_that("every function says which argument without a default is missing", {
   ns <- asNamespace("kerasmesh")
   deprecated <- c("checkpoint_callback", "format_bytes")
+  for (f in deprecated) {
+    expect_error(suppressWarnings(get(f, asNamespace("kerasmesh"))()),
+                 "must be supplied", class = "kerasmesh_error_argument")
+  }
   # layout_map() finds its mesh among the rules: "`mesh` must be a mesh".
   expect_error(layout_map(), "`mesh`", class = "kerasmesh_error_device_mesh")
   checked <- 0

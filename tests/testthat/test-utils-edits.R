@@ -222,3 +222,20 @@ test_that("an object whose class names no maker is said to be edited", {
   expect_match(message, "the kerasmesh function that made it", fixed = TRUE)
   expect_no_match(message, "kerasmesh()", fixed = TRUE)
 })
+
+test_that("as.data.frame() of every data frame takes R's arguments, no more", {
+  frames <- list(fixture_plan(), fixture_comparison(), fixture_sharding(),
+                 summary(fixture_cost(), by = "layer"))
+  for (x in frames) {
+    expect_error(as.data.frame(x, foo = 1), "foo",
+                 class = "kerasmesh_error_argument")
+    plain <- as.data.frame(x)
+    expect_identical(class(plain), "data.frame")
+    expect_null(attr(plain, "kerasmesh_fields"))
+    named <- as.data.frame(x, row.names = paste0("r", seq_len(nrow(x))))
+    expect_identical(rownames(named)[[1]], "r1")
+    expect_identical(nrow(data.frame(x)), nrow(x))
+  }
+  expect_identical(data.frame(as.data.frame(fixture_layout_map()))$key,
+                   names(fixture_layout_map()))
+})
