@@ -30,7 +30,9 @@
 #'     allocated;
 #'   * a [layout_map()], with `path` and `shape`: the rule that `path`
 #'     matches (no rule: replicated);
-#'   * a [device_mesh()], with `axes` and `shape`.
+#'   * a [device_mesh()], with `axes` and `shape`;
+#'   * a data frame a report or a plan became (`as.data.frame()`,
+#'     `rbind()`), with `path` and `mesh`.
 #' @param path A variable path such as `"sequential/dense/kernel"`, or a
 #'   unique ending of one after a `/` (`"dense/kernel"`). May be omitted
 #'   when a model, report or plan has a single variable. For a mesh, only a
@@ -43,7 +45,9 @@
 #' @param dtype The data type, for the byte counts.
 #' @param mesh For a [variable_sharding()] report: the mesh its variables
 #'   are placed on. The report records it (attribute `"mesh"`); pass it for
-#'   a data frame that lacks it.
+#'   a data frame, which does not. A mesh on which the variable's axes give
+#'   other shards than the report's is an error
+#'   (`kerasmesh_error_mesh_mismatch`).
 #' @param ... Must be empty: a misspelt argument is an error.
 #' @return A `kerasmesh_sharding_picture`: a list with `path`, `source`
 #'   (`"placed"` or `"planned"`), `shape`, `dtype`, `axes`, `shard_shape`,
@@ -139,12 +143,46 @@ sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
       kind = kinds$device_mesh
     )
   }
-  # JAX may have placed an array over several axes on one dimension
-  # ("data+model"), which a layout can't ask for but a picture can show.
-  picture <- mesh_picture(as_device_mesh(mesh), x$axes[[row]],
+  report_picture(x, row, mesh, source = "placed")
+}
+
+# A data frame a sharding report or a plan became (`as.data.frame()`,
+# `rbind()`): its rows, pictured on the `mesh` they were placed on.
+#' @rdname sharding_picture
+#' @export
+sharding_picture.data.frame <- function(x, path = NULL, ..., mesh) {
+  check_dots_none()
+  check_supplied(c(mesh = missing(mesh)))
+  ok <- c(path = is.character(x$path), axes = is.list(x$axes),
+          shape = is.list(x$shape), dtype = is.character(x$dtype))
+  check_fields(x, ok, "a column of a sharding report or a layout plan",
+               way_out = "Picture the report itself, or a tensor on a mesh:
+                          {.code sharding_picture(mesh, axes = , shape = )}.")
+  source <- if (is.null(x$spec)) "planned" else "placed"
+  report_picture(x, picture_row(x, path), mesh, source)
+}
+
+# Row `row` of a report's (or a plan's) columns on `mesh`. JAX may have
+# placed an array over several axes on one dimension ("data+model"), which
+# a layout can't ask for but a picture can show. A mesh on which the row's
+# axes give other shards than the report's is not the mesh it was placed
+# on.
+report_picture <- function(x, row, mesh, source,
+                           call = rlang::caller_env()) {
+  picture <- mesh_picture(as_device_mesh(mesh, call = call), x$axes[[row]],
                           x$shape[[row]], x$dtype[[row]], x$path[[row]],
-                          several = TRUE)
-  picture$source <- "placed"
+                          several = TRUE, call = call)
+  placed <- x$shard_shape[[row]]
+  if (!is.null(placed) && !identical(as.numeric(unlist(placed)),
+                                     as.numeric(picture$shard_shape))) {
+    kerasmesh_abort(
+      c("{.arg mesh} must be the mesh {.val {x$path[[row]]}} was placed on.",
+        x = "On it, shards would be {format_dims(picture$shard_shape)};
+             the report has {format_dims(unlist(placed))}."),
+      kind = kinds$mesh_mismatch, call = call
+    )
+  }
+  picture$source <- source
   stamp_fields(picture)
 }
 

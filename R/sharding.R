@@ -103,11 +103,19 @@ print.kerasmesh_sharding <- function(x, ...) {
   invisible(x)
 }
 
-# A report's rows are a report (rows_as_made()).
+# A report's rows are a report (rows_as_made()), without the bytes per
+# device of all its rows unless it keeps each of them once.
 #' @export
 `[.kerasmesh_sharding` <- function(x, ...) {
   check_unedited(x)
-  rows_as_made(x, NextMethod())
+  out <- NextMethod()
+  every_row <- function() {
+    length(out$path) == length(x$path) && setequal(out$path, x$path)
+  }
+  if (is.data.frame(out) && !every_row()) {
+    attr(out, "per_device") <- NULL
+  }
+  rows_as_made(x, out, of_all_rows = "per_device")
 }
 
 unclass_sharding <- function(x) {

@@ -128,15 +128,17 @@ is_fingerprint <- function(made) {
 
 # `out`, a subset of `x`, one of kerasmesh's data frames (a comparison, a
 # sharding report, a summary of traffic): its rows with every column and
-# attribute are the object again, made anew; any other subset is a plain
-# data frame (or the column asked for). `x` itself must be as made, or the
-# subset would pass its edits on.
-rows_as_made <- function(x, out) {
+# attribute (but those `of_all_rows`, which the subset dropped) are the
+# object again, made anew; any other subset is a plain data frame (or the
+# column asked for). `x` itself must be as made, or the subset would pass
+# its edits on.
+rows_as_made <- function(x, out, of_all_rows = character()) {
   if (!is.data.frame(out)) {
     return(out)
   }
+  kept <- setdiff(names(attributes(x)), of_all_rows)
   whole <- identical(names(out), names(x)) &&
-    all(names(attributes(x)) %in% names(attributes(out)))
+    all(kept %in% names(attributes(out)))
   if (whole) stamp_fields(out) else plain_frame(out)
 }
 

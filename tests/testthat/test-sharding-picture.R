@@ -200,3 +200,21 @@ test_that("a picture's path must be one string", {
                                 shape = c(16, 32), path = 42),
                class = "kerasmesh_error_argument")
 })
+
+test_that("a report's data frame is pictured on the mesh given", {
+  skip_if_no_keras()
+  model <- with_distribution(model_parallel(book_layout()), build_mlp())
+  report <- variable_sharding(model)
+  plain <- as.data.frame(report)
+  expect_error(sharding_picture(plain, "dense/kernel"), "`mesh`",
+               class = "kerasmesh_error_argument")
+  picture <- sharding_picture(plain, "dense/kernel", mesh = book_mesh())
+  expect_equal(picture$shard_shape,
+               sharding_picture(report, "dense/kernel")$shard_shape)
+  # Another mesh would draw other shards: not the one it was placed on.
+  other <- device_mesh(c(data = 4, model = 2))
+  expect_error(sharding_picture(report, "dense/kernel", mesh = other),
+               "placed on", class = "kerasmesh_error_mesh_mismatch")
+  expect_error(sharding_picture(data.frame(a = 1), mesh = book_mesh()),
+               "x$path", fixed = TRUE, class = "kerasmesh_error_argument")
+})

@@ -65,6 +65,11 @@ test_that("a sharding report prints from its saved description", {
     print(sharding, width = 80)
     print(sharding[1:2, ], width = 60)
   })
+  # Every row, reordered, keeps the bytes per device; fewer rows don't.
+  expect_match(format(sharding[rev(seq_len(nrow(sharding))), ]),
+               "Per device", all = FALSE)
+  expect_no_match(format(sharding[c(1, 1), ]), "Per device", all = TRUE)
+  expect_identical(sharding[, "path"], sharding$path)
 })
 
 test_that("a sharding report holds shards, copies and bytes per device", {
