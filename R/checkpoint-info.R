@@ -115,8 +115,12 @@ print.kerasmesh_checkpoint_info <- function(x, ...) {
 
 new_checkpoint_info <- function(desc) {
   steps <- desc$steps
-  times <- vapply(steps$time, function(t) t %||% NA_real_, numeric(1))
-  problems <- vapply(steps$problem, function(p) p %||% NA_character_, "")
+  # Without names: a single problem comes as a string, which vapply()
+  # would name by itself.
+  times <- vapply(steps$time, function(t) t %||% NA_real_, numeric(1),
+                  USE.NAMES = FALSE)
+  problems <- vapply(steps$problem, function(p) p %||% NA_character_, "",
+                     USE.NAMES = FALSE)
   out <- list(
     directory = desc$directory,
     steps = data.frame(

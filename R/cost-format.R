@@ -100,8 +100,10 @@ format.kerasmesh_layout_comparison <- function(x, ..., memory = NULL,
       if (!is.null(memory)) {
         sprintf("Device memory: %s", attr(memory, "label"))
       },
-      "Traffic by mesh axis:",
-      paste0("  ", x$layout, " (", x$mesh, "): ", per_axis)
+      if (nrow(x) > 0) {
+        c("Traffic by mesh axis:",
+          paste0("  ", x$layout, " (", x$mesh, "): ", per_axis))
+      }
     )
   })
 }
@@ -116,7 +118,18 @@ print.kerasmesh_layout_comparison <- function(x, ...) {
 #' @export
 `[.kerasmesh_layout_comparison` <- function(x, ...) {
   check_unedited(x)
-  rows_as_made(x, NextMethod())
+  out <- NextMethod()
+  # Rows asked for by a name no layout has come back as NA.
+  if (is.data.frame(out) && "layout" %in% names(out) && anyNA(out$layout)) {
+    kerasmesh_abort(
+      c("Rows of a comparison must be layouts it compares.",
+        x = "An index picks a row that is not there.",
+        i = "Its layouts: {.val {x$layout}}; pick them by number or with
+             {.code x[x$layout == name, ]}."),
+      kind = kinds$argument
+    )
+  }
+  rows_as_made(x, out)
 }
 
 

@@ -72,7 +72,20 @@ quiet_lines <- function(lines) {
       i > length(x) || i != round(i)) {
     abort_worker_index(x, i, "a single worker number")
   }
-  .subset2(unclass(x), i)
+  .subset2(launch_workers(x), i)
+}
+
+# The workers: the elements without a name (a field the user adds,
+# `res$note <- "..."`, has one).
+launch_workers <- function(x) {
+  rows <- unclass(x)
+  keys <- names(rows) %||% character(length(rows))
+  unname(rows[!nzchar(keys)])
+}
+
+#' @export
+length.kerasmesh_launch <- function(x) {
+  length(launch_workers(x))
 }
 
 #' @export
@@ -84,7 +97,7 @@ quiet_lines <- function(lines) {
   # worker, no logical index of another length. Negative numbers drop
   # workers.
   picked <- if (is.numeric(i) || is.logical(i)) {
-    tryCatch(seq_along(x)[i], error = function(e) NA_integer_)
+    tryCatch(seq_len(length(x))[i], error = function(e) NA_integer_)
   }
   if (is.null(picked) || anyNA(picked) ||
       (is.logical(i) && length(i) != length(x)) ||
@@ -93,7 +106,7 @@ quiet_lines <- function(lines) {
   }
   check_unedited(x)
   attrs <- attributes(x)
-  out <- unclass(x)[picked]
+  out <- launch_workers(x)[picked]
   attributes(out) <- attrs[setdiff(names(attrs), "names")]
   stamp_fields(out)
 }
@@ -108,7 +121,7 @@ abort_worker_index <- function(x, i, what, call = rlang::caller_env()) {
 # exit_status; a list for value, error and output) or an attribute of the
 # launch.
 launch_field <- function(x, name) {
-  rows <- unclass(x)
+  rows <- launch_workers(x)
   switch(name,
     process_id = , pid = , exit_status =
       vapply(rows, function(r) r[[name]], integer(1)),
@@ -124,6 +137,10 @@ launch_field <- function(x, name) {
 # TRUE of the NULL it would give.
 checked_launch_field <- function(x, name, call = rlang::caller_env()) {
   fields <- c(launch_fields, "coordinator_address", "timeout", "elapsed")
+  own <- setdiff(names(unclass(x)), "")
+  if (name %in% own) {
+    return(.subset2(unclass(x), name))
+  }
   if (!name %in% fields) {
     kerasmesh_abort(
       c("A launch has no field {.val {name}}.",

@@ -66,3 +66,16 @@ test_that("a checkpoint info says who wrote each step kerasmesh did not", {
     "  step 7: written by another Orbax tool, not kerasmesh"
   ))
 })
+
+test_that("a single damaged step's problem is no row name", {
+  desc <- fixture("checkpoint-info")
+  # As reticulate converts the shim's lists of one string.
+  desc$steps$step <- 4L
+  desc$steps$complete <- FALSE
+  desc$steps$problem <- "its file list is missing"
+  desc$steps$time <- 1.7e9
+  desc$steps$writer <- "kerasmesh"
+  info <- kerasmesh:::new_checkpoint_info(desc)
+  expect_identical(rownames(info$steps), "1")
+  expect_identical(info$steps$problem, "its file list is missing")
+})

@@ -177,12 +177,14 @@ test_that("a launch edited by hand is refused naming the edit", {
   attr(res, "elapsed") <- "fast"
   expect_error(format(res), 'attr(x, "elapsed")', fixed = TRUE,
                class = "kerasmesh_error_argument")
+  # A field of one's own is kept, and no worker.
   res <- fake_launch()
-  res$note <- 1
-  expect_error(print(res), "x$note", fixed = TRUE,
-               class = "kerasmesh_error_argument")
-  expect_error(res$status, "x$note", fixed = TRUE,
-               class = "kerasmesh_error_argument")
+  res$note <- "first try"
+  expect_output(print(res), "3 processes")
+  expect_length(res, 3)
+  expect_identical(res$note, "first try")
+  expect_identical(res$status, c("ok", "error", "killed"))
+  expect_identical(nrow(as.data.frame(res)), 3L)
   expect_s3_class(fake_launch()[2:3], "kerasmesh_launch")
   expect_output(print(fake_launch()[2:3]), "2 processes")
 })
