@@ -100,6 +100,14 @@ launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
   if (!is.list(args)) {
     stop_input_type(args, "a list", show_value = FALSE)
   }
+  if (length(args) && !is.function(fun_or_script)) {
+    kerasmesh_abort(
+      c("{.arg args} are for a function; a script takes none.",
+        i = "Pass values to a script in {.arg env}, read there with
+             {.fn Sys.getenv}."),
+      kind = kinds$argument
+    )
+  }
   rlang::check_installed("processx", "to launch worker processes")
   # processx draws from R's random numbers: the caller's stream stays.
   restore_seed <- preserve_seed()

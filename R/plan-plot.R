@@ -61,6 +61,10 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
                                        limit = deprecated(),
                                        max_groups = deprecated()) {
   check_dots_none()
+  # With `path`, one variable's shards are drawn: nothing is grouped.
+  grouping <- c(by = !missing(by), what = !missing(what),
+                memory = !is.null(memory) || !missing(limit),
+                n = !missing(n) || !missing(max_groups))
   memory_arg <- typed_name("memory", "limit")
   memory <- renamed_arg("memory", "limit")
   n_arg <- typed_name("n", "max_groups")
@@ -72,6 +76,14 @@ plot.kerasmesh_layout_plan <- function(x, path = NULL, ...,
   what <- check_choice(what, c("total", "weights"))
   memory <- check_bytes(memory, arg = memory_arg)
   n <- check_whole(n, arg = n_arg)
+  if (!is.null(path) && any(grouping)) {
+    kerasmesh_abort(
+      c("{.arg path} draws one variable's shards: {.arg {names(grouping)[
+         grouping]}} {?is/are} not taken with it.",
+        i = "Leave out {.arg path} to plot the plan's memory."),
+      kind = kinds$argument
+    )
+  }
   check_unedited(x)
   with_edits_named(x, {
     if (!is.null(path)) {

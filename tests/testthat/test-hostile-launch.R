@@ -17,6 +17,9 @@ test_that("absurd process and device counts are refused", {
                class = "kerasmesh_error_argument")
   expect_error(launch_local(identity, env = c(SLURM_PROCID = "1")),
                "SLURM_PROCID", class = "kerasmesh_error_argument")
+  script <- withr::local_tempfile(fileext = ".R", lines = "1")
+  expect_error(launch_local(script, args = list(1)), "a script takes none",
+               class = "kerasmesh_error_argument")
   withr::local_options(kerasmesh.max_processes = -1)
   expect_error(launch_local(identity, processes = 1),
                "Received a number (-1)", fixed = TRUE,

@@ -155,3 +155,14 @@ test_that("an edited plan and a title that is not one string are refused", {
                  class = "kerasmesh_error_argument")
   }
 })
+
+test_that("plot(plan, path =) takes nothing that groups the plan", {
+  plan <- fixture_plan()
+  with_png({
+    expect_error(plot(plan, path = plan$path[[1]], by = "rule"),
+                 "`by` is not taken", class = "kerasmesh_error_argument")
+    expect_error(plot(plan, path = plan$path[[1]], n = 3, memory = "1GB"),
+                 "`memory` and `n` are not taken",
+                 class = "kerasmesh_error_argument")
+  })
+})
