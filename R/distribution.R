@@ -81,11 +81,13 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' Set, get and scope the Keras distribution
 #'
 #' Keras creates variables, and splits batches, according to the current
-#' global distribution. Create a model *after* setting the distribution:
-#' while one is set, kerasmesh makes Keras's `fit()`, `evaluate()`,
-#' `predict()` and `*_on_batch()` check first that the model's variables
-#' live on the distribution's mesh — the same devices in the same order,
-#' the same shape and axis names — and signal an error of class
+#' global distribution. Create and compile a model *after* setting the
+#' distribution (`compile()` makes the optimizer's step count and the
+#' metrics' variables): while one is set, kerasmesh makes Keras's `fit()`,
+#' `evaluate()`, `predict()` and `*_on_batch()` check first that the
+#' variables they read live on the distribution's mesh — the same devices
+#' in the same order, the same shape and axis names — and signal an error
+#' of class
 #' `kerasmesh_error_model_placement` instead of a late device error from
 #' JAX ("incompatible devices").
 #'

@@ -114,8 +114,8 @@
 #' \item{`kerasmesh_error_mesh_shape`}{A mesh shape does not fit the device
 #'   count.}
 #' \item{`kerasmesh_error_model`}{A value is not a (built) Keras model.}
-#' \item{`kerasmesh_error_model_placement`}{A model built before its
-#'   distribution is trained, evaluated or used to predict under it.}
+#' \item{`kerasmesh_error_model_placement`}{A model built (or compiled) before
+#'   its distribution is trained, evaluated or used to predict under it.}
 #' \item{`kerasmesh_error_no_keras`}{Python, Keras or JAX can't be found.}
 #' \item{`kerasmesh_error_optimizer`}{A value is not a Keras optimizer or the
 #'   name of one.}

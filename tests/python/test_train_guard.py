@@ -108,6 +108,20 @@ def test_a_model_built_before_the_distribution_is_misplaced(mesh):
         model.predict(np.zeros((8, 4), "float32"), verbose=0)
 
 
+def test_an_optimizer_compiled_before_the_distribution_is_misplaced(mesh):
+    dist = keras.distribution.ModelParallel(layout_map=layout_map(mesh))
+    with dist.scope():
+        model = small_sequential()
+    model.compile(optimizer="adam", loss="mse")
+    set_distribution(dist)
+    x, y = np.zeros((8, 4), "float32"), np.zeros((8, 8), "float32")
+    with pytest.raises(KerasmeshError, match="4 variables") as e:
+        model.fit(x, y, batch_size=8, verbose=0)
+    assert e.value.kind == "model_placement"
+    # Predicting reads the model's variables only, which are placed.
+    assert model.predict(x, verbose=0).shape == (8, 8)
+
+
 def test_check_before_training_catches_the_batch_size(mesh):
     lm = layout_map(mesh, nothing=(None, "model"))
     dist = keras.distribution.ModelParallel(layout_map=lm)

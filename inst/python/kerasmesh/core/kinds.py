@@ -307,8 +307,8 @@ MODEL = _kind(
     error="A value is not a (built) Keras model.")
 MODEL_PLACEMENT = _kind(
     "model_placement",
-    error="A model built before its distribution is trained, evaluated "
-          "or used to predict under it.")
+    error="A model built (or compiled) before its distribution is "
+          "trained, evaluated or used to predict under it.")
 NO_KERAS = _kind(
     "no_keras",
     error="Python, Keras or JAX can't be found.")

@@ -127,7 +127,7 @@ def _guarded(method: Callable) -> Callable:
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         quantize.watch(self)
-        check_placement(self)
+        check_placement(self, step=method.__name__)
         check_before_training(self, method.__name__, args, kwargs,
                               function=method)
         return method(self, *args, **kwargs)
@@ -147,8 +147,21 @@ def mesh_signature(mesh: Any) -> tuple:
             tuple(int(d.id) for d in devices.flat))
 
 
-def misplaced_variables(model: Any, dist: Any) -> list[tuple[str, str]]:
-    """The model's variables that are not on `dist`'s mesh.
+def step_variables(model: Any, step: str = "fit") -> list:
+    """What `step` (one of GUARDED_METHODS) reads: the model's variables;
+    its metrics' to evaluate or train; its optimizer's to train
+    (`compile()` makes its step count and learning rate)."""
+    out = list(getattr(model, "variables", []))
+    if not step.startswith("predict"):
+        out += getattr(model, "metrics_variables", [])
+    if step in ("fit", "train_on_batch"):
+        out += getattr(getattr(model, "optimizer", None), "variables", [])
+    return out
+
+
+def misplaced_variables(model: Any, dist: Any,
+                        step: str = "fit") -> list[tuple[str, str]]:
+    """The variables a `step` reads that are not on `dist`'s mesh.
 
     A variable placed on a mesh must be on the same mesh (shape, axis
     names, and devices in the same order): JAX refuses to combine arrays of
@@ -162,7 +175,7 @@ def misplaced_variables(model: Any, dist: Any) -> list[tuple[str, str]]:
     wanted = mesh_signature(mesh)
     mesh_devices = set(mesh.devices.flat)
     out = []
-    for v in getattr(model, "variables", []):
+    for v in step_variables(model, step):
         sharding = getattr(getattr(v, "_value", None), "sharding", None)
         if sharding is None:
             continue
@@ -174,8 +187,9 @@ def misplaced_variables(model: Any, dist: Any) -> list[tuple[str, str]]:
     return out
 
 
-def check_placement(model: Any, dist: Any = None) -> None:
-    """Raise when a model's variables live outside the distribution's mesh.
+def check_placement(model: Any, dist: Any = None, step: str = "fit") -> None:
+    """Raise when the variables a `step` reads (`step_variables()`) live
+    outside the distribution's mesh.
 
     Raises:
         KerasmeshError: kind `model_placement`.
@@ -185,7 +199,7 @@ def check_placement(model: Any, dist: Any = None) -> None:
     dist = dist if dist is not None else keras.distribution.distribution()
     if dist is None:
         return
-    misplaced = misplaced_variables(model, dist)
+    misplaced = misplaced_variables(model, dist, step)
     if not misplaced:
         return
     n = len(misplaced)
@@ -201,8 +215,8 @@ def check_placement(model: Any, dist: Any = None) -> None:
         kinds.MODEL_PLACEMENT,
         "The model's variables must live on the distribution's mesh.",
         x=what,
-        i="Create the model after `set_distribution()`, or inside "
-          "`with_distribution()`, with the distribution it trains "
+        i="Create and compile the model after `set_distribution()`, or "
+          "inside `with_distribution()`, with the distribution it trains "
           "under.")
 
 
