@@ -250,6 +250,8 @@ test_that("a directory moved during a background save fails it, classed", {
                     class = "kerasmesh_error_checkpoint_directory")
   expect_match(conditionMessage(e), "removed, moved or replaced", fixed = TRUE)
   expect_false(file.exists(file.path(dir, "2")))
+  # Not recreated, empty, by the save's writers.
+  expect_false(dir.exists(dir))
   expect_identical(checkpoint_info(moved)$steps$step, 1L)
   # Orbax's writers ended with the save, rather than waiting minutes for
   # folders that could not be created and failing in a later test.

@@ -56,6 +56,15 @@ def make_directory(directory: str) -> None:
             i="Pass a directory you can write to.") from e
 
 
+def remove_if_empty(directory: str) -> None:
+    """Remove `directory` if it holds nothing (never anything in it)."""
+    try:
+        if not os.listdir(directory):
+            os.rmdir(directory)
+    except OSError:
+        pass  # gone already, or holding something: left as it is
+
+
 def agreed(refused: bool) -> bool:
     """Whether any process of the run refused (or failed) a step of a
     save, for every process, so that none waits at a barrier for a save

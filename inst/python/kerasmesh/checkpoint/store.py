@@ -250,6 +250,10 @@ def finish_save(held: lock.HeldLock, response: Any, plan: dict,
         lost = displaced(held, directory, step, e) \
             if isinstance(e, Exception) else None
         clean_up(directory, step)
+        if lost is not None and process_index() == 0:
+            # Orbax's writers recreate the path they write to: a directory
+            # removed meanwhile must not come back, empty, from the save.
+            commit.remove_if_empty(directory)
         raise (lost or classed(e, directory, step)) from e
     finally:
         held.release()
