@@ -6,7 +6,8 @@
 # Python callable, and the shim calls it inside its shape-only scope (one
 # call down, one back; no scope driven from R). An error the builder raises
 # reaches the caller as raised, not as the Python error reticulate makes
-# of it on the way back.
+# of it on the way back; an error Keras raised in it is
+# `kerasmesh_error_model`, with Keras's as its parent.
 #
 # With a `deadline` (an elapsed_seconds() value), an R builder runs under
 # setTimeLimit() until then, and an error it raises at or after the
@@ -43,6 +44,8 @@ with_plan_model <- function(model, f, deadline = NULL, timeout = NULL,
       failed <<- if (!is.null(deadline) &&
                        elapsed_seconds() >= deadline - 0.5) {
         builder_timeout(timeout, task, e, call)
+      } else if (is_python_error(e)) {
+        builder_python_error(e, arg, call)
       } else {
         e
       }
@@ -76,6 +79,21 @@ builder_timeout <- function(timeout, task, e, call) {
         x = "The time ran out while building the model (in the builder).",
         i = paste0("Raise {.arg timeout}, or ", words[[2]], ".")),
       kind = kinds$timeout, parent = e, call = call
+    ),
+    error = identity
+  )
+}
+
+# An error Keras raised in the builder (a layer of a bad size), classed,
+# unsignalled: the builder's own R errors reach the caller as they are.
+builder_python_error <- function(e, arg, call) {
+  lines <- strsplit(conditionMessage(e), "\n", fixed = TRUE)[[1]]
+  first <- c(lines, "")[[1]] # nolint: object_usage_linter. cli reads it.
+  tryCatch(
+    kerasmesh_abort(
+      c("{.arg {arg}} failed to build the model: Keras raised an error.",
+        x = "{first}"),
+      kind = kinds$model, parent = e, call = call
     ),
     error = identity
   )

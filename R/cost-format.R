@@ -117,19 +117,9 @@ print.kerasmesh_layout_comparison <- function(x, ...) {
 # A comparison's rows are a comparison (rows_as_made()).
 #' @export
 `[.kerasmesh_layout_comparison` <- function(x, ...) {
+  check_subset_names()
   check_unedited(x)
-  out <- NextMethod()
-  # Rows asked for by a name no layout has come back as NA.
-  if (is.data.frame(out) && "layout" %in% names(out) && anyNA(out$layout)) {
-    kerasmesh_abort(
-      c("Rows of a comparison must be layouts it compares.",
-        x = "An index picks a row that is not there.",
-        i = "Its layouts: {.val {x$layout}}; pick them by number or with
-             {.code x[x$layout == name, ]}."),
-      kind = kinds$argument
-    )
-  }
-  rows_as_made(x, out)
+  rows_as_made(x, NextMethod(), key = "layout")
 }
 
 

@@ -122,8 +122,9 @@ print.kerasmesh_cost_traffic <- function(x, ...) {
 # A summary's rows are a summary (rows_as_made()).
 #' @export
 `[.kerasmesh_cost_traffic` <- function(x, ...) {
+  check_subset_names()
   check_unedited(x)
-  rows_as_made(x, NextMethod())
+  rows_as_made(x, NextMethod(), key = attr(x, "by"))
 }
 
 # The shim's attribution (cost/attribution.py) as data frames; NULL (a cost

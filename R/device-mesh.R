@@ -32,7 +32,7 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL, ...) {
   check_dots_none()
   check_required()
   force(axis_names)
-  named <- names(shape) # nolint: object_usage_linter. cli reads it.
+  named <- if (is.atomic(shape)) names(shape) # nolint: object_usage_linter.
   if (!missing(axis_names) && !is.null(named) &&
       !identical(unname(axis_names), named)) {
     kerasmesh_abort(

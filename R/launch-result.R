@@ -65,6 +65,7 @@ quiet_lines <- function(lines) {
 
 #' @export
 `[[.kerasmesh_launch` <- function(x, i, ...) {
+  check_dots_none()
   if (is.character(i) && length(i) == 1 && !is.na(i)) {
     return(checked_launch_field(x, i))
   }
@@ -89,7 +90,8 @@ length.kerasmesh_launch <- function(x) {
 }
 
 #' @export
-`[.kerasmesh_launch` <- function(x, i) {
+`[.kerasmesh_launch` <- function(x, i, ...) {
+  check_dots_none()
   if (missing(i)) {
     return(x)
   }

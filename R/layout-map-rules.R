@@ -72,6 +72,10 @@ set_one_rule <- function(x, i, value, call = rlang::caller_env()) {
   }
   check_unedited(x)
   local_python_value_in_call(value)
+  if (is.numeric(i) || is.logical(i)) {
+    check_rule_index(i, length(x))
+    i <- names(x)[i] # the rules' keys, as `lm[i]` picks them
+  }
   if (length(i) == 1) {
     return(set_one_rule(x, i, value))
   }
@@ -178,9 +182,9 @@ check_rule_index <- function(i, n, call = rlang::caller_env()) {
     !anyNA(i)
   } else if (is.numeric(i)) {
     !anyNA(i) && all(i == round(i)) &&
-      (all(i >= 1 & i <= n) || all(i <= -1 & i >= -n))
+      (all(i >= 0 & i <= n) || all(i <= 0 & i >= -n))
   } else {
-    is.logical(i) && length(i) == n && !anyNA(i)
+    is.logical(i) && length(i) %in% c(1, n) && !anyNA(i)
   }
   if (!ok) {
     stop_input_type(i, "rule keys, or rule numbers from 1 to {n}",

@@ -60,9 +60,8 @@
 #' lm[["sequential/dense/kernel"]]
 #' # The book's way, with keras3's tuple() (which is reticulate's). A rule
 #' # is replaced by removing it, then assigning it again:
-#' library(reticulate, include.only = "tuple")
 #' lm[".*dense.*kernel"] <- NULL
-#' lm[".*dense.*kernel"] <- tuple(NULL, "model")
+#' lm[".*dense.*kernel"] <- reticulate::tuple(NULL, "model")
 #' lm
 #' # Removing a rule the map does not have is an error (a misspelt key):
 #' try(lm["dense.*kernel"] <- NULL)
@@ -227,6 +226,6 @@ as_layout_map <- function(x, ..., arg = rlang::caller_arg(x),
 }
 
 format_axes <- function(axes) {
-  shown <- ifelse(is.na(axes), "NA", paste0('"', axes, '"'))
+  shown <- ifelse(is.na(axes), "NA", encodeString(axes, quote = '"'))
   paste0("(", paste(shown, collapse = ", "), ")")
 }

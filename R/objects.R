@@ -1,7 +1,8 @@
 # Methods every kerasmesh object shares where it has none of its own:
 # str() and summary() of its fields, a plot() that says which picture
-# there is, and c(), `length<-` and operators refused on meshes, layout
-# maps and distributions.
+# there is, and c(), `[`, `length<-`, as.data.frame() and operators
+# refused on meshes and distributions (layout maps have their own `[`
+# and as.data.frame()).
 
 # str() and summary() read an object's fields by position, which `[[` of a
 # layout map takes for rule paths: meshes, layout maps and distributions
@@ -99,6 +100,22 @@ c.kerasmesh_object <- function(...) {
   abort_not_a_list(..1, "combined with c()",
                    "Keep several in a list ({.code list(a, b)}); add rules to
                     a layout map with {.code lm[keys] <- layouts}.")
+}
+
+# A layout map has its own `[` and as.data.frame() (its rules).
+#' @export
+`[.kerasmesh_object` <- function(x, ...) {
+  abort_not_a_list(x, "subset with `[`",
+                   "Read its fields with {.code $} (such as
+                    {.code mesh$shape}), or use {.fn mesh_shape},
+                    {.fn mesh_devices}.")
+}
+
+#' @export
+as.data.frame.kerasmesh_object <- function(x, ...) {
+  abort_not_a_list(x, "made a data frame",
+                   "Read what it describes: {.fn mesh_devices},
+                    {.fn mesh_shape}, a layout map's rules.")
 }
 
 #' @export

@@ -76,6 +76,7 @@ plan_chr <- function(x) {
 # Subsets are plain data frames: the plan's totals describe all its rows.
 #' @export
 `[.kerasmesh_layout_plan` <- function(x, ...) {
+  check_subset_names()
   out <- NextMethod()
   if (is.data.frame(out)) plain_frame(out) else out
 }

@@ -91,6 +91,10 @@ process_data <- function(x, y = NULL, batch_size,
       kind = kinds$argument
     )
   }
+  # NA said of the array the user gave, at its own positions, before its
+  # rows are taken.
+  check_no_na(x)
+  if (!is.null(y)) check_no_na(y)
   list(
     x = numpy_array(take_rows(x, rows), dtype = dtype),
     y = if (!is.null(y)) numpy_array(take_rows(y, rows), dtype = dtype),

@@ -107,6 +107,7 @@ print.kerasmesh_sharding <- function(x, ...) {
 # device of all its rows unless it keeps each of them once.
 #' @export
 `[.kerasmesh_sharding` <- function(x, ...) {
+  check_subset_names()
   check_unedited(x)
   out <- NextMethod()
   every_row <- function() {
@@ -115,7 +116,7 @@ print.kerasmesh_sharding <- function(x, ...) {
   if (is.data.frame(out) && !every_row()) {
     attr(out, "per_device") <- NULL
   }
-  rows_as_made(x, out, of_all_rows = "per_device")
+  rows_as_made(x, out, key = "path", of_all_rows = "per_device")
 }
 
 unclass_sharding <- function(x) {

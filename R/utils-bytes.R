@@ -27,6 +27,11 @@ format_bytes <- function(bytes, ...) {
   )
   check_dots_none()
   check_required()
+  counts <- if (is.list(bytes)) unlist(bytes) else bytes
+  if (!is.numeric(counts) || any(counts < 0 | is.infinite(counts),
+                                 na.rm = TRUE)) {
+    stop_input_type(bytes, "numbers of bytes (0 or more, or NA)")
+  }
   bytes_text(bytes)
 }
 

@@ -131,15 +131,43 @@ is_fingerprint <- function(made) {
 # attribute (but those `of_all_rows`, which the subset dropped) are the
 # object again, made anew; any other subset is a plain data frame (or the
 # column asked for). `x` itself must be as made, or the subset would pass
-# its edits on.
-rows_as_made <- function(x, out, of_all_rows = character()) {
+# its edits on. Each row is one of `x`'s rows, once (`key` names them):
+# an index past the rows or NA gives rows of NA, which are refused.
+rows_as_made <- function(x, out, key, of_all_rows = character(),
+                         call = rlang::caller_env()) {
   if (!is.data.frame(out)) {
     return(out)
+  }
+  keys <- out[[key]]
+  if (!is.null(keys) && (anyNA(keys) || anyDuplicated(keys))) {
+    kerasmesh_abort(
+      c("Rows of a {.cls {class(x)[[1]]}} must be its own rows, once each.",
+        x = if (anyNA(keys)) "An index picks a row that is not there."
+            else "An index picks {.val {keys[duplicated(keys)][[1]]}} twice.",
+        i = "It has {nrow(x)} row{?s}; pick them by number or by
+             {.code x[x${key} %in% names, ]}."),
+      kind = kinds$argument, call = call
+    )
   }
   kept <- setdiff(names(attributes(x)), of_all_rows)
   whole <- identical(names(out), names(x)) &&
     all(kept %in% names(attributes(out)))
   if (whole) stamp_fields(out) else plain_frame(out)
+}
+
+# `x[i, j, drop =]` of a data frame, checked first thing in its `[`
+# method: another named argument is refused (R's own error would be
+# "unused argument").
+check_subset_names <- function(call = rlang::caller_env()) {
+  given <- names(as.list(sys.call(sys.parent())))
+  extra <- setdiff(given, c("", "drop"))
+  if (length(extra)) {
+    kerasmesh_abort(
+      c("A subset takes rows, columns and {.arg drop}.",
+        x = "Received {.arg {extra}}."),
+      kind = kinds$argument, call = call
+    )
+  }
 }
 
 # as.data.frame() and rbind() of kerasmesh's data frames: plain data

@@ -38,6 +38,17 @@ test_that("a builder's own error reaches the caller, not the wrapped one", {
                "no such layer: Densse")
 })
 
+test_that("an error Keras raises in a builder is classed, Keras's its parent", {
+  skip_if_no_keras()
+  lm <- layout_map(book_mesh(), ".*kernel" = c(NA, "model"))
+  err <- expect_error(
+    layout_plan(function() keras()$layers$Dense(-1L), lm),
+    "`model` failed to build the model", class = "kerasmesh_error_model"
+  )
+  expect_match(conditionMessage(err), "units", fixed = TRUE)
+  expect_false(is.null(err$parent))
+})
+
 test_that("errors of the shim call itself pass through", {
   shim <- function(builder) stop("shape mismatch")
   expect_error(kerasmesh:::with_plan_model(function() "m", shim),

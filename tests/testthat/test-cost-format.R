@@ -188,10 +188,11 @@ test_that("comparisons bound by rows are plain data frames", {
 
 test_that("a comparison's rows are its layouts, none printed as nothing", {
   cmp <- fixture_comparison()
-  expect_error(cmp["no-such-layout", ], "layouts it compares",
+  expect_error(cmp["no-such-layout", ], "its own rows",
                class = "kerasmesh_error_argument")
-  expect_error(cmp[c(1, NA), ], "layouts it compares",
+  expect_error(cmp[c(1, NA), ], "not there",
                class = "kerasmesh_error_argument")
+  expect_error(cmp[c(1, 1), ], "twice", class = "kerasmesh_error_argument")
   none <- format(cmp[0, ])
   expect_match(none[[1]], "0 layouts", fixed = TRUE)
   expect_false(any(grepl("Traffic by mesh axis|\\(\\):", none)))

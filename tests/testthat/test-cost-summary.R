@@ -91,6 +91,7 @@ test_that("a summary of traffic edited by hand names the edited column", {
   expect_identical(class(traffic[, c("variable", "bytes")]), "data.frame")
   expect_identical(class(rbind(traffic, traffic)), "data.frame")
   expect_identical(traffic[["bytes"]], c(2048, 1024, 64, 16))
+  expect_error(traffic[NA, ], "not there", class = "kerasmesh_error_argument")
 })
 
 test_that("layout_cost() attributes a model-parallel layer's traffic", {

@@ -212,3 +212,10 @@ test_that("a launch has no picture, and its summary takes no arguments", {
   expect_s3_class(as.data.frame(res, stringsAsFactors = TRUE)$status,
                   "factor")
 })
+
+test_that("indexing a launch takes no other argument", {
+  res <- fake_launch()
+  expect_error(res[1, bogus = 1], "bogus", class = "kerasmesh_error_argument")
+  expect_error(res[[1, bogus = 1]], "bogus",
+               class = "kerasmesh_error_argument")
+})

@@ -57,6 +57,15 @@ test_that("removing a rule that is not there is an error, not a no-op", {
                       class = "kerasmesh_error_layout_key_missing")
   expect_identical(as.character(conditionCall(err)[[1]]), "[<-")
   expect_identical(names(lm[-1]), "b")
+  # Rules picked by number or logical, as `lm[i]` picks them.
+  expect_identical(names(lm[TRUE]), c("a", "b"))
+  expect_length(lm[0], 0)
+  first_gone <- lm
+  first_gone[1] <- NULL
+  expect_identical(names(first_gone), "b")
+  none <- lm
+  none[c(TRUE, TRUE)] <- NULL
+  expect_length(none, 0)
   expect_error(lm[c("a", "typo")] <- NULL, "typo",
                class = "kerasmesh_error_layout_key_missing")
   expect_identical(names(lm), c("a", "b"))

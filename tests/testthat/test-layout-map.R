@@ -140,3 +140,8 @@ test_that("a key with a line break prints escaped, on one row", {
   expect_true(any(grepl('"x\\ny"', lines, fixed = TRUE)))
   expect_length(lines, 4)
 })
+
+test_that("an axis name with a quote prints escaped", {
+  expect_identical(kerasmesh:::format_axes(c(NA, 'mo"del')),
+                   '(NA, "mo\\"del")')
+})

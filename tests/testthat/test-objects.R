@@ -66,3 +66,12 @@ test_that("a saved and read object is no edit", {
     expect_identical(kerasmesh:::changed_fields(readRDS(path)), character())
   }
 })
+
+test_that("a mesh or a distribution is no list to subset or to tabulate", {
+  mesh <- fixture_mesh()
+  expect_error(mesh[1], "subset with `[`", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(as.data.frame(fixture_distribution()), "data frame",
+               class = "kerasmesh_error_argument")
+  expect_s3_class(as.data.frame(fixture_layout_map()), "data.frame")
+})

@@ -55,3 +55,13 @@ test_that("process_data() on a process of its own feeds every row", {
   empty <- process_data(matrix(1, 8, 0), batch_size = 4)
   expect_identical(unlist(reticulate::py_to_r(empty$x$shape)), c(8L, 0L))
 })
+
+test_that("process_data() names the array that holds NA, at its own rows", {
+  x <- matrix(1:40, 20)
+  expect_error(process_data(x, c(1:9, NA, 11:20), batch_size = 4,
+                            rows = 1:4),
+               "`y` can't contain `NA`", class = "kerasmesh_error_array_na")
+  err <- expect_error(process_data(x, c(1:9, NA, 11:20), batch_size = 4),
+                      class = "kerasmesh_error_array_na")
+  expect_match(conditionMessage(err), "position 10", fixed = TRUE)
+})

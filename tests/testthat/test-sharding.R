@@ -68,7 +68,9 @@ test_that("a sharding report prints from its saved description", {
   # Every row, reordered, keeps the bytes per device; fewer rows don't.
   expect_match(format(sharding[rev(seq_len(nrow(sharding))), ]),
                "Per device", all = FALSE)
-  expect_no_match(format(sharding[c(1, 1), ]), "Per device", all = TRUE)
+  expect_no_match(format(sharding[1:2, ]), "Per device", all = TRUE)
+  expect_error(sharding[c(1, 1), ], "twice", class = "kerasmesh_error_argument")
+  expect_error(sharding[99, ], "not there", class = "kerasmesh_error_argument")
   expect_identical(sharding[, "path"], sharding$path)
 })
 

@@ -239,3 +239,13 @@ test_that("as.data.frame() of every data frame takes R's arguments, no more", {
   expect_identical(data.frame(as.data.frame(fixture_layout_map()))$key,
                    names(fixture_layout_map()))
 })
+
+test_that("a subset takes rows, columns and drop, no other argument", {
+  frames <- list(fixture_plan(), fixture_comparison(), fixture_sharding(),
+                 summary(fixture_cost(), by = "layer"))
+  for (x in frames) {
+    expect_error(x[1, , bogus = 1], "`bogus`",
+                 class = "kerasmesh_error_argument")
+    expect_identical(nrow(x[1, , drop = FALSE]), 1L)
+  }
+})
