@@ -37,6 +37,8 @@ test_that("a planned or placed variable's picture names its path and source", {
   env <- new.env(parent = asNamespace("kerasmesh"))
   env$mesh_picture <- with_shim("mesh_picture",
                                 function(...) fixture("picture-placed"))
+  env$report_picture <- kerasmesh:::report_picture
+  environment(env$report_picture) <- env
   environment(method) <- env
   placed <- method(fixture_sharding(), "dense/kernel")
   expect_identical(placed$source, "placed")
