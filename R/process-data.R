@@ -82,6 +82,10 @@ process_data <- function(x, y = NULL, batch_size,
                          dtype = "float32", ...) {
   check_dots_none()
   batch_size <- check_whole(batch_size)
+  # NA said of the array the user gave, at its own positions, before its
+  # rows are taken (and before Python starts).
+  check_no_na(x)
+  if (!is.null(y)) check_no_na(y)
   rows <- check_row_numbers(rows, n_rows(x))
   share <- batch_share(batch_size, process_count())
   if (!is.null(y) && n_rows(y) != n_rows(x)) {
@@ -91,10 +95,6 @@ process_data <- function(x, y = NULL, batch_size,
       kind = kinds$argument
     )
   }
-  # NA said of the array the user gave, at its own positions, before its
-  # rows are taken.
-  check_no_na(x)
-  if (!is.null(y)) check_no_na(y)
   list(
     x = numpy_array(take_rows(x, rows), dtype = dtype),
     y = if (!is.null(y)) numpy_array(take_rows(y, rows), dtype = dtype),
