@@ -80,30 +80,3 @@ test_that("pictures keep the shards' ranges, devices and sizes", {
   expect_identical(replicated$dtype, "bfloat16")
   expect_identical(replicated$device_bytes, replicated$bytes)
 })
-
-test_that("picture layouts put the last two dimensions in each panel", {
-  layout <- kerasmesh:::picture_layout(fixture_picture("picture-4d"))
-  expect_identical(layout$rows, 3L)
-  expect_identical(layout$cols, 4L)
-  expect_length(layout$panels, 2)
-  expect_identical(layout$panels[[1]]$label, "[1, 1:3, , ]")
-  expect_identical(layout$panels[[2]]$col_labels,
-                   c("1:2", "3:4", "5:6", "7:8"))
-  expect_identical(dim(layout$panels[[1]]$cells), c(1L, 4L))
-  one <- kerasmesh:::picture_layout(fixture_picture("picture-1d"))
-  expect_length(one$panels, 1)
-  expect_identical(one$panels[[1]]$row_labels, "")
-  expect_identical(one$panels[[1]]$col_sizes, rep(16, 4))
-  scalar <- kerasmesh:::picture_layout(fixture_picture("picture-scalar"))
-  expect_identical(scalar$panels[[1]]$cells, matrix(1L, 1, 1))
-})
-
-test_that("titles name the path, the shape or a scalar", {
-  title <- kerasmesh:::picture_title
-  expect_identical(title(fixture_picture("picture-plan-bias")),
-                   "sequential/dense/bias")
-  expect_identical(title(fixture_picture("picture-scalar")), "A scalar")
-  expect_match(title(fixture_picture("picture-3d")), "^Tensor of shape 4.8.32$")
-  expect_identical(kerasmesh:::index_range(c(0, 15999), c(16000, 16000)),
-                   c("1:16000", "16000"))
-})
