@@ -69,10 +69,7 @@ quiet_lines <- function(lines) {
   if (is.character(i) && length(i) == 1 && !is.na(i)) {
     return(checked_launch_field(x, i))
   }
-  if (!is.numeric(i) || length(i) != 1 || is.na(i) || i < 1 ||
-      i > length(x) || i != round(i)) {
-    abort_worker_index(x, i, "a single worker number")
-  }
+  i <- check_worker_index(x, i, "a single worker number", single = TRUE)
   .subset2(launch_workers(x), i)
 }
 
@@ -95,17 +92,7 @@ length.kerasmesh_launch <- function(x) {
   if (missing(i)) {
     return(x)
   }
-  # Workers that exist only: no NA, no fraction, no number past the last
-  # worker, no logical index of another length. Negative numbers drop
-  # workers.
-  picked <- if (is.numeric(i) || is.logical(i)) {
-    tryCatch(seq_len(length(x))[i], error = function(e) NA_integer_)
-  }
-  if (is.null(picked) || anyNA(picked) ||
-      (is.logical(i) && length(i) != length(x)) ||
-      (is.numeric(i) && any(i != round(i)))) {
-    abort_worker_index(x, i, "worker numbers")
-  }
+  picked <- check_worker_index(x, i, "worker numbers")
   check_unedited(x)
   attrs <- attributes(x)
   out <- launch_workers(x)[picked]
@@ -113,10 +100,12 @@ length.kerasmesh_launch <- function(x) {
   stamp_fields(out)
 }
 
-abort_worker_index <- function(x, i, what, call = rlang::caller_env()) {
-  n <- length(x) # nolint: object_usage_linter. cli uses `n`.
-  stop_input_type(i, "{what} from 1 to {n}", subject = "The index of a launch",
-                  way_out = "The launch has {n} worker{?s}.", call = call)
+check_worker_index <- function(x, i, what, single = FALSE,
+                               call = rlang::caller_env()) {
+  n <- length(x)
+  check_index(i, n, paste(what, "from 1 to {n}"), single = single,
+              subject = "The index of a launch",
+              way_out = "The launch has {n} worker{?s}.", call = call)
 }
 
 # A field of every worker (a vector for process_id, pid, status and

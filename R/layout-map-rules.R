@@ -176,22 +176,11 @@ local_python_value_in_call <- function(value, frame = parent.frame()) {
 }
 
 # Which rules `lm[i]` keeps: keys, or rule numbers as for a list (positive,
-# or negative to drop), or one logical per rule.
+# or negative to drop), or logicals.
 check_rule_index <- function(i, n, call = rlang::caller_env()) {
-  ok <- if (is.character(i)) {
-    !anyNA(i)
-  } else if (is.numeric(i)) {
-    !anyNA(i) && all(i == round(i)) &&
-      (all(i >= 0 & i <= n) || all(i <= 0 & i >= -n))
-  } else {
-    is.logical(i) && length(i) %in% c(1, n) && !anyNA(i)
-  }
-  if (!ok) {
-    stop_input_type(i, "rule keys, or rule numbers from 1 to {n}",
-                    subject = "The index of a layout map",
-                    kind = kinds$layout_key, call = call)
-  }
-  invisible(i)
+  check_index(i, n, "rule keys, or rule numbers from 1 to {n}", keys = TRUE,
+              subject = "The index of a layout map",
+              kind = kinds$layout_key, call = call)
 }
 
 check_rule_key <- function(i, what = "key", call = rlang::caller_env()) {

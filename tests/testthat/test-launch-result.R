@@ -150,7 +150,7 @@ test_that("a launch result is indexed by the workers it has", {
   res <- fake_launch()
   n <- length(res)
   for (i in list(n + 3, c(1, NA), "a", list(1), c(TRUE, FALSE, TRUE, TRUE),
-                 1.5, NA)) {
+                 1.5, NA, -(n + 3), c(-1, 2))) {
     expect_error(res[i], class = "kerasmesh_error_argument")
   }
   for (i in list(n + 3, 0, -1, NA, 1.5, c(1, 2))) {
@@ -161,6 +161,7 @@ test_that("a launch result is indexed by the workers it has", {
   expect_s3_class(res[-1], "kerasmesh_launch")
   expect_length(res[-1], n - 1)
   expect_identical(res[rep(TRUE, n)]$process_id, res$process_id)
+  expect_identical(res[TRUE]$process_id, res$process_id)
   expect_identical(res[]$status, res$status)
   expect_identical(res[["status"]], res$status)
   expect_true(all(nzchar(format(res[2]))))

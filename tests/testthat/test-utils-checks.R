@@ -81,6 +81,29 @@ test_that("an on-off option is TRUE or FALSE, its default when unset", {
   expect_false(option_flag("kerasmesh.some_flag", TRUE))
 })
 
+test_that("check_index() picks positions as a list's `[` does, or refuses", {
+  expect_identical(check_index(c(3, 1), 3, "numbers"), c(3L, 1L))
+  expect_identical(check_index(-2, 3, "numbers"), c(1L, 3L))
+  expect_identical(check_index(c(TRUE, FALSE, TRUE), 3, "numbers"), c(1L, 3L))
+  expect_identical(check_index(TRUE, 3, "numbers"), 1:3)
+  expect_identical(check_index(0, 3, "numbers"), integer())
+  expect_identical(check_index(2, 3, "a number", single = TRUE), 2L)
+  expect_identical(check_index(c("a", "b"), 3, "keys", keys = TRUE),
+                   c("a", "b"))
+  for (bad in list(4, -4, c(-1, 1), 1.5, NA, Inf, c(TRUE, FALSE), "a",
+                   list(1), NULL)) {
+    expect_error(check_index(bad, 3, "numbers from 1 to {n}"),
+                 "The index must be numbers from 1 to 3.", fixed = TRUE,
+                 class = "kerasmesh_error_argument")
+  }
+  for (bad in list(0, c(1, 2), -1)) {
+    expect_error(check_index(bad, 3, "a number", single = TRUE),
+                 class = "kerasmesh_error_argument")
+  }
+  expect_error(check_index(NA_character_, 3, "keys", keys = TRUE),
+               class = "kerasmesh_error_argument")
+})
+
 test_that("check_whole(what =) words every failure, above `max` too", {
   last <- 3
   for (bad in list(-1, 4, 2.5, "1")) {
