@@ -178,12 +178,7 @@ preserve_seed <- function() {
 max_processes <- function() {
   cores <- tryCatch(parallel::detectCores(), error = function(e) NA)
   default <- max(8L, 4L * (if (is.na(cores)) 2L else as.integer(cores)))
-  limit <- getOption("kerasmesh.max_processes", default)
-  if (!is.numeric(limit) || length(limit) != 1 || is.na(limit) ||
-      limit < 1) {
-    stop_input_type(limit, "a positive number",
-                    subject = '{.code getOption("kerasmesh.max_processes")}')
-  }
+  limit <- option_number("kerasmesh.max_processes", default)
   min(limit, .Machine$integer.max)
 }
 

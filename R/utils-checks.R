@@ -80,6 +80,19 @@ option_flag <- function(name, default, call = rlang::caller_env()) {
   value
 }
 
+# An option that sets a limit: one number of at least 1 (`Inf` for none),
+# `default` when unset.
+option_number <- function(name, default, call = rlang::caller_env()) {
+  value <- getOption(name, default)
+  if (!is.numeric(value) || length(value) != 1 || is.na(value) ||
+      value < 1) {
+    stop_input_type(value, "a positive number",
+                    subject = sprintf('{.code getOption("%s")}', name),
+                    call = call)
+  }
+  value
+}
+
 # The positions `x[i]` picks among `n` elements, as for a list: whole
 # numbers all from 0 to `n` or all from -`n` to 0 (negative drops), or
 # logicals of length 1 or `n`; no NA. `single`: one number from 1 to `n`,

@@ -81,6 +81,19 @@ test_that("an on-off option is TRUE or FALSE, its default when unset", {
   expect_false(option_flag("kerasmesh.some_flag", TRUE))
 })
 
+test_that("a limit's option is one number of at least 1, its default when unset", {
+  withr::local_options(kerasmesh.some_limit = NULL)
+  expect_identical(option_number("kerasmesh.some_limit", 8), 8)
+  for (bad in list("many", NA, c(2, 3), 0, -1, TRUE)) {
+    withr::local_options(kerasmesh.some_limit = bad)
+    expect_error(option_number("kerasmesh.some_limit", 8),
+                 '`getOption("kerasmesh.some_limit")` must be a positive number',
+                 fixed = TRUE, class = "kerasmesh_error_argument")
+  }
+  withr::local_options(kerasmesh.some_limit = Inf)
+  expect_identical(option_number("kerasmesh.some_limit", 8), Inf)
+})
+
 test_that("check_index() picks positions as a list's `[` does, or refuses", {
   expect_identical(check_index(c(3, 1), 3, "numbers"), c(3L, 1L))
   expect_identical(check_index(-2, 3, "numbers"), c(1L, 3L))
