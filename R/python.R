@@ -331,15 +331,16 @@ first_lines <- function(x, n = 3) {
 # Registered for reticulate::r_to_py() when reticulate loads (see zzz.R), so
 # that library(kerasmesh) does not load reticulate (over a second, through
 # its S4 imports).
-# An S3 method of reticulate's generic, whatever lintr thinks of its name.
+# S3 methods of reticulate's generic, whatever lintr thinks of their names.
+r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
+  .subset2(check_unedited(x), "py")
+}
+
 # A layout map goes as a copy: its rules can be changed in Python, and the
 # R object, a value, must keep describing its own.
-r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
+r_to_py.kerasmesh_layout_map <- function(x, convert = FALSE) { # nolint
   py <- .subset2(check_unedited(x), "py")
-  if (inherits(x, "kerasmesh_layout_map")) {
-    py <- shim_call("layout.copy_layout_map", layout_map = py)
-  }
-  py
+  shim_call("layout.copy_layout_map", layout_map = py)
 }
 
 # Registers a method for another package's generic once that package is
