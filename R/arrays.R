@@ -44,8 +44,7 @@
 #' try(numpy_array(c(1L, NA, 3L)))
 #' numpy_array(as.double(c(1L, NA, 3L)))
 numpy_array <- function(x, dtype = "float32", ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   if (!is.numeric(x) && !is.logical(x)) {
     stop_input_type(x, "a numeric vector, matrix or array", show_value = FALSE,
                     kind = kinds$array)
@@ -61,8 +60,7 @@ numpy_array <- function(x, dtype = "float32", ...) {
 #' @param model A Keras model.
 #' @export
 variable_values <- function(model, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   check_python_object(model, "a Keras model", kind = kinds$model)
   values <- shim_call("arrays.variable_values", model = model)
   out <- Map(function(shape, v) {
@@ -90,8 +88,7 @@ variable_values <- function(model, ...) {
 #' pred <- model$predict(numpy_array(matrix(1, 4, 3)), verbose = 0L)
 #' r_array(pred) # a 4 x 2 matrix, on every reticulate version
 r_array <- function(array, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   if (!inherits(array, "python.builtin.object")) {
     # NULL: an element left out (process_data()'s `y` without labels).
     if (is.null(array) || is.numeric(array) || is.logical(array)) {

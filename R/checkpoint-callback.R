@@ -62,8 +62,7 @@
 callback_checkpoint <- function(dir, every = 1, unit = c("epoch", "step"),
                                 keep = NULL, background = TRUE,
                                 timeout = 3600, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   check_string(dir)
   every <- check_whole(every)
   unit <- check_choice(unit, c("epoch", "step"))

@@ -50,8 +50,7 @@
 #' info$variables[, c("path", "dtype")]
 #' unlink(dir, recursive = TRUE)
 checkpoint_info <- function(dir, step = NULL, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
   new_checkpoint_info(shim_call("checkpoint.info",

@@ -254,8 +254,7 @@
 save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
                             overwrite = FALSE, background = FALSE,
                             timeout = 3600, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)
@@ -277,8 +276,7 @@ save_checkpoint <- function(model, dir, step = NULL, keep = NULL,
 #' @export
 restore_checkpoint <- function(model, dir, step = NULL, weights_only = FALSE,
                                timeout = 3600, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   check_python_object(model, "a Keras model", show_value = FALSE)
   check_string(dir)
   step <- check_whole(step, min = 0, allow_null = TRUE)

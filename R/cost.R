@@ -163,8 +163,7 @@ layout_cost <- function(model, distribution, batch_size, optimizer = NULL,
                         loss = NULL, input_shapes = NULL, remat = NULL,
                         accumulation_steps = NULL, ..., topology = NULL,
                         timeout = 300) {
-  check_dots_none()
-  check_required()
+  check_call()
   cost_layout(model, distribution, batch_size, optimizer, loss, input_shapes,
               timeout = timeout, started = elapsed_seconds(),
               call = rlang::current_env(), remat = remat,

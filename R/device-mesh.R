@@ -29,8 +29,7 @@
 #' mesh_devices(mesh)
 #' device_mesh(c(2, NA), axis_names = c("data", "model"))
 device_mesh <- function(shape, axis_names = names(shape), devices = NULL, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   force(axis_names)
   named <- if (is.atomic(shape)) names(shape) # nolint: object_usage_linter.
   if (!missing(axis_names) && !is.null(named) &&
@@ -70,8 +69,7 @@ device_mesh <- function(shape, axis_names = names(shape), devices = NULL, ...) {
 #' mesh_axis_names(mesh)
 #' mesh_devices(mesh)["1", ]
 mesh_shape <- function(mesh, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   .subset2(as_device_mesh(mesh), "shape")
 }
 
@@ -79,16 +77,14 @@ mesh_shape <- function(mesh, ...) {
 #' @rdname mesh_shape
 #' @export
 mesh_axis_names <- function(mesh, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   names(.subset2(as_device_mesh(mesh), "shape"))
 }
 
 #' @rdname mesh_shape
 #' @export
 mesh_devices <- function(mesh, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   .subset2(as_device_mesh(mesh), "devices")
 }
 

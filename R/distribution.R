@@ -64,8 +64,7 @@ data_parallel <- function(mesh = NULL, devices = NULL,
 #' @export
 model_parallel <- function(layout_map, batch_dim_name = NULL,
                            auto_shard_dataset = TRUE, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   layout_map <- as_layout_map(layout_map)
   if (!is.null(batch_dim_name)) {
     check_string(batch_dim_name)
@@ -172,8 +171,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
 #' variable_sharding(model)
 #' get_distribution()
 set_distribution <- function(x, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   previous <- swap_distribution(x)
   invisible(wrap_distribution(previous))
 }
@@ -189,8 +187,7 @@ get_distribution <- function(...) {
 #' @rdname set_distribution
 #' @export
 with_distribution <- function(x, code, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   previous <- swap_distribution(x)
   on.exit(swap_distribution(previous$distribution), add = TRUE)
   with_python_errors(code)
@@ -199,8 +196,7 @@ with_distribution <- function(x, code, ...) {
 #' @rdname set_distribution
 #' @export
 local_distribution <- function(x, .local_envir = parent.frame(), ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   if (!is.environment(.local_envir)) {
     stop_input_type(.local_envir, "an environment", show_value = FALSE)
   }

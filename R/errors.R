@@ -38,8 +38,7 @@
 #' class(err)
 #' set_distribution(old)
 with_kerasmesh_errors <- function(code, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   with_python_errors(code)
 }
 

@@ -88,8 +88,7 @@
 launch_local <- function(fun_or_script, processes = 2, devices_per_process = 4,
                          timeout = 600, args = list(), env = character(),
                          verbose = kerasmesh_verbose(), ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   processes <- check_whole(processes)
   check_process_limit(processes)
   devices_per_process <- check_whole(devices_per_process, max = 1024)

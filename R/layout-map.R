@@ -205,8 +205,7 @@ new_layout_map <- function(desc) {
 #' lm
 as_layout_map <- function(x, ..., arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
-  check_dots_none()
-  check_required()
+  check_call()
   if (inherits(x, "kerasmesh_layout_map")) {
     return(check_unedited(x, prefix = arg, call = call))
   }

@@ -47,8 +47,7 @@
 #' lm[["down/kernel"]] <- c("model", NA)
 #' layout_plan(build, lm)
 layout_fix <- function(plan, name = "lm", ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   if (!inherits(plan, "kerasmesh_layout_plan")) {
     stop_input_type(plan, "a layout plan", show_value = FALSE,
                     way_out = "Make one with {.fn layout_plan}.")

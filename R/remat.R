@@ -79,8 +79,7 @@
 #'                      epochs = 2L, batch_size = 16L, verbose = 0L)
 #' set_remat(model, "none")
 set_remat <- function(model, remat = "full", layers = NULL, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   check_python_object(model, "a Keras model", kind = kinds$model)
   remat <- check_remat(remat)
   if (!is.null(layers) && (!is.character(layers) || length(layers) == 0 ||

@@ -206,8 +206,7 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
                           blocks = NULL, bandwidth = NULL, flop_rate = NULL,
                           batch_dim_name = NULL, timeout = 600,
                           cache = TRUE, verbose = FALSE) {
-  check_dots_none()
-  check_required()
+  check_call()
   call <- rlang::current_env()
   started <- elapsed_seconds()
   model_name <- search_model_name(substitute(model))

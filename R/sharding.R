@@ -28,8 +28,7 @@
 #' })
 #' variable_sharding(model)
 variable_sharding <- function(model, ...) {
-  check_dots_none()
-  check_required()
+  check_call()
   check_python_object(model, "a Keras model", kind = kinds$model)
   columns <- shim_call("sharding.variable_sharding", model = model)
   per_device <- columns$per_device

@@ -25,8 +25,7 @@ format_bytes <- function(bytes, ...) {
     "format_bytes", "Format your own counts with {.code format(structure(x,
       class = \"object_size\"), units = \"auto\", standard = \"SI\")}."
   )
-  check_dots_none()
-  check_required()
+  check_call()
   counts <- if (is.list(bytes)) unlist(bytes) else bytes
   if (!is.numeric(counts) || any(counts < 0 | is.infinite(counts),
                                  na.rm = TRUE)) {

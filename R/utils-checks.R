@@ -18,14 +18,22 @@ check_supplied <- function(absent, call = rlang::caller_env()) {
 # Every argument of the caller that has no default supplied, but those in
 # `except` (one that an older name can stand for, checked with it): R's
 # own "argument is missing" error comes only when the argument is used.
-check_required <- function(except = NULL, call = rlang::caller_env()) {
-  formals <- rlang::fn_fmls(rlang::caller_fn())
+check_required <- function(except = NULL, call = rlang::caller_env(),
+                           fn = rlang::caller_fn()) {
+  formals <- rlang::fn_fmls(fn)
   required <- names(formals)[vapply(formals, rlang::is_missing, TRUE)]
   required <- setdiff(required, c("...", except))
   absent <- vapply(required, function(arg) {
     eval(rlang::call2("missing", rlang::sym(arg)), call)
   }, TRUE)
   check_supplied(absent, call = call)
+}
+
+# The first line of an exported function whose `...` takes nothing: no
+# argument in `...` (a misspelt name), none without a default left out.
+check_call <- function(call = rlang::caller_env()) {
+  check_dots_none(env = call, call = call)
+  check_required(call = call, fn = rlang::caller_fn())
 }
 
 # The error for an argument of the wrong type or value, worded once:

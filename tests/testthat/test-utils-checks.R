@@ -81,6 +81,20 @@ test_that("an on-off option is TRUE or FALSE, its default when unset", {
   expect_false(option_flag("kerasmesh.some_flag", TRUE))
 })
 
+test_that("check_call() refuses dots and names what is left out, as its caller", {
+  f <- function(x, y = 1, ...) {
+    check_call()
+    x
+  }
+  expect_identical(f(2), 2)
+  err <- expect_error(f(), "`x` must be supplied", fixed = TRUE,
+                      class = "kerasmesh_error_argument")
+  expect_identical(deparse(err$call), "f()")
+  err <- expect_error(f(1, z = 3), "z = 3", fixed = TRUE,
+                      class = "kerasmesh_error_argument")
+  expect_identical(deparse(err$call), "f(1, z = 3)")
+})
+
 test_that("a limit's option is one number of at least 1, its default when unset", {
   withr::local_options(kerasmesh.some_limit = NULL)
   expect_identical(option_number("kerasmesh.some_limit", 8), 8)
