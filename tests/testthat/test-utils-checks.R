@@ -81,7 +81,7 @@ test_that("an on-off option is TRUE or FALSE, its default when unset", {
   expect_false(option_flag("kerasmesh.some_flag", TRUE))
 })
 
-test_that("check_call() refuses dots and names what is left out, as its caller", {
+test_that("check_call() refuses dots and names what is left out", {
   f <- function(x, y = 1, ...) {
     check_call()
     x
@@ -95,13 +95,13 @@ test_that("check_call() refuses dots and names what is left out, as its caller",
   expect_identical(deparse(err$call), "f(1, z = 3)")
 })
 
-test_that("a limit's option is one number of at least 1, its default when unset", {
+test_that("a limit's option is a number of at least 1, a default when unset", {
   withr::local_options(kerasmesh.some_limit = NULL)
   expect_identical(option_number("kerasmesh.some_limit", 8), 8)
   for (bad in list("many", NA, c(2, 3), 0, -1, TRUE)) {
     withr::local_options(kerasmesh.some_limit = bad)
     expect_error(option_number("kerasmesh.some_limit", 8),
-                 '`getOption("kerasmesh.some_limit")` must be a positive number',
+                 '`getOption("kerasmesh.some_limit")` must be a positive',
                  fixed = TRUE, class = "kerasmesh_error_argument")
   }
   withr::local_options(kerasmesh.some_limit = Inf)
