@@ -129,10 +129,12 @@
 #'
 #' Only steps kerasmesh committed (with a marker, in a real directory) are
 #' ever deleted (`keep`, `overwrite`): a folder of yours
-#' named `5/`, a step another tool wrote and a symbolic link are never
+#' named `5/`, a step another tool wrote, a step holding files put there
+#' after it was saved and a symbolic link are never
 #' removed, renamed or followed for deleting; saving over one is
 #' `kerasmesh_error_checkpoint_exists`. A symbolic link to a step is read
-#' as that step.
+#' as that step. A `dir` inside a step of another checkpoint directory is
+#' refused, since pruning that directory would delete it.
 #'
 #' A restore checks first that the checkpoint's variables match the
 #' model's (names, shapes and dtypes) and fit the model's layout, and
@@ -187,7 +189,8 @@
 #' * `kerasmesh_error_argument`: a `step` that is not a whole number from
 #'   0 to 2,147,483,647 (the message names the value).
 #' * `kerasmesh_error_checkpoint_directory`: `dir` holds no checkpoint, is
-#'   a file, lies under a file or can't be created, or was removed or
+#'   a file, lies under a file or in a step of another checkpoint
+#'   directory, or can't be created, or was removed or
 #'   moved while a background save wrote into it (the message names the
 #'   path; nothing of the step is sealed).
 #' * `kerasmesh_error_checkpoint_incomplete`, `..._checkpoint_step`: no
@@ -202,7 +205,8 @@
 #' * `kerasmesh_error_checkpoint_layout`: a saved shape can't be split as
 #'   the model's layout says (the message names the variable).
 #' * `kerasmesh_error_checkpoint_exists`: the step is saved already, or
-#'   its folder is not a step kerasmesh saved.
+#'   its folder is not a step kerasmesh saved or holds files it was not
+#'   saved with.
 #' * `kerasmesh_error_checkpoint_stale`: `dir` holds complete steps
 #'   kerasmesh saved that are newer than `step` (the message names them);
 #'   nothing is written. `overwrite = TRUE` saves the step and deletes

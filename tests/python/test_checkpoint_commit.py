@@ -99,6 +99,50 @@ def test_nothing_is_deleted_through_a_symbolic_link(tmp_path):
     assert "symbolic link" in str(info.value)
 
 
+def test_a_step_holding_files_put_there_since_is_never_deleted(tmp_path):
+    d = str(tmp_path)
+    for step in (1, 3):
+        committed_step(d, step)
+    nested = os.path.join(d, "1", "mine")
+    os.makedirs(nested)
+    with open(os.path.join(nested, "notes.txt"), "w") as f:
+        f.write("mine")
+    assert cc.prune(d, 1, saved=3) == []
+    assert cc.remove_beyond(d, 0, saved=3) == []
+    assert os.path.exists(os.path.join(nested, "notes.txt"))
+    with pytest.raises(KerasmeshError) as info:
+        cc.check_target(d, 1, overwrite=True)
+    assert info.value.kind == "checkpoint_exists"
+    assert "holds files it was not saved with (mine/notes.txt)" in \
+        str(info.value)
+
+
+def test_a_checkpoint_directory_in_a_step_is_refused_for_writing(tmp_path):
+    d = str(tmp_path)
+    committed_step(d, 1)
+    for inner in (os.path.join(d, "1"), os.path.join(d, "1", "more", "x")):
+        with pytest.raises(KerasmeshError) as info:
+            cf.check_directory(inner, writing=True)
+        assert info.value.kind == "checkpoint_directory"
+        assert f"is in step 1 of {d}" in str(info.value)
+        assert cf.check_directory(inner) == inner  # reading is harmless
+    # A folder named like a step but never sealed holds no step.
+    os.makedirs(os.path.join(d, "7"))
+    assert cf.check_directory(os.path.join(d, "7", "run"), writing=True)
+
+
+def test_a_file_is_no_directory_to_read_or_to_create(tmp_path):
+    afile = str(tmp_path / "afile")
+    with open(afile, "w") as f:
+        f.write("x")
+    with pytest.raises(KerasmeshError) as info:
+        cf.check_directory(afile)
+    assert "Pass the path of a checkpoint directory." in str(info.value)
+    with pytest.raises(KerasmeshError) as info:
+        cf.check_directory(afile, writing=True)
+    assert "or of one to create" in str(info.value)
+
+
 @pytest.mark.parametrize("overwrite", [True, False])
 def test_saving_over_a_folder_kerasmesh_did_not_write_is_refused(
         tmp_path, overwrite):

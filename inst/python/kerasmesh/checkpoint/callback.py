@@ -38,7 +38,7 @@ def callback(directory: Any, every: Any = 1, unit: Any = "epoch",
             "step"; when `fit()` starts, for an `every` that is not a
             multiple of `steps_per_execution`.
     """
-    directory = check_directory(directory)
+    directory = check_directory(directory, writing=True)
     if unit not in UNITS:
         raise KerasmeshError(
             kinds.ARGUMENT, '`unit` must be "epoch" or "step".',

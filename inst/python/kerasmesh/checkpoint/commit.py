@@ -16,7 +16,8 @@ A process killed anywhere leaves the old or the new step complete: before
 step 2 the sealed staging copy, after it `N`, stands for the step
 (`files.step_dirs()`), and the next save finishes the swap and
 removes what is left over (`recover()`). Only steps kerasmesh committed
-(`owned`) are ever renamed or deleted, and never through a symbolic link.
+(`owned`: sealed, holding no file put there since) are ever renamed or
+deleted, and never through a symbolic link.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import re
 import shutil
 
 from .files import (RETIRED, STAGING, STEP_NUMBER, describe_step,
-                    file_in_the_way, scan)
+                    file_in_the_way, foreign_files, scan)
 from .seal import read_marker
 from ..core.errors import KerasmeshError
 from ..core import kinds
@@ -212,7 +213,11 @@ def check_step_folder(directory: str, step: int, overwrite: bool) -> None:
                            "link": os.path.islink(path)}, deep=False) \
         if os.path.isdir(path) else {"owned": False, "complete": False}
     if not found["owned"]:
+        marker = read_marker(path, step)
+        added = foreign_files(path, marker) if marker is not None else []
         what = "a symbolic link" if os.path.islink(path) else \
+            f"a step that holds files it was not saved with " \
+            f"({listing(added, quote=False)})" if added else \
             "not a step kerasmesh saved"
         raise KerasmeshError(
             kinds.CHECKPOINT_EXISTS, f"Step {step} must not be in the way.",

@@ -31,7 +31,7 @@ from ..core.checks import is_whole
 from ..core.errors import KerasmeshError
 from ..core import kinds
 from .seal import (FILE_LIST, is_regular, marker_problem, read_json,
-                   read_marker)
+                   read_marker, step_names)
 
 # R's integers: the largest step R can name.
 MAX_STEP = 2**31 - 1
@@ -74,12 +74,15 @@ def orbax():
     return ocp
 
 
-def check_directory(directory: Any) -> str:
-    """An absolute path from a non-empty string.
+def check_directory(directory: Any, writing: bool = False) -> str:
+    """An absolute path from a non-empty string; one to write steps into
+    (`writing`) must not lie in a step of another checkpoint directory,
+    whose pruning would delete it.
 
     Raises:
         KerasmeshError: `argument` for anything else; `checkpoint_directory`
-            when the path is a file or lies under one.
+            when the path is a file, lies under one, or (`writing`) lies
+            in a step.
     """
     if not isinstance(directory, str) or not directory:
         raise KerasmeshError(
@@ -93,8 +96,34 @@ def check_directory(directory: Any) -> str:
         raise KerasmeshError(
             kinds.CHECKPOINT_DIRECTORY, "`dir` must be a directory.",
             x=f"{path} {what}.",
-            i="Pass the path of a directory, or of one to create.")
+            i="Pass the path of a directory, or of one to create."
+            if writing else "Pass the path of a checkpoint directory.")
+    step = enclosing_step(path) if writing else None
+    if step is not None:
+        raise KerasmeshError(
+            kinds.CHECKPOINT_DIRECTORY,
+            "`dir` must not lie in a step of another checkpoint directory.",
+            x=f"{path} is in step {step[1]} of {os.path.dirname(step[0])}, "
+              "which that directory's `keep` and `overwrite` would delete "
+              "with it.",
+            i="Save into a directory of its own, beside that one.")
     return path
+
+
+def enclosing_step(path: str) -> tuple[str, int] | None:
+    """The sealed kerasmesh step that is `path` or holds it, as its path
+    and number, or None."""
+    probe = path
+    while True:
+        match = _STEP_DIR.match(os.path.basename(probe)) or \
+            _OWN_DIR.match(os.path.basename(probe))
+        if match and not match.group("tmp") and os.path.isdir(probe) and \
+                read_marker(probe, int(match.group("step"))) is not None:
+            return probe, int(match.group("step"))
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
 
 
 def file_in_the_way(path: str) -> str | None:
@@ -244,6 +273,13 @@ def file_list_problem(path: str) -> str:
     return f"its file list ({FILE_LIST}) is missing or malformed"
 
 
+def foreign_files(path: str, marker: dict) -> list[str]:
+    """Files in a sealed step that its marker does not list (put there
+    after it was saved): a step holding them is not kerasmesh's alone, and
+    is never pruned or replaced."""
+    return [n for n in step_names(path) if n not in marker["files"]]
+
+
 def describe_step(step: dict, deep: bool = True) -> dict:
     """A step with `writer` ("kerasmesh", "orbax" for another tool such as
     Keras's `OrbaxCheckpoint`, "unknown"), `owned` (kerasmesh committed
@@ -256,7 +292,8 @@ def describe_step(step: dict, deep: bool = True) -> dict:
         writer, problem = "unknown", \
             "writing did not finish (Orbax's temporary directory)"
     elif marker is not None:
-        writer, owned = "kerasmesh", not step["link"]
+        writer = "kerasmesh"
+        owned = not step["link"] and not foreign_files(path, marker)
         problem = orbax_data_problem(marker) or \
             marker_problem(path, marker, deep)
     elif kerasmesh_metadata(meta) is not None or \

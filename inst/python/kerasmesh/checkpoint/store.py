@@ -80,7 +80,7 @@ def save(model: Any, directory: Any, step: Any = None, keep: Any = None,
         `pending` (whether the save goes on in the background).
     """
     deadline = pending_saves.deadline_of(timeout)
-    directory = check_directory(directory)
+    directory = check_directory(directory, writing=True)
     step = check_step(step)
     pending_saves.wait(deadline)  # one save at a time; raises its error
     step = check_step(current_step(model), False) if step is None else step
