@@ -38,7 +38,7 @@ data_parallel <- function(mesh = NULL, devices = NULL,
   if (!is.null(mesh)) {
     mesh <- as_device_mesh(mesh)
     shape <- mesh_shape(mesh)
-    mesh <- .subset2(mesh, "py")
+    mesh <- object_py(mesh)
   }
   devices <- check_devices(devices)
   made <- new_distribution(shim_call(
@@ -71,7 +71,7 @@ model_parallel <- function(layout_map, batch_dim_name = NULL,
   }
   check_flag(auto_shard_dataset)
   new_distribution(shim_call(
-    "distribution.model_parallel", layout_map = .subset2(layout_map, "py"),
+    "distribution.model_parallel", layout_map = object_py(layout_map),
     batch_dim_name = batch_dim_name,
     auto_shard_dataset = auto_shard_dataset
   ))
@@ -301,7 +301,7 @@ check_distribution <- function(x, allow_null = TRUE, check_python = TRUE,
   }
   if (inherits(x, "kerasmesh_distribution")) {
     check_unedited(x, prefix = arg, call = call)
-    return(.subset2(x, "py"))
+    return(object_py(x, arg = arg, call = call))
   }
   if (inherits(x, "python.builtin.object") &&
         (!check_python || object_type(x) == "distribution")) {

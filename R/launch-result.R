@@ -2,6 +2,8 @@
 
 launch_fields <- c("process_id", "pid", "status", "exit_status", "value",
                    "error", "output")
+# What `res$name` reads: each worker's field, or the launch's own.
+launch_names <- c(launch_fields, "coordinator_address", "timeout", "elapsed")
 
 new_launch <- function(workers, address, timeout, elapsed, verbose = TRUE) {
   rows <- lapply(workers, function(w) {
@@ -81,6 +83,47 @@ launch_workers <- function(x) {
   unname(rows[!nzchar(keys)])
 }
 
+# What launch_local() reported can't be set; a field of one's own can
+# (`res$note <- "first try"`), kept apart from the workers.
+#' @export
+`$<-.kerasmesh_launch` <- function(x, name, value) {
+  set_own_field(x, name, value, "x${name}")
+}
+
+#' @export
+`[[<-.kerasmesh_launch` <- function(x, i, ..., value) {
+  check_dots_none()
+  set_own_field(x, i, value, "x[[{deparse(name)}]]")
+}
+
+#' @export
+`[<-.kerasmesh_launch` <- function(x, i, ..., value) {
+  kerasmesh_abort(
+    c("A launch's workers can't be set.",
+      i = "They are what {.fn launch_local} reported; keep a value of your
+           own under a name ({.code x$note <- value})."),
+    kind = kinds$argument
+  )
+}
+
+set_own_field <- function(x, name, value, code, call = rlang::caller_env()) {
+  if (!is.character(name) || length(name) != 1 || is.na(name) ||
+      !nzchar(name) || name %in% launch_names) {
+    code <- cli::format_inline(code)
+    kerasmesh_abort(
+      c("{.code {code}} can't be set: it is what {.fn launch_local}
+         reported.",
+        i = "Keep a value of your own under a name of its own
+             ({.code x$note <- value})."),
+      kind = kinds$argument, call = call
+    )
+  }
+  out <- unclass(x)
+  out[[name]] <- value
+  class(out) <- class(x)
+  out
+}
+
 #' @export
 length.kerasmesh_launch <- function(x) {
   length(launch_workers(x))
@@ -127,7 +170,7 @@ launch_field <- function(x, name) {
 # A name that is no field is an error: `all(res$staus == "ok")` would be
 # TRUE of the NULL it would give.
 checked_launch_field <- function(x, name, call = rlang::caller_env()) {
-  fields <- c(launch_fields, "coordinator_address", "timeout", "elapsed")
+  fields <- launch_names
   own <- setdiff(names(unclass(x)), "")
   if (name %in% own) {
     return(.subset2(unclass(x), name))
@@ -181,8 +224,8 @@ format_launch <- function(x, n) {
     sprintf("<kerasmesh_launch> %s at %s (%.1f s)",
             cli::pluralize("{processes} process{?es}"),
             attr(x, "coordinator_address"), attr(x, "elapsed")),
-    paste("Status:", paste(counts, status_words(names(counts), counts),
-                           collapse = ", "))
+    paste("Status:", if (processes == 0) "no process" else
+      paste(counts, status_words(names(counts), counts), collapse = ", "))
   )
   out <- header
   for (i in seq_len(processes)) {

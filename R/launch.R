@@ -194,7 +194,8 @@ check_launch_code <- function(x, call = rlang::caller_env()) {
   if (!file.exists(x) || dir.exists(x)) {
     kerasmesh_abort(
       c("{.arg fun_or_script} must be a function or the path of an R script.",
-        x = "No file at {.path {x}}."),
+        x = if (dir.exists(x)) "{.path {x}} is a directory."
+            else "No file at {.path {x}}."),
       kind = kinds$argument, call = call
     )
   }
@@ -208,17 +209,42 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
     stop_input_type(x, "a named character vector", show_value = FALSE,
                     arg = "env", call = call)
   }
+  # A POSIX name: what a shell can export, and one value each.
+  bad <- names(x)[!grepl("^[A-Za-z_][A-Za-z0-9_]*$", names(x))]
+  twice <- unique(names(x)[duplicated(names(x))])
+  if (length(bad) || length(twice)) {
+    kerasmesh_abort(
+      c("{.arg env} must name each variable once, with letters, digits and
+         underscores.",
+        x = if (length(bad)) "Not a variable's name: {.val {bad}}."
+            else "Named more than once: {.envvar {twice}}."),
+      kind = kinds$argument, call = call
+    )
+  }
   # What launch_local() sets for each worker, and launchers' variables,
   # which would make a worker join another run.
   own <- c(names(worker_env(0, 1, 1, "127.0.0.1:1")), "KERASMESH_VERBOSE",
            "KERASMESH_LAUNCH_RESULT", "TMPDIR")
-  taken <- names(x)[names(x) %in% own | grepl(launcher_env_pattern, names(x))]
+  launcher <- names(x)[grepl(launcher_env_pattern, names(x)) &
+                         !names(x) %in% own]
+  if (length(launcher)) {
+    kerasmesh_abort(
+      c("{.arg env} can't set a launcher's variables.",
+        x = "Received {.envvar {launcher}}.",
+        i = "{.fn launch_local} is the launcher of its workers: each joins
+             its run, not another launcher's."),
+      kind = kinds$argument, call = call
+    )
+  }
+  taken <- names(x)[names(x) %in% own]
   if (length(taken)) {
     kerasmesh_abort(
       c("{.arg env} can't set what {.fn launch_local} sets for each worker.",
         x = "Received {.envvar {taken}}.",
-        i = "XLA flags of this session's {.envvar XLA_FLAGS} reach the
-             workers, with their device count."),
+        i = if ("XLA_FLAGS" %in% taken) {
+          "XLA flags of this session's {.envvar XLA_FLAGS} reach the
+           workers, with their device count."
+        }),
       kind = kinds$argument, call = call
     )
   }

@@ -8,7 +8,7 @@
   check_supplied(c(i = missing(i)))
   check_unedited(x)
   path <- check_rule_key(i, "path")
-  result <- shim_call("layout.lookup", layout_map = .subset2(x, "py"),
+  result <- shim_call("layout.lookup", layout_map = object_py(x),
                       path = path)
   if (is.null(result$key)) NULL else axes_from_python(result$axes)
 }
@@ -28,12 +28,12 @@ set_one_rule <- function(x, i, value, call = rlang::caller_env()) {
   key <- check_rule_key(i, call = call)
   if (is.null(value)) {
     return(new_layout_map(shim_call(
-      "layout.remove_rule", layout_map = .subset2(x, "py"), key = key,
+      "layout.remove_rule", layout_map = object_py(x), key = key,
       call = call
     )))
   }
   axes <- axes_for_shim(value, key, call = call)
-  new_layout_map(shim_call("layout.set_rule", layout_map = .subset2(x, "py"),
+  new_layout_map(shim_call("layout.set_rule", layout_map = object_py(x),
                            key = key, axes = axes, call = call))
 }
 
@@ -107,7 +107,7 @@ set_one_rule <- function(x, i, value, call = rlang::caller_env()) {
     list(key = key, axes = axes)
   })
   new_layout_map(shim_call(
-    "layout.set_rules", layout_map = .subset2(x, "py"),
+    "layout.set_rules", layout_map = object_py(x),
     keys = lapply(rules, `[[`, "key"),
     layouts = lapply(rules, `[[`, "axes")
   ))

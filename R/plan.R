@@ -261,17 +261,17 @@ check_plan_distribution <- function(x, arg = rlang::caller_arg(x),
   }
   if (inherits(x, "kerasmesh_model_parallel")) {
     return(list(
-      distribution = .subset2(.subset2(x, "layout_map"), "py"),
+      distribution = object_py(.subset2(x, "layout_map"), arg, call),
       batch_dim_name = .subset2(x, "batch_dim_name")
     ))
   }
   if (inherits(x, "kerasmesh_data_parallel")) {
     # No rules: every variable replicated, the batch split over its axis.
-    return(list(distribution = .subset2(x, "py"),
+    return(list(distribution = object_py(x, arg, call),
                 batch_dim_name = .subset2(x, "batch_dim_name")))
   }
   if (inherits(x, "kerasmesh_layout_map")) {
-    return(list(distribution = .subset2(x, "py"), batch_dim_name = NULL))
+    return(list(distribution = object_py(x, arg, call), batch_dim_name = NULL))
   }
   # Keras objects from any source: the shim decides what they are.
   if (inherits(x, "python.builtin.object")) {

@@ -333,14 +333,37 @@ first_lines <- function(x, n = 3) {
 # its S4 imports).
 # S3 methods of reticulate's generic, whatever lintr thinks of their names.
 r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
-  .subset2(check_unedited(x), "py")
+  object_py(check_unedited(x))
 }
 
 # A layout map goes as a copy: its rules can be changed in Python, and the
 # R object, a value, must keep describing its own.
 r_to_py.kerasmesh_layout_map <- function(x, convert = FALSE) { # nolint
-  py <- .subset2(check_unedited(x), "py")
+  py <- object_py(check_unedited(x))
   shim_call("layout.copy_layout_map", layout_map = py)
+}
+
+# The Keras object a kerasmesh object stands for, on its way to Python.
+# One read back from a file (saveRDS(), a saved workspace) keeps its R
+# fields, so it prints, but its Keras object ended with the session that
+# made it: refused here, by name, rather than by reticulate.
+object_py <- function(x, arg = rlang::caller_arg(x),
+                      call = rlang::caller_env()) {
+  py <- .subset2(x, "py")
+  if (inherits(py, "python.builtin.object") &&
+        reticulate::py_is_null_xptr(py)) {
+    maker <- object_makers[intersect(class(x), names(object_makers))]
+    kerasmesh_abort(
+      c("{.arg {arg}} must be made in this R session.",
+        x = "It was read back from a file ({.fn saveRDS}, a saved
+             workspace): its Keras object ended with the session that made
+             it.",
+        i = if (length(maker)) "Make it again with {.fn {maker[[1]]}}."
+            else "Make it again."),
+      kind = kinds$argument, call = call
+    )
+  }
+  py
 }
 
 # Registers a method for another package's generic once that package is

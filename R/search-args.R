@@ -15,7 +15,8 @@ check_search_mesh <- function(mesh, call = rlang::caller_env()) {
                                {.fn device_topology}.",
                     arg = "mesh", call = call)
   }
-  list(mesh = .subset2(as_device_mesh(mesh), "py"), topology = NULL)
+  list(mesh = object_py(as_device_mesh(mesh), "mesh", call),
+       topology = NULL)
 }
 
 # NULL: "time" on a topology, "traffic" on a mesh.
@@ -162,7 +163,7 @@ check_start <- function(x, call = rlang::caller_env()) {
     return(NULL)
   }
   if (inherits(x, "kerasmesh_layout_map")) {
-    return(.subset2(x, "py"))
+    return(object_py(x, "start", call))
   }
   type <- object_type(x)
   if (type == "layout_map") {

@@ -218,7 +218,7 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   objective <- check_search_objective(objective, where$topology, call = call)
   memory <- check_search_memory(memory, call = call)
   start <- check_start(start, call = call)
-  if (!is.null(fixed)) fixed <- .subset2(as_layout_map(fixed), "py")
+  if (!is.null(fixed)) fixed <- object_py(as_layout_map(fixed), "fixed")
   levers <- check_search_levers(remat, accumulation_steps, batch_size, call)
   bandwidth <- check_bandwidth(bandwidth, call = call)
   flop_rate <- check_number(flop_rate, "a positive, finite number of FLOPs per

@@ -195,7 +195,7 @@ mesh_picture <- function(mesh, axes, shape, dtype, path, several = FALSE,
   shape <- check_tensor_shape(shape, call = call)
   dtype <- check_string(dtype, call = call)
   new_sharding_picture(shim_call(
-    "shards.tensor_shards", mesh = .subset2(mesh, "py"), axes = axes,
+    "shards.tensor_shards", mesh = object_py(mesh, call = call), axes = axes,
     shape = shape, dtype = dtype,
     path = path, several = several, call = call
   ))

@@ -15,8 +15,19 @@ test_that("absurd process and device counts are refused", {
   expect_error(launch_local(identity, env = own),
                "KERAS_DISTRIBUTION_PROCESS_ID",
                class = "kerasmesh_error_argument")
-  expect_error(launch_local(identity, env = c(SLURM_PROCID = "1")),
-               "SLURM_PROCID", class = "kerasmesh_error_argument")
+  err <- expect_error(launch_local(identity, env = c(SLURM_PROCID = "1")),
+                      "can't set a launcher's variables",
+                      class = "kerasmesh_error_argument")
+  expect_match(conditionMessage(err), "SLURM_PROCID")
+  expect_no_match(conditionMessage(err), "XLA_FLAGS")
+  expect_error(launch_local(identity, env = c(FOO = "1", FOO = "2")),
+               "Named more than once: `FOO`",
+               class = "kerasmesh_error_argument")
+  expect_error(launch_local(identity, env = c("A B" = "1")),
+               "Not a variable's name: \"A B\"", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(launch_local(tempdir()), "is a directory",
+               class = "kerasmesh_error_argument")
   script <- withr::local_tempfile(fileext = ".R", lines = "1")
   expect_error(launch_local(script, args = list(1)), "a script takes none",
                class = "kerasmesh_error_argument")

@@ -168,8 +168,9 @@ test_that("a launch result is indexed by the workers it has", {
 })
 
 test_that("a launch edited by hand is refused naming the edit", {
-  res <- fake_launch()
-  res[[2]]$status <- NA
+  res <- unclass(fake_launch())
+  res[[2]]$status <- NA # an edit `[[<-` refuses, made without it
+  class(res) <- "kerasmesh_launch"
   expect_error(print(res), "`x[[2]]` must be what `launch_local()` returns",
                fixed = TRUE, class = "kerasmesh_error_argument")
   expect_error(as.data.frame(res), "x[[2]]", fixed = TRUE,
@@ -188,6 +189,27 @@ test_that("a launch edited by hand is refused naming the edit", {
   expect_identical(nrow(as.data.frame(res)), 3L)
   expect_s3_class(fake_launch()[2:3], "kerasmesh_launch")
   expect_output(print(fake_launch()[2:3]), "2 processes")
+})
+
+test_that("what launch_local() reported can't be set; a field of one's own can", {
+  res <- fake_launch()
+  for (name in c("status", "elapsed", "timeout", "coordinator_address")) {
+    expect_error(res[[name]] <- "x", sprintf("`x[[\"%s\"]]` can't be set", name),
+                 fixed = TRUE, class = "kerasmesh_error_argument")
+  }
+  expect_error(res$status <- "error", "`x$status` can't be set",
+               fixed = TRUE, class = "kerasmesh_error_argument")
+  expect_error(res[[2]] <- res[[1]], "`x[[2]]` can't be set", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(res[[1]]$mine <- 1, "`x[[1]]` can't be set", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(res[2] <- list(1), "workers can't be set",
+               class = "kerasmesh_error_argument")
+  expect_identical(res$status, c("ok", "error", "killed"))
+  expect_match(format(res)[[2]], "Status: 1 ok, 1 error, 1 killed")
+  res[["note"]] <- "kept"
+  expect_identical(res$note, "kept")
+  expect_match(format(res[0])[[2]], "Status: no process", fixed = TRUE)
 })
 
 test_that("the statuses that are nouns are counted in the plural", {

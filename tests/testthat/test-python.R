@@ -315,3 +315,29 @@ test_that("a Python thread's write to a closed pipe is a Python error", {
   # Unloading kerasmesh puts back the handler that was there.
   expect_identical(out$after, out$before)
 })
+
+test_that("an object read back from a file is refused by name", {
+  skip_if_no_keras()
+  mesh <- book_mesh()
+  lm <- layout_map(mesh, "dense.*kernel" = c(NA, "model"))
+  dist <- data_parallel(device_mesh(c(data = 8)))
+  back <- function(x) {
+    file <- withr::local_tempfile(fileext = ".rds")
+    saveRDS(x, file)
+    readRDS(file)
+  }
+  old_mesh <- back(mesh)
+  old_lm <- back(lm)
+  expect_output(print(old_mesh), "2 x 4")
+  expect_snapshot(data_parallel(old_mesh), error = TRUE)
+  for (use in list(function() old_lm[["dense/kernel"]],
+                   function() model_parallel(old_lm),
+                   function() reticulate::r_to_py(old_lm),
+                   function() set_distribution(back(dist)),
+                   function() layout_map(old_mesh))) {
+    expect_error(use(), "must be made in this R session",
+                 class = "kerasmesh_error_argument")
+  }
+  # What was made in this session still works.
+  expect_s3_class(model_parallel(lm), "kerasmesh_model_parallel")
+})
