@@ -50,7 +50,8 @@
 #'   (`length()` is the number of workers, `res[[i]]` is worker `i`, a
 #'   list), which `as.data.frame()` turns into one row per worker. `res$name`
 #'   gives one field for every worker (`res$status` a character vector,
-#'   `res$value` a list). Each worker has:
+#'   `res$value` a list). What it reports can't be set; a field of your
+#'   own can (`res$note <- "first try"`). Each worker has:
 #'   * `process_id`: 0, 1, ..., the process id the worker joins the run
 #'     with: what [process_index()] gives in the worker once
 #'     [distributed_initialize()] has run (before, every worker is 0).
