@@ -206,6 +206,9 @@ new_layout_map <- function(desc) {
 as_layout_map <- function(x, ..., arg = rlang::caller_arg(x),
                           call = rlang::caller_env()) {
   check_call()
+  if (!identical(make.names(arg), arg)) {
+    arg <- "x" # a value typed in the call (`as_layout_map("x")`)
+  }
   if (inherits(x, "kerasmesh_layout_map")) {
     return(check_unedited(x, prefix = arg, call = call))
   }

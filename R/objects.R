@@ -1,8 +1,9 @@
 # Methods every kerasmesh object shares where it has none of its own:
 # str() and summary() of its fields, a plot() that says which picture
-# there is, and c(), `[`, `length<-`, as.data.frame() and operators
-# refused on meshes and distributions (layout maps have their own `[`
-# and as.data.frame()).
+# there is, and c(), `[`, `length<-`, as.data.frame(), sorting and
+# operators refused on meshes and distributions (layout maps have their
+# own `[` and as.data.frame()); c(), as.data.frame(), sorting and
+# operators refused on the other objects that are lists of fields.
 
 # str() and summary() read an object's fields by position, which `[[` of a
 # layout map takes for rule paths: meshes, layout maps and distributions
@@ -131,5 +132,65 @@ Ops.kerasmesh_object <- function(e1, e2) {
   abort_not_a_list(x, paste("an operand of", operator),
                    "Compare what they describe: {.fn mesh_shape},
                     {.fn mesh_devices}, a layout map's {.fn as.list}.",
+                   call = sys.call())
+}
+
+# sort(), order() and rank() ask xtfrm() for keys to sort by.
+#' @export
+#' @rawNamespace
+#'   S3method(xtfrm, kerasmesh_layout_cost, xtfrm.kerasmesh_object)
+#'   S3method(xtfrm, kerasmesh_device_topology, xtfrm.kerasmesh_object)
+#'   S3method(xtfrm, kerasmesh_checkpoint_info, xtfrm.kerasmesh_object)
+#'   S3method(xtfrm, kerasmesh_layout_search, xtfrm.kerasmesh_object)
+#'   S3method(xtfrm, kerasmesh_sharding_picture, xtfrm.kerasmesh_object)
+#'   S3method(xtfrm, kerasmesh_layout_plan_summary, xtfrm.kerasmesh_object)
+#'   S3method(xtfrm, kerasmesh_launch, xtfrm.kerasmesh_object)
+xtfrm.kerasmesh_object <- function(x) {
+  abort_not_a_list(x, "sorted or ordered",
+                   "Sort what it describes, read with {.code $}.")
+}
+
+# Costs, topologies, searches, pictures, checkpoint information, plan
+# summaries and launches are lists of fields, one object each.
+#' @rawNamespace
+#'   S3method(c, kerasmesh_layout_cost, c_record)
+#'   S3method(c, kerasmesh_device_topology, c_record)
+#'   S3method(c, kerasmesh_checkpoint_info, c_record)
+#'   S3method(c, kerasmesh_layout_search, c_record)
+#'   S3method(c, kerasmesh_sharding_picture, c_record)
+#'   S3method(c, kerasmesh_layout_plan_summary, c_record)
+#'   S3method(c, kerasmesh_launch, c_record)
+c_record <- function(...) {
+  abort_not_a_list(..1, "combined with c()",
+                   "Keep several in a list ({.code list(a, b)}).")
+}
+
+#' @rawNamespace
+#'   S3method(as.data.frame, kerasmesh_layout_cost, as_frame_record)
+#'   S3method(as.data.frame, kerasmesh_device_topology, as_frame_record)
+#'   S3method(as.data.frame, kerasmesh_checkpoint_info, as_frame_record)
+#'   S3method(as.data.frame, kerasmesh_layout_search, as_frame_record)
+#'   S3method(as.data.frame, kerasmesh_sharding_picture, as_frame_record)
+#'   S3method(as.data.frame, kerasmesh_layout_plan_summary, as_frame_record)
+as_frame_record <- function(x, ...) {
+  abort_not_a_list(x, "made a data frame",
+                   "Read its parts with {.code $}; {.code names(x)} lists
+                    them.")
+}
+
+#' @rawNamespace
+#'   S3method(Ops, kerasmesh_layout_cost, ops_record)
+#'   S3method(Ops, kerasmesh_device_topology, ops_record)
+#'   S3method(Ops, kerasmesh_checkpoint_info, ops_record)
+#'   S3method(Ops, kerasmesh_layout_search, ops_record)
+#'   S3method(Ops, kerasmesh_sharding_picture, ops_record)
+#'   S3method(Ops, kerasmesh_layout_plan_summary, ops_record)
+#'   S3method(Ops, kerasmesh_launch, ops_record)
+ops_record <- function(e1, e2) {
+  x <- if (is.list(e1) && !is.null(attr(e1, "kerasmesh_fields"))) e1 else e2
+  operator <- .Generic # nolint: object_usage_linter. Set by dispatch.
+  abort_not_a_list(x, paste("an operand of", operator),
+                   "Compare the parts you mean, read with {.code $}
+                    ({.code a$memory == b$memory}).",
                    call = sys.call())
 }

@@ -58,7 +58,8 @@
 #'     not split, after Keras's padding;
 #'   * `shard_shape` (list): the shard one device holds; `copies`: how many
 #'     devices hold each shard;
-#'   * `bytes`: the whole variable; `device_bytes`: what one device holds;
+#'   * `bytes`: the whole variable (a 4-bit dtype counts one byte per
+#'     element, as NumPy stores it); `device_bytes`: what one device holds;
 #'   * `problem`: a short description of what is wrong, `NA` if nothing.
 #'
 #'   Variables whose layout would fail are counted as replicated. Subsets,

@@ -220,12 +220,13 @@ search_layout <- function(model, mesh, batch_size, optimizer = NULL,
   start <- check_start(start, call = call)
   if (!is.null(fixed)) fixed <- object_py(as_layout_map(fixed), "fixed")
   levers <- check_search_levers(remat, accumulation_steps, batch_size, call)
+  # Whether they may be given at all comes before what they must be.
+  check_search_time_figures(bandwidth, flop_rate, objective, where$topology,
+                            call = call)
   bandwidth <- check_bandwidth(bandwidth, call = call)
   flop_rate <- check_number(flop_rate, "a positive, finite number of FLOPs per
                             second", min = 0, exclusive_min = TRUE,
                             max = .Machine$double.xmax, allow_null = TRUE)
-  check_search_time_figures(bandwidth, flop_rate, objective, where$topology,
-                            call = call)
   batch_dim_name <- check_search_batch_dim(batch_dim_name, where$topology,
                                            call = call)
   check_flag(verbose)

@@ -42,7 +42,9 @@
 #'   over, `NA` when not split, in any form [layout_map()] takes (such as
 #'   `c(NA, "model")` or `tuple(NULL, "model")`), and checked the same way.
 #'   Shorter layouts are padded with `NA`, as Keras pads them.
-#' @param dtype The data type, for the byte counts.
+#' @param dtype The data type, for the byte counts: its size as NumPy
+#'   stores it, so a 4-bit type (`"int4"`) counts one byte per element, as
+#'   on the CPU; XLA may pack two to a byte on a GPU or TPU.
 #' @param mesh For a [variable_sharding()] report: the mesh its variables
 #'   are placed on. The report records it (attribute `"mesh"`); pass it for
 #'   a data frame, which does not. A mesh on which the variable's axes give

@@ -101,21 +101,21 @@ option_number <- function(name, default, call = rlang::caller_env()) {
   value
 }
 
-# The positions `x[i]` picks among `n` elements, as for a list: whole
-# numbers all from 0 to `n` or all from -`n` to 0 (negative drops), or
-# logicals of length 1 or `n`; no NA. `single`: one number from 1 to `n`,
-# as `x[[i]]` takes. `keys`: names (no NA) pass too, returned as given.
+# The positions `x[i]` picks among `n` elements, each once: whole numbers
+# all from 0 to `n` or all from -`n` to 0 (negative drops), or logicals
+# of length 1 or `n`; no NA, no repeat (an object's rules or workers are
+# not copied by an index). `single`: one number from 1 to `n`, as
+# `x[[i]]` takes. `keys`: names (no NA) pass too, returned as given.
 # `what` words the index ("worker numbers from 1 to {n}"), interpolated
 # here, where `n` is the count.
 check_index <- function(i, n, what, ..., single = FALSE, keys = FALSE,
                         subject = "The index", way_out = NULL,
                         kind = kinds$argument, call = rlang::caller_env()) {
-  if (keys && is.character(i) && !anyNA(i)) {
-    return(i)
-  }
   whole <- is.numeric(i) && !anyNA(i) && all(is.finite(i)) &&
     all(i == round(i))
-  ok <- if (single) {
+  ok <- if (keys && is.character(i)) {
+    !anyNA(i)
+  } else if (single) {
     whole && length(i) == 1 && i >= 1 && i <= n
   } else if (is.numeric(i)) {
     whole && (all(i >= 0 & i <= n) || all(i <= 0 & i >= -n))
@@ -126,7 +126,11 @@ check_index <- function(i, n, what, ..., single = FALSE, keys = FALSE,
     stop_input_type(i, what, ..., subject = subject, way_out = way_out,
                     kind = kind, call = call)
   }
-  seq_len(n)[i]
+  if (anyDuplicated(i[i != 0]) && !is.logical(i)) {
+    stop_input_type(i, problem = "{subject} must pick each one once.", ...,
+                    way_out = way_out, kind = kind, call = call)
+  }
+  if (is.character(i)) i else seq_len(n)[i]
 }
 
 # Whole numbers from `min` to `max`, returned as an integer: the one check

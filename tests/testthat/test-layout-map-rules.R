@@ -84,6 +84,12 @@ test_that("indexing a layout map takes no other argument", {
                  class = "kerasmesh_error_layout_key")
   }
   expect_identical(lm[], lm)
+  for (twice in list(c(1, 1), rep(names(lm)[[1]], 2))) {
+    expect_error(lm[twice], "must pick each one once",
+                 class = "kerasmesh_error_layout_key")
+  }
+  expect_error(lm[c(1, 1)] <- list("model", "model"), "pick each one once",
+               class = "kerasmesh_error_layout_key")
   expect_error(lm[[".*kernel", "x"]], class = "kerasmesh_error_argument")
   expect_error(lm[[".*kernel", exact = FALSE]], "exact",
                class = "kerasmesh_error_argument")

@@ -145,3 +145,13 @@ test_that("an axis name with a quote prints escaped", {
   expect_identical(kerasmesh:::format_axes(c(NA, 'mo"del')),
                    '(NA, "mo\\"del")')
 })
+
+test_that("as_layout_map() names its argument, not a value typed in", {
+  expect_error(as_layout_map("x"), "`x` must be a layout map", fixed = TRUE,
+               class = "kerasmesh_error_layout_map")
+  expect_error(as_layout_map(NULL), "`x` must be a layout map", fixed = TRUE,
+               class = "kerasmesh_error_layout_map")
+  not_a_map <- 3
+  expect_error(as_layout_map(not_a_map), "`not_a_map` must be a layout map",
+               fixed = TRUE, class = "kerasmesh_error_layout_map")
+})

@@ -75,3 +75,28 @@ test_that("a mesh or a distribution is no list to subset or to tabulate", {
                class = "kerasmesh_error_argument")
   expect_s3_class(as.data.frame(fixture_layout_map()), "data.frame")
 })
+
+test_that("objects that are lists of fields are no lists to combine", {
+  records <- list(fixture_cost(), device_topology("h100-sxm-80gb"),
+                  fixture_checkpoint_info(), fixture_search(),
+                  fixture_picture(), summary(fixture_plan()))
+  for (x in records) {
+    expect_error(c(x, x), "can't be combined",
+                 class = "kerasmesh_error_argument")
+    expect_error(as.data.frame(x), "can't be made a data frame",
+                 class = "kerasmesh_error_argument")
+    expect_error(x == x, "operand of ==", class = "kerasmesh_error_argument")
+    expect_error(sort(list(x, x)[[1]]), "can't be sorted",
+                 class = "kerasmesh_error_argument")
+  }
+  launch <- new_launch(list(), "127.0.0.1:1", timeout = 1, elapsed = 0.1)
+  expect_error(c(launch, launch), "can't be combined",
+               class = "kerasmesh_error_argument")
+  expect_error(launch != launch, "operand of !=", fixed = TRUE,
+               class = "kerasmesh_error_argument")
+  expect_error(sort(fixture_layout_map()), "can't be sorted",
+               class = "kerasmesh_error_argument")
+  # What reads them still works.
+  expect_identical(fixture_cost()$need, fixture_cost()$need)
+  expect_s3_class(as.data.frame(launch), "data.frame")
+})

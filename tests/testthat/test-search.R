@@ -102,9 +102,10 @@ test_that("an interrupted search leaves the session usable", {
     keras <- reticulate::import("keras")
     mesh <- kerasmesh::device_mesh(c(data = 2, model = 4))
     # Each build waits, so that the search is still running when the
-    # interrupt comes, however fast this machine compiles.
+    # interrupt comes, however fast this machine compiles (the search
+    # builds the model twice).
     kerasmesh::search_layout(function() {
-      Sys.sleep(1)
+      Sys.sleep(10)
       keras$Sequential(list(keras$Input(shape = list(32L)),
                             keras$layers$Dense(64L), keras$layers$Dense(8L)))
     }, mesh, batch_size = 16, loss = "mse", cache = FALSE)
@@ -204,13 +205,24 @@ test_that("search_layout() refuses settings it would ignore or misread", {
   skip_if_no_keras()
   mesh <- device_mesh(c(data = 2, model = 4))
   search <- function(...) search_layout(search_net, mesh, 16, ...)
+  # The time's figures, each wrong in turn, the others right.
+  timed <- function(...) {
+    figures <- list(bandwidth = c(data = 1e9, model = 1e9), flop_rate = 1e12)
+    do.call(search, c(list(objective = "time"),
+                      utils::modifyList(figures, list(...))))
+  }
   for (args in list(list(flop_rate = NA), list(flop_rate = -1),
-                    list(flop_rate = "fast"), list(verbose = NA),
-                    list(verbose = "yes"), list(bandwidth = c(data = NA)),
+                    list(flop_rate = "fast"), list(bandwidth = c(data = NA)),
                     list(bandwidth = c(1e9, 1e9)),
                     list(bandwidth = c(data = -1, model = 1)),
                     list(bandwidth = c(data = Inf, model = 1e9)),
-                    list(flop_rate = Inf),
+                    list(flop_rate = Inf))) {
+    err <- expect_error(do.call(timed, args),
+                        class = "kerasmesh_error_argument")
+    expect_match(conditionMessage(err), names(args), fixed = TRUE)
+    expect_no_match(conditionMessage(err), "given only for")
+  }
+  for (args in list(list(verbose = NA), list(verbose = "yes"),
                     list(batch_dim_name = c("data", "model")),
                     list(batch_dim_name = 1))) {
     expect_error(do.call(search, args), class = "kerasmesh_error_argument")
@@ -219,7 +231,8 @@ test_that("search_layout() refuses settings it would ignore or misread", {
                class = "kerasmesh_error_batch_dim_name")
   expect_snapshot(error = TRUE, {
     search_layout(function() NULL, mesh, 16, objective = "speed")
-    search(flop_rate = NA)
+    search_layout(function() NULL, mesh, 16, flop_rate = NA)
+    timed(flop_rate = NA)
     search(batch_dim_name = "batch")
   })
 })
@@ -351,6 +364,12 @@ test_that("a search over more layouts than a double counts returns its best", {
 test_that("bandwidth and flop_rate are refused where the time ignores them", {
   mesh_topo <- device_topology("h100-sxm-80gb")
   build <- function() NULL
+  # Not allowed at all comes first, whatever the value.
+  for (bandwidth in list(1e9, c(data = -1), "fast")) {
+    expect_error(search_layout(build, mesh_topo, 8, bandwidth = bandwidth),
+                 "On a topology, its links and compute give the time",
+                 class = "kerasmesh_error_argument")
+  }
   expect_snapshot(error = TRUE, {
     search_layout(build, mesh_topo, 16, bandwidth = c(data = 1e9))
     search_layout(build, mesh_topo, 16, objective = "traffic",

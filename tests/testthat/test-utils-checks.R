@@ -129,6 +129,12 @@ test_that("check_index() picks positions as a list's `[` does, or refuses", {
   }
   expect_error(check_index(NA_character_, 3, "keys", keys = TRUE),
                class = "kerasmesh_error_argument")
+  for (twice in list(c(1, 1), c(-2, -2), c("a", "a"))) {
+    expect_error(check_index(twice, 3, "numbers", keys = TRUE),
+                 "The index must pick each one once.", fixed = TRUE,
+                 class = "kerasmesh_error_argument")
+  }
+  expect_identical(check_index(c(0, 2, 0), 3, "numbers"), 2L)
 })
 
 test_that("check_whole(what =) words every failure, above `max` too", {
