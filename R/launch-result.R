@@ -86,7 +86,7 @@ launch_workers <- function(x) {
 # What launch_local() reported can't be set; a field of one's own can
 # (`res$note <- "first try"`), kept apart from the workers.
 #' @export
-`$<-.kerasmesh_launch` <- function(x, name, value) {
+`$<-.kerasmesh_launch` <- function(x, name, value) { # nolint
   set_own_field(x, name, value, "x${name}")
 }
 

@@ -158,7 +158,8 @@ build_layout_map <- function(mesh, rules, call = rlang::caller_env()) {
   layouts <- Map(function(axes, key) axes_for_shim(axes, key, call = call),
                  rules, keys)
   new_layout_map(shim_call(
-    "layout.new_layout_map", mesh = object_py(mesh, call = call), keys = as.list(keys),
+    "layout.new_layout_map", mesh = object_py(mesh, call = call),
+    keys = as.list(keys),
     layouts = unname(layouts), call = call
   ))
 }

@@ -191,10 +191,11 @@ test_that("a launch edited by hand is refused naming the edit", {
   expect_output(print(fake_launch()[2:3]), "2 processes")
 })
 
-test_that("what launch_local() reported can't be set; a field of one's own can", {
+test_that("what a launch reported can't be set; a field of one's own can", {
   res <- fake_launch()
   for (name in c("status", "elapsed", "timeout", "coordinator_address")) {
-    expect_error(res[[name]] <- "x", sprintf("`x[[\"%s\"]]` can't be set", name),
+    expect_error(res[[name]] <- "x",
+                 sprintf("`x[[\"%s\"]]` can't be set", name),
                  fixed = TRUE, class = "kerasmesh_error_argument")
   }
   expect_error(res$status <- "error", "`x$status` can't be set",
