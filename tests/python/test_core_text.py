@@ -44,3 +44,11 @@ def test_bytes_read_as_r_prints_them():
 def test_a_placement_reads_as_r_code():
     assert text.r_axes([None, "model"]) == 'c(NA, "model")'
     assert text.r_axes(["data"]) == 'c("data")'
+
+
+def test_a_string_is_quoted_as_r_prints_it():
+    assert text.string("dense/kernel") == '"dense/kernel"'
+    assert text.string('seq/.*"kernel') == '"seq/.*\\"kernel"'
+    assert text.string("block_\\d+") == '"block_\\\\d+"'
+    assert text.string("données") == '"données"'
+    assert text.listing(['a"b', "c"]) == '"a\\"b" and "c"'

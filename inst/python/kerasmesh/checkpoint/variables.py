@@ -10,6 +10,7 @@ from ..core.errors import KerasmeshError
 from ..core.placement import sharding_placement
 from .files import orbax
 from ..core import kinds
+from ..core.text import string
 
 GROUPS = ("trainable_variables", "non_trainable_variables",
           "optimizer_variables")
@@ -149,13 +150,13 @@ def check_array(key: str, saved: Any, v: Any) -> None:
     shape = tuple(int(s) for s in saved.shape)
     if shape != tuple(int(s) for s in v.shape):
         raise mismatch(
-            kinds.CHECKPOINT_SHAPE, f"Variable \"{key}\" must have the "
+            kinds.CHECKPOINT_SHAPE, f"Variable {string(key)} must have the "
             "shape it was saved with.",
             [("x", f"Saved {_shape(shape)}; the model's is "
                    f"{_shape(v.shape)}.")], [key])
     if str(saved.dtype) != str(v.dtype):
         raise mismatch(
-            kinds.CHECKPOINT_DTYPE, f"Variable \"{key}\" must have the "
+            kinds.CHECKPOINT_DTYPE, f"Variable {string(key)} must have the "
             "dtype it was saved with.",
             [("x", f"Saved as {saved.dtype}; the model's is {v.dtype}.")],
             [key])
@@ -186,8 +187,8 @@ def check_capacity(saved: dict, variables: dict, targets: dict) -> None:
         for dim, (n, w) in enumerate(zip(shape, placement.splits)):
             if dim in placement.indivisible:
                 raise KerasmeshError(
-                    kinds.CHECKPOINT_LAYOUT, f"Variable \"{key}\" must fit the "
-                    "mesh it is restored onto.",
+                    kinds.CHECKPOINT_LAYOUT, f"Variable {string(key)} must "
+                    "fit the mesh it is restored onto.",
                     x=f"Dimension {dim + 1} ({n}) can't be split "
                       f"{w} ways.",
                     i="Restore onto a mesh whose axes divide the "

@@ -20,6 +20,7 @@ from typing import Any
 
 from .errors import KerasmeshError, VALUE, quoted, received
 from . import kinds
+from .text import string
 
 EXAMPLE = 'For example `c(NA, "model")` or `tuple(NULL, "model")`.'
 
@@ -39,7 +40,7 @@ def format_axes(axes: Sequence[Any] | None) -> str:
 
 
 def _subject(key: str | None) -> str:
-    return f'The layout for "{key}"' if key is not None else "`axes`"
+    return f'The layout for {string(key)}' if key is not None else "`axes`"
 
 
 def layout_entries(axes: Any, key: str | None = None) -> list[Any]:

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .text import plural
+from .text import plural, string
 
 from . import kinds as _kinds
 
@@ -86,7 +86,7 @@ class KerasmeshError(ValueError):
 
 def quoted(names) -> list[str]:
     """Names in double quotes, as R prints strings."""
-    return [f'"{n}"' for n in names]
+    return [string(n) for n in names]
 
 
 def received(value: Any, text: str = f"Received {VALUE}.",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from .axes import format_axes
 from .placement import ways
 from .resolve import ambiguous_rule
-from .text import format_shape, listing, plural
+from .text import format_shape, listing, plural, string
 from . import kinds
 from .kinds import ERROR, WARNING
 
@@ -43,7 +43,7 @@ def problem(kind: str, severity: str, path: str | None, rule: str | None,
 
 def _who(rule: str | None) -> str:
     """The subject of a placement problem: the rule, or a bare layout."""
-    return f'Rule "{rule}"' if rule is not None else "The layout"
+    return f'Rule {string(rule)}' if rule is not None else "The layout"
 
 
 def _dim(d: int) -> str:
@@ -61,10 +61,10 @@ def too_long_layout(path: str, shape: Sequence[int], axes: list,
     rank = len(shape)
     return problem(
         kinds.LAYOUT_RANK, ERROR, path, rule,
-        f'{_who(rule)} gives variable "{path}" a layout longer than '
+        f'{_who(rule)} gives variable {string(path)} a layout longer than '
         f"its rank.",
         [("x", f"Layout {format_axes(axes)} has "
-               f"{plural(len(axes), 'entry')}, but \"{path}\" has rank "
+               f"{plural(len(axes), 'entry')}, but {string(path)} has rank "
                f"{rank} (shape {format_shape(shape) if rank else '()'}); "
                "JAX fails when the variable is created."),
          ("i", f"Give one entry per dimension ({rank}), NA for a "
@@ -82,10 +82,10 @@ def padded_layout(path: str, shape: Sequence[int], axes: list,
             else "splits nothing")
     return padded, problem(
         kinds.LAYOUT_RANK, WARNING, path, rule,
-        f'{_who(rule)} gives variable "{path}" a layout shorter than '
+        f'{_who(rule)} gives variable {string(path)} a layout shorter than '
         f"its rank.",
         [("x", f"Layout {format_axes(axes)} has "
-               f"{plural(len(axes), 'entry')}, but \"{path}\" has rank "
+               f"{plural(len(axes), 'entry')}, but {string(path)} has rank "
                f"{rank} (shape {format_shape(shape) if rank else '()'}); "
                f"Keras pads it to {format_axes(padded)}, which {what}."),
          ("i", "Give one entry per dimension, such as "
@@ -101,7 +101,7 @@ def indivisible_dimension(path: str, rule: str | None, d: int,
     split = ways(names, sizes)
     return problem(
         kinds.LAYOUT_DIVISIBILITY, ERROR, path, rule,
-        f'{_who(rule)} can\'t split variable "{path}" evenly.',
+        f'{_who(rule)} can\'t split variable {string(path)} evenly.',
         [("x", f"{_dim(d).capitalize()} has size {size}, which "
                f"mesh axis {_axis_sizes(names, sizes)} can't "
                f"divide: {size} is not a multiple of {split}; "
@@ -121,8 +121,8 @@ def axis_problems(path: str, rule: str | None, shown: str,
     if unknown:
         out.append(problem(
             kinds.LAYOUT_AXES, ERROR, path, rule,
-            f'{_who(rule)} splits variable "{path}" over an axis the mesh '
-            "doesn't have.",
+            f'{_who(rule)} splits variable {string(path)} over an axis the '
+            "mesh doesn't have.",
             [("x", f"Unknown axis {listing(unknown)}; the mesh's axes are "
                    f"{listing(list(sizes))}."),
              ("i", "Use the mesh's axis names, or NA.")],
@@ -130,7 +130,8 @@ def axis_problems(path: str, rule: str | None, shown: str,
     if repeated:
         out.append(problem(
             kinds.LAYOUT_AXES, ERROR, path, rule,
-            f'{_who(rule)} splits variable "{path}" over a mesh axis twice.',
+            f'{_who(rule)} splits variable {string(path)} over a mesh axis '
+            'twice.',
             [("x", f"Axis {listing(repeated)} appears more than once in "
                    f"{shown}; JAX fails when the variable is created."),
              ("i", "Use each mesh axis for at most one dimension.")],

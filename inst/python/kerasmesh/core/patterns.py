@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - Python 3.10 and older
 
 from .errors import KerasmeshError
 from . import kinds
+from .text import string
 
 MAX_UNBOUNDED = 4
 _REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT)
@@ -66,7 +67,7 @@ def check_safe(key: str) -> str:
     if reason is not None:
         raise KerasmeshError(
             kinds.LAYOUT_KEY,
-            f"Layout key \"{key}\" could make matching hang.",
+            f"Layout key {string(key)} could make matching hang.",
             x=f"Matching it against a long variable path can take "
               f"exponential time: {reason}.",
             i="Write the key without nested or overlapping repeats, "

@@ -21,7 +21,7 @@ from typing import Any
 
 from .paths import paths_regex
 from .patterns import compile_safe
-from .text import listing
+from .text import listing, string
 
 _PLAIN_FLAGS = re.compile("").flags
 
@@ -46,7 +46,7 @@ def ambiguous_rule(path: str, keys: Sequence[str], what: str = "variable"
         what: what the path names ("variable", "path", ...).
     """
     return (
-        f'{what[0].upper()}{what[1:]} "{path}" must match at most one '
+        f'{what[0].upper()}{what[1:]} {string(path)} must match at most one '
         "layout rule.",
         [("x", f"It matches rules {listing(list(keys))}; Keras fails when "
                "it creates the variable."),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,10 +28,16 @@ def plural(n: int, word: str) -> str:
     return f"{n} {noun(n, word)}"
 
 
+def string(x: Any) -> str:
+    """A string in double quotes as R prints it: `"` and `\\` escaped,
+    so that a key such as `a"b` reads as the R string it is."""
+    return json.dumps(str(x), ensure_ascii=False)
+
+
 def listing(items: Sequence[Any], more: int = 0, quote: bool = True) -> str:
     """ '"a", "b" and "c"', with "and N more" past MAX_NAMED; without
     `quote`, "8, 9 and 10"."""
-    quoted = [f'"{i}"' if quote else str(i) for i in items[:MAX_NAMED]]
+    quoted = [string(i) if quote else str(i) for i in items[:MAX_NAMED]]
     extra = len(items) - len(quoted) + more
     if extra > 0:
         quoted.append(f"{extra} more")

@@ -12,6 +12,7 @@ from ..core.patterns import check_safe
 from ..core.resolve import RuleResolver, ambiguous_rule, rule_keys
 from ..core import kinds, text
 from ..mesh.device_mesh import describe_mesh
+from ..core.text import string
 
 
 def check_key(key: Any) -> re.Pattern:
@@ -26,7 +27,7 @@ def check_key(key: Any) -> re.Pattern:
     except re.error as e:
         raise KerasmeshError(
             kinds.LAYOUT_KEY,
-            f"Layout key \"{key}\" must be a valid regular expression.",
+            f"Layout key {string(key)} must be a valid regular expression.",
             x=f"{e.msg} at position {e.pos}.",
             i="Escape literal brackets and dots with a backslash."
         ) from e
@@ -51,7 +52,7 @@ def _add_rule(layout_map: Any, key: Any, axes: Any) -> None:
     if key in rule_keys(layout_map):
         raise KerasmeshError(
             kinds.LAYOUT_KEY_EXISTS,
-            f"Layout key \"{key}\" already exists.",
+            f"Layout key {string(key)} already exists.",
             x=f"Its layout is {format_axes(layout_map[key].axes)}.",
             i="Remove it first (assign NULL), then assign the new "
               "layout.")
@@ -126,7 +127,7 @@ def _drop_rule(layout_map: Any, key: Any) -> None:
     if key not in keys:
         raise KerasmeshError(
             kinds.LAYOUT_KEY_MISSING,
-            f'The layout map has no rule "{key}" to remove.',
+            f'The layout map has no rule {string(key)} to remove.',
             x=f"Its keys are {text.listing(keys)}." if keys else
               "It has no rules.",
             i="Keys are matched exactly, not as patterns.")

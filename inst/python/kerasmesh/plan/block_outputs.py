@@ -28,7 +28,7 @@ from ..core.errors import KerasmeshError
 from ..core.kinds import WARNING
 from ..core.layout_problems import problem
 from ..core.resolve import RuleResolver, exact_key, rule_keys
-from ..core.text import listing, plural
+from ..core.text import listing, plural, string
 from ..remat.blocks import find_blocks
 from .outputs import layer_outputs
 
@@ -110,7 +110,7 @@ def block_output_problems(model: Any, paths: Sequence[str],
                f'"{on_batch[0]}") split over "{batch_dim}": XLA can split '
                "a block's activations over it on another dimension and "
                "all-reduce them in every block."),
-         ("i", f'A rule for "{key}" keeps each block\'s output split by '
+         ("i", f'A rule for {string(key)} keeps each block\'s output split by '
                "the batch, as data parallelism has it.")],
         "blocks' outputs not split by the batch",
         {"fix": {"remove": [], "add": [[key, rule_axes]]}})]

@@ -19,6 +19,7 @@ from typing import Any
 from ..core.paths import compact_paths
 from ..core.layout_problems import problem
 from ..core import kinds
+from ..core.text import string
 
 # A key written for outputs: it ends in "output" (or "output$" / "output)").
 _OUTPUT_KEY = re.compile(r"output[\)\$]*\Z")
@@ -129,7 +130,7 @@ def unmatched_output_problem(key: str, outputs: list[dict]) -> dict:
     example = next((o["path"] for o in outputs[1:]), outputs[0]["path"])
     return problem(
         kinds.UNMATCHED_OUTPUT_RULE, "warning", None, key,
-        f'Rule "{key}" matches no variable and no layer output.',
+        f'Rule {string(key)} matches no variable and no layer output.',
         [("x", "Keras looks layer outputs up as \"<layer path>/output\": "
                "this rule relays out nothing."),
          ("i", f'Layer outputs look like "{example}"; rules must match the '

@@ -29,7 +29,7 @@ from .outputs import (layer_output_paths, output_rules,
 from ..core.kinds import ERROR, WARNING
 from ..core.layout_problems import problem
 from ..core.placer import CheckedPlacement, Placer
-from ..core.text import listing, plural
+from ..core.text import listing, plural, string
 from .problems import (DEFAULT_SHARE, fix_problems, group_problems,
                        replicated_problems)
 from ..core.resolve import RuleResolver
@@ -127,7 +127,7 @@ def _unmatched_problem(key: str, paths: list[str], claimed: list[str],
                 "win.")
         return problem(
             kinds.UNMATCHED_RULE, WARNING, None, key,
-            f'Rule "{key}" is never used.',
+            f'Rule {string(key)} is never used.',
             [("x", what), ("i", "Remove the rule, or the exact keys.")],
             "never used")
     bullets = [("x", "Variables it was meant for stay fully replicated on "
@@ -155,7 +155,7 @@ def _unmatched_problem(key: str, paths: list[str], claimed: list[str],
                      "plan's `path` column.")
     bullets += [("i", h) for h in hints]
     return problem(kinds.UNMATCHED_RULE, WARNING, None, key,
-                    f'Rule "{key}" matches no variable.', bullets,
+                    f'Rule {string(key)} matches no variable.', bullets,
                     "matches nothing")
 
 

@@ -21,7 +21,7 @@ from ..core.paths import compact_paths, paths_regex, pattern_regex
 from ..core.layout_problems import problem
 from ..core.placer import check_placement
 from ..core.placement import ways
-from ..core.text import plural
+from ..core.text import plural, string
 from ..core.resolve import RuleResolver
 from ..core import kinds
 
@@ -69,7 +69,7 @@ def replicated_problems(columns: dict, share: float, n_devices: int
         pct = 100 * device / total
         out.append(problem(
             kinds.REPLICATED, "warning", path, None,
-            f'Variable "{path}" matches no rule and stays replicated on '
+            f'Variable {string(path)} matches no rule and stays replicated on '
             f"every device.",
             [("x", f"It is {pct:.0f}% of what each device holds "
                    f"(more than {100 * share:g}%), copied {n_devices} "

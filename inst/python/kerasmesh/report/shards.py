@@ -25,6 +25,7 @@ from ..plan.planner import first_error
 from .sharding import (shards_of, describe_backend_mesh, placement_facts,
                        variables_by_source)
 from ..core import kinds
+from ..core.text import string
 
 
 def _check_shape(shape: Any) -> tuple[int, ...]:
@@ -143,7 +144,7 @@ def _find_variable(model: Any, path: str | None) -> Any:
     close = [p for p in paths if p.endswith("/" + path)] or \
         difflib.get_close_matches(path, paths, n=3)
     raise KerasmeshError(
-        kinds.VARIABLE_PATH, f'No variable has path "{path}".',
+        kinds.VARIABLE_PATH, f'No variable has path {string(path)}.',
         [("x", f"{len(suffix)} variables end with \"/{path}\".")
          if suffix else ("x", f"The model has {len(paths)} variables.")] +
         ([("i", f"Did you mean {', '.join(quoted(close))}?")] if close

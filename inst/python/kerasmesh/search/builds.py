@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.errors import KerasmeshError, warn
 from ..cost.compare import build_model
-from ..core.text import format_shape
+from ..core.text import format_shape, string
 from ..core.placement import model_variables, variable_shape
 from ..core.text import plural
 from ..core import kinds
@@ -73,7 +73,7 @@ def check_depths(models: dict) -> None:
             raise KerasmeshError(
                 kinds.SEARCH_BUILDER, "With `blocks`, `model` must build "
                 "variables of the same shapes at every number of blocks.",
-                x=f'Variable "{path}" has shape {format_shape(s1)} with '
+                x=f'Variable {string(path)} has shape {format_shape(s1)} with '
                   f"{plural(d1, 'block')} and {format_shape(s2)} with {d2}"
                   + (f" ({plural(len(changed) - 1, 'more variable')} too)"
                      if len(changed) > 1 else "") + ".",

@@ -30,6 +30,7 @@ from ..plan.planner import first_error, plan_layout
 from ..core import kinds
 from . import quantize
 from .batches import Feed, call_feeds
+from ..core.text import string
 
 GUARDED_METHODS = ("fit", "evaluate", "predict", "train_on_batch",
                    "test_on_batch", "predict_on_batch")
@@ -204,8 +205,8 @@ def check_placement(model: Any, dist: Any = None, step: str = "fit") -> None:
         return
     n = len(misplaced)
     path, why = misplaced[0]
-    subject = (f"{n} variables, such as \"{path}\", were" if n > 1 else
-               f"1 variable, \"{path}\", was")
+    subject = (f"{n} variables, such as {string(path)}, were" if n > 1 else
+               f"1 variable, {string(path)}, was")
     if why == "mesh":
         what = (f"{subject} created on another mesh over the same devices "
                 "(a different order, shape or axis names).")
