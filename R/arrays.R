@@ -45,15 +45,31 @@
 #' numpy_array(as.double(c(1L, NA, 3L)))
 numpy_array <- function(x, dtype = "float32", ...) {
   check_call()
-  if (!is.numeric(x) && !is.logical(x)) {
-    stop_input_type(x, "a numeric vector, matrix or array", show_value = FALSE,
-                    kind = kinds$array)
-  }
+  check_numbers(x)
   check_string(dtype)
   check_no_na(x)
+  as_numpy(x, dtype)
+}
+
+check_numbers <- function(x, arg = rlang::caller_arg(x),
+                          call = rlang::caller_env()) {
+  if (!is.numeric(x) && !is.logical(x)) {
+    stop_input_type(x, "a numeric vector, matrix or array", show_value = FALSE,
+                    kind = kinds$array, arg = arg, call = call)
+  }
+  invisible(x)
+}
+
+# A NumPy array of `x`'s values. Where `x` holds rows of the user's array
+# `arg` (`rows` of its `n_rows`, NULL for all), a value the dtype can't
+# hold is named at its position there.
+as_numpy <- function(x, dtype, arg = NULL, rows = NULL, n_rows = NULL,
+                     call = rlang::caller_env()) {
   dims <- dim(x) %||% length(x)
   shim_object("arrays.as_array", values = as.vector(x),
-              shape = as.list(dims), dtype = dtype)
+              shape = as.list(dims), dtype = dtype, arg = arg,
+              rows = if (!is.null(rows)) as.list(rows), n_rows = n_rows,
+              call = call)
 }
 
 #' @rdname numpy_array

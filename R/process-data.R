@@ -82,6 +82,9 @@ process_data <- function(x, y = NULL, batch_size,
                          dtype = "float32", ...) {
   check_dots_none()
   batch_size <- check_whole(batch_size)
+  check_numbers(x)
+  if (!is.null(y)) check_numbers(y)
+  check_string(dtype)
   # NA said of the array the user gave, at its own positions, before its
   # rows are taken (and before Python starts).
   check_no_na(x)
@@ -96,8 +99,9 @@ process_data <- function(x, y = NULL, batch_size,
     )
   }
   list(
-    x = numpy_array(take_rows(x, rows), dtype = dtype),
-    y = if (!is.null(y)) numpy_array(take_rows(y, rows), dtype = dtype),
+    x = as_numpy(take_rows(x, rows), dtype, "x", rows, n_rows(x)),
+    y = if (!is.null(y)) as_numpy(take_rows(y, rows), dtype, "y", rows,
+                                  n_rows(y)),
     rows = rows,
     batch_size = share
   )

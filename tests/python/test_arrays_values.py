@@ -81,3 +81,18 @@ def test_every_value_out_of_range_is_named_up_to_three():
     with pytest.raises(KerasmeshError) as e:
         _refuse(raw > 127, raw, "`int8`", "-128 to 127")
     assert e.value.bullets[0][1].startswith("Can't store 500, 600, 700, ...")
+
+
+def test_a_refusal_names_rows_at_their_place_in_the_users_array():
+    # Rows 4 and 2 of a 5 x 2 array, column-major: x[4, 2] is 999.
+    values = [4.0, 2.0, 999.0, 7.0]
+    with pytest.raises(KerasmeshError) as info:
+        as_array(values, [2, 2], "int8", arg="x", rows=[4, 2], n_rows=5)
+    assert info.value.kind == "array_range"
+    assert info.value.bullets[0][1] == \
+        "Can't store 999 (in `x` at position 9)."
+    # All rows: positions as they are, the array named.
+    with pytest.raises(KerasmeshError) as info:
+        as_array([1.0, 300.0], [2], "int8", arg="y")
+    assert info.value.bullets[0][1] == \
+        "Can't store 300 (in `y` at position 2)."

@@ -97,19 +97,22 @@ test_that("variable_values() says what it received instead of a model", {
   expect_snapshot(error = TRUE, variable_values(42))
 })
 
-test_that("numpy_array() sends values column-major with R's dimensions", {
-  sent <- shim_request("numpy_array", matrix(1:6, nrow = 2))
+test_that("arrays go down column-major with R's dimensions", {
+  sent <- shim_request("as_numpy", matrix(1:6, nrow = 2), "float32")
   expect_identical(sent$name, "arrays.as_array")
   expect_identical(sent$args, list(values = 1:6, shape = list(2L, 3L),
-                                   dtype = "float32"))
-  sent <- shim_request("numpy_array", c(TRUE, FALSE), dtype = "bool")
-  expect_identical(sent$args, list(values = c(TRUE, FALSE),
-                                   shape = list(2L), dtype = "bool"))
+                                   dtype = "float32", arg = NULL,
+                                   rows = NULL, n_rows = NULL))
+  sent <- shim_request("as_numpy", c(TRUE, FALSE), "bool")
+  expect_identical(sent$args[1:3], list(values = c(TRUE, FALSE),
+                                        shape = list(2L), dtype = "bool"))
   cube <- array(as.numeric(1:24), c(2, 3, 4))
-  expect_identical(shim_request("numpy_array", cube)$args[[2]],
+  expect_identical(shim_request("as_numpy", cube, "float32")$args[[2]],
                    list(2L, 3L, 4L))
   # Double NA goes down as it is (NaN in Python); integer NA is refused.
-  expect_identical(shim_request("numpy_array", c(1, NA))$args[[1]], c(1, NA))
+  expect_identical(shim_request("as_numpy", c(1, NA), "float32")$args[[1]],
+                   c(1, NA))
+  expect_no_error(check_no_na(c(1, NA)))
 })
 
 test_that("r_array() brings arrays back with their shape and type", {

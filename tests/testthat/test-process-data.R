@@ -65,3 +65,21 @@ test_that("process_data() names the array that holds NA, at its own rows", {
                       class = "kerasmesh_error_array_na")
   expect_match(conditionMessage(err), "position 10", fixed = TRUE)
 })
+
+test_that("a value the dtype can't hold is named in its array, at its place", {
+  skip_if_no_keras()
+  x <- matrix(as.numeric(1:40), 20) # 40 at row 20, column 2
+  x[17, 1] <- 300
+  err <- expect_error(process_data(x, batch_size = 4, rows = 13:20,
+                                   dtype = "int8"),
+                      class = "kerasmesh_error_array_range")
+  expect_match(conditionMessage(err), "Can't store 300 (in `x` at position 17)",
+               fixed = TRUE)
+  y <- c(1:19, 1e6)
+  err <- expect_error(process_data(x[, 2], y, batch_size = 4, rows = 20:17,
+                                   dtype = "int16"),
+                      class = "kerasmesh_error_array_range")
+  expect_match(conditionMessage(err), "in `y` at position 20", fixed = TRUE)
+  expect_error(process_data(letters, batch_size = 4), "`x` must be a numeric",
+               class = "kerasmesh_error_array")
+})

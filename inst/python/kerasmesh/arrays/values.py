@@ -15,12 +15,37 @@ from ..core.text import format_shape, noun
 from ..core import kinds
 
 
+class Origin:
+    """Where the values of a subset of rows sit in the array the user
+    gave: `arg` names it; `rows` (1-based, or None for all) are the rows
+    taken from its `n_rows`. Positions are counted in that array."""
+
+    def __init__(self, arg: str, rows: Sequence[int] | None, n_rows: int):
+        self.arg = arg
+        self.rows = None if rows is None else [int(r) for r in rows]
+        self.n_rows = int(n_rows)
+
+    def positions(self, flat: Any) -> Any:
+        """0-based positions in the user's array of 0-based positions in
+        the subset (column-major, rows first)."""
+        import numpy as np
+
+        if self.rows is None:
+            return flat
+        m = len(self.rows)
+        return np.asarray(self.rows)[flat % m] - 1 + self.n_rows * (flat // m)
+
+
 def as_array(values: Sequence[float], shape: Sequence[int],
-             dtype: str = "float32", order: str = "F") -> Any:
+             dtype: str = "float32", order: str = "F",
+             arg: str | None = None, rows: Sequence[int] | None = None,
+             n_rows: int | None = None) -> Any:
     """A NumPy array from flat values (R's column-major order by default).
 
     Values the dtype can't hold are refused, never changed silently (see
-    `check_representable()`).
+    `check_representable()`). `arg`: the values are rows of the user's
+    array of that name (`rows` of its `n_rows`), named with their
+    positions there in a refusal.
 
     Returns:
         A NumPy array, C-ordered: a Python object, called with
@@ -52,7 +77,9 @@ def as_array(values: Sequence[float], shape: Sequence[int],
             "numbers.",
             x=f'Received "{name}".',
             i='Use "float32", "bfloat16", "int32" or "bool", for example.')
-    check_representable(values, dtype)
+    origin = None if arg is None else \
+        Origin(arg, rows, n_rows if n_rows is not None else shape[0])
+    check_representable(values, dtype, origin)
     flat = np.asarray(values, dtype=dtype)
     expected = 1
     for s in shape:
@@ -96,12 +123,17 @@ def _holds_real_numbers(dtype: Any) -> bool:
     return True
 
 
-def positions(mask: Any, first: int = 5) -> str:
+def positions(mask: Any, first: int = 5,
+              origin: Origin | None = None) -> str:
     """The 1-based positions where `mask` is true, as R users count:
-    "2, 5 and 9", or "2, 5, 9, 11, 12 and 3 more"."""
+    "2, 5 and 9", or "2, 5, 9, 11, 12 and 3 more"; in the user's array
+    where `origin` says where the values came from."""
     import numpy as np
 
-    where = [str(int(i) + 1) for i in np.flatnonzero(mask)]
+    flat = np.flatnonzero(mask)
+    if origin is not None:
+        flat = origin.positions(flat)
+    where = [str(int(i) + 1) for i in flat]
     if len(where) > first:
         return ", ".join(where[:first]) + f" and {len(where) - first} more"
     if len(where) == 1:
@@ -109,7 +141,8 @@ def positions(mask: Any, first: int = 5) -> str:
     return ", ".join(where[:-1]) + " and " + where[-1]
 
 
-def check_representable(values: Sequence[float], dtype: Any) -> None:
+def check_representable(values: Sequence[float], dtype: Any,
+                        origin: Origin | None = None) -> None:
     """Refuse values `dtype` can't hold; warn when it rounds whole numbers.
 
     NaN is a missing value: fine in a floating dtype, an error in an
@@ -130,7 +163,7 @@ def check_representable(values: Sequence[float], dtype: Any) -> None:
     if dtype.kind in "iub" and missing.any():
         raise KerasmeshError(
             kinds.ARRAY_NA, f"{name} can't hold NA or NaN.",
-            x=f"NA {_at(missing)}.",
+            x=f"NA {_at(missing, origin)}.",
             i='Use a floating dtype such as "float32", where NA '
               "becomes NaN.")
     if dtype.kind in "iu":
@@ -138,11 +171,12 @@ def check_representable(values: Sequence[float], dtype: Any) -> None:
         bad = (raw != np.trunc(raw)) | (raw < float(info.min)) | \
             (raw >= float(info.max) + 1)
         _refuse(bad, raw, name, f"whole numbers from {info.min} to "
-                                f"{info.max}")
+                                f"{info.max}", origin)
     elif dtype.kind == "b":
-        _refuse((raw != 0) & (raw != 1), raw, name, "0, 1, TRUE and FALSE")
+        _refuse((raw != 0) & (raw != 1), raw, name, "0, 1, TRUE and FALSE",
+                origin)
     else:
-        _check_float(raw, dtype, name)
+        _check_float(raw, dtype, name, origin)
 
 
 def _number(x: float) -> str:
@@ -156,23 +190,29 @@ def _number(x: float) -> str:
     return repr(float(x))
 
 
-def _at(mask: Any) -> str:
-    return f"at {noun(int(mask.sum()), 'position')} {positions(mask)}"
+def _at(mask: Any, origin: Origin | None = None) -> str:
+    """"at positions 2 and 5", or "in `x` at position 9" of the user's
+    array that `origin` names."""
+    where = f"in `{origin.arg}` at" if origin is not None else "at"
+    return f"{where} {noun(int(mask.sum()), 'position')} " \
+        f"{positions(mask, origin=origin)}"
 
 
-def _refuse(bad: Any, raw: Any, name: str, holds: str) -> None:
+def _refuse(bad: Any, raw: Any, name: str, holds: str,
+            origin: Origin | None = None) -> None:
     if bad.any():
         shown = list(dict.fromkeys(_number(v) for v in raw[bad]))
         values = " and ".join(shown[:2]) if len(shown) <= 2 else \
             ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
         raise KerasmeshError(
             kinds.ARRAY_RANGE, f"{name} holds only {holds}.",
-            x=f"Can't store {values} ({_at(bad)}).",
+            x=f"Can't store {values} ({_at(bad, origin)}).",
             i="Choose a dtype that holds the values, or change them "
               "first.")
 
 
-def _check_float(raw: Any, dtype: Any, name: str) -> None:
+def _check_float(raw: Any, dtype: Any, name: str,
+                 origin: Origin | None = None) -> None:
     import numpy as np
 
     if dtype.kind not in "fV":
@@ -184,7 +224,7 @@ def _check_float(raw: Any, dtype: Any, name: str) -> None:
 
     biggest = float(jnp.finfo(dtype).max)
     _refuse(finite & ~np.isfinite(cast), raw, name,
-            f"values from {-biggest:.4g} to {biggest:.4g}")
+            f"values from {-biggest:.4g} to {biggest:.4g}", origin)
     whole = np.zeros_like(finite)
     whole[finite] = raw[finite] == np.trunc(raw[finite])
     rounded = whole & (cast != raw)
@@ -193,7 +233,7 @@ def _check_float(raw: Any, dtype: Any, name: str) -> None:
         warn(kinds.ARRAY_PRECISION,
              f"{name} can't hold every whole number exactly.",
              [("x", f"{_number(raw[i])} became {_number(cast[i])} "
-                    f"({_at(rounded)})."),
+                    f"({_at(rounded, origin)})."),
               ("i", 'Use dtype "float64" (or an integer dtype) to keep '
                     "them exact.")])
 
