@@ -210,7 +210,9 @@
 #' * `kerasmesh_error_checkpoint_stale`: `dir` holds complete steps
 #'   kerasmesh saved that are newer than `step` (the message names them);
 #'   nothing is written. `overwrite = TRUE` saves the step and deletes
-#'   them.
+#'   them, unless one is a step kerasmesh may not delete (it holds files
+#'   added since it was saved, or is a symbolic link): then nothing is
+#'   written either.
 #' * `kerasmesh_error_checkpoint_write`: the file system refused the write
 #'   (disk full, a file-size limit, permissions); nothing of the step is
 #'   left behind.

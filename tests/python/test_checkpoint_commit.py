@@ -117,6 +117,55 @@ def test_a_step_holding_files_put_there_since_is_never_deleted(tmp_path):
         str(info.value)
 
 
+def test_newer_steps_kerasmesh_may_not_delete_refuse_an_older_save(
+        tmp_path):
+    d = str(tmp_path)
+    for step in (1, 2, 3):
+        committed_step(d, step)
+    with open(os.path.join(d, "2", "notes.txt"), "w") as f:
+        f.write("mine")
+    with pytest.raises(KerasmeshError) as info:
+        cc.check_target(d, 0, overwrite=False)
+    assert info.value.kind == "checkpoint_stale"
+    assert "steps 1, 2 and 3" in str(info.value)
+    assert "Move them away" in str(info.value)
+    with pytest.raises(KerasmeshError) as info:
+        cc.check_target(d, 0, overwrite=True)
+    assert info.value.kind == "checkpoint_stale"
+    assert "holds step 2, newer than 0, that kerasmesh may not delete" in \
+        str(info.value)
+    assert names(d) == ["1", "2", "3"]
+    # Without it, overwrite deletes the newer steps as before.
+    os.remove(os.path.join(d, "2", "notes.txt"))
+    assert cc.check_target(d, 0, overwrite=True) == [1, 2, 3]
+
+
+def test_a_step_reached_through_a_link_is_refused_for_writing(tmp_path):
+    d = str(tmp_path / "ckpt")
+    os.makedirs(d)
+    committed_step(d, 1)
+    link = str(tmp_path / "link1")
+    os.symlink(os.path.join(d, "1"), link)
+    for inner in (link, os.path.join(link, "inner")):
+        with pytest.raises(KerasmeshError) as info:
+            cf.check_directory(inner, writing=True)
+        assert info.value.kind == "checkpoint_directory"
+        assert "is in step 1 of" in str(info.value)
+
+
+def test_a_link_named_for_another_step_says_whose_it_is(tmp_path):
+    d = str(tmp_path / "ckpt")
+    os.makedirs(d)
+    committed_step(d, 1)
+    other = str(tmp_path / "other")
+    os.makedirs(other)
+    os.symlink(os.path.join(d, "1"), os.path.join(other, "3"))
+    [step] = cf.scan(other)
+    assert not step["complete"]
+    assert step["problem"] == "its file list (kerasmesh_files.json) is " \
+        "step 1's: it is named 3 but holds step 1"
+
+
 def test_a_checkpoint_directory_in_a_step_is_refused_for_writing(tmp_path):
     d = str(tmp_path)
     committed_step(d, 1)

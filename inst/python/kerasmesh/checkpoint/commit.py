@@ -172,19 +172,24 @@ def put_in_place(directory: str, step: int) -> None:
 
 def check_target(directory: str, step: int, overwrite: bool) -> list[int]:
     """Whether `step` may be written: it is new, or kerasmesh's own and
-    `overwrite` is set; and no complete step kerasmesh saved is newer,
-    unless `overwrite` is set (then the save deletes those). Returns the
-    newer steps.
+    `overwrite` is set; and no complete step kerasmesh saved is newer (a
+    restore would read it), unless `overwrite` is set and kerasmesh may
+    delete them all (then the save deletes them). Returns the newer
+    steps.
 
     Raises:
         KerasmeshError: `checkpoint_exists`, naming the path;
             `checkpoint_stale`, naming the newer steps.
     """
     check_step_folder(directory, step, overwrite)
-    newer = [s["step"] for s in scan(directory, deep=False)
-             if s["owned"] and s["complete"] and s["step"] > step]
-    if newer and not overwrite:
-        steps = listing(newer, quote=False)
+    newer = [s for s in scan(directory, deep=False)
+             if s["writer"] == "kerasmesh" and s["complete"] and
+             s["step"] > step]
+    if not newer:
+        return []
+    steps = listing([s["step"] for s in newer], quote=False)
+    kept = [s["step"] for s in newer if not s["owned"]]
+    if not overwrite:
         raise KerasmeshError(
             kinds.CHECKPOINT_STALE, f"Step {step} must be newer than the "
             "steps saved in `dir`.",
@@ -195,8 +200,20 @@ def check_target(directory: str, step: int, overwrite: bool) -> list[int]:
               "`keep` would prune it first.",
             i=f"Pass `overwrite = TRUE` to save step {step} and delete "
               f"{noun(len(newer), 'step')} {steps}, or save into another "
-              "directory.")
-    return newer
+              "directory." if not kept else
+              "Move them away, or save into another directory.")
+    if kept:
+        shown = listing(kept, quote=False)
+        them = "it" if len(kept) == 1 else "them"
+        raise KerasmeshError(
+            kinds.CHECKPOINT_STALE, f"Step {step} must be newer than the "
+            "steps saved in `dir`.",
+            x=f"{directory} holds {noun(len(kept), 'step')} {shown}, newer "
+              f"than {step}, that kerasmesh may not delete (holding files "
+              "added since it was saved, or a symbolic link): a restore "
+              f"would read {them}, not step {step}.",
+            i="Move them away, or save into another directory.")
+    return [s["step"] for s in newer]
 
 
 def check_step_folder(directory: str, step: int, overwrite: bool) -> None:

@@ -112,7 +112,30 @@ def check_directory(directory: Any, writing: bool = False) -> str:
 
 def enclosing_step(path: str) -> tuple[str, int] | None:
     """The sealed kerasmesh step that is `path` or holds it, as its path
-    and number, or None."""
+    and number, or None; through symbolic links too (`path`'s real
+    place)."""
+    for probe in dict.fromkeys([path, real_path(path)]):
+        found = _enclosing_step(probe)
+        if found is not None:
+            return found
+    return None
+
+
+def real_path(path: str) -> str:
+    """Where `path` is, symbolic links resolved, also for a path that
+    does not exist yet (its nearest existing ancestor's)."""
+    missing = []
+    probe = path
+    while not os.path.lexists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        missing.append(os.path.basename(probe))
+        probe = parent
+    return os.path.join(os.path.realpath(probe), *reversed(missing))
+
+
+def _enclosing_step(path: str) -> tuple[str, int] | None:
     probe = path
     while True:
         match = _STEP_DIR.match(os.path.basename(probe)) or \
@@ -263,13 +286,20 @@ def orbax_data_problem(marker: dict) -> str | None:
         f"names no {ORBAX_RECORD})"
 
 
-def file_list_problem(path: str) -> str:
+def file_list_problem(path: str, step: int) -> str:
     """Why a step kerasmesh began has no usable file list: none, one that
-    is not a regular file (a FIFO, never opened), or one that can't be
-    read as a list."""
+    is not a regular file (a FIFO, never opened), one of another step (a
+    folder or link named for another step), or one that can't be read as
+    a list."""
     listed = os.path.join(path, FILE_LIST)
     if os.path.lexists(listed) and not is_regular(listed):
         return f"its file list ({FILE_LIST}) is not a regular file"
+    marker = read_json(listed)
+    other = marker.get("step") if isinstance(marker, dict) else None
+    if isinstance(other, int) and other != step and \
+            read_marker(path, other) is not None:
+        return f"its file list ({FILE_LIST}) is step {other}'s: it is " \
+            f"named {step} but holds step {other}"
     return f"its file list ({FILE_LIST}) is missing or malformed"
 
 
@@ -298,7 +328,7 @@ def describe_step(step: dict, deep: bool = True) -> dict:
             marker_problem(path, marker, deep)
     elif kerasmesh_metadata(meta) is not None or \
             os.path.lexists(os.path.join(path, FILE_LIST)):
-        writer, problem = "kerasmesh", file_list_problem(path)
+        writer, problem = "kerasmesh", file_list_problem(path, step["step"])
     elif commit_time(meta) is not None:
         writer, problem = "orbax", orbax_problem(path)
     else:
