@@ -333,14 +333,15 @@ first_lines <- function(x, n = 3) {
 # its S4 imports).
 # S3 methods of reticulate's generic, whatever lintr thinks of their names.
 r_to_py.kerasmesh_object <- function(x, convert = FALSE) { # nolint
-  object_py(check_unedited(x))
+  check_unedited(x)
+  object_py(x)
 }
 
 # A layout map goes as a copy: its rules can be changed in Python, and the
 # R object, a value, must keep describing its own.
 r_to_py.kerasmesh_layout_map <- function(x, convert = FALSE) { # nolint
-  py <- object_py(check_unedited(x))
-  shim_call("layout.copy_layout_map", layout_map = py)
+  check_unedited(x)
+  shim_call("layout.copy_layout_map", layout_map = object_py(x))
 }
 
 # The Keras object a kerasmesh object stands for, on its way to Python.

@@ -101,7 +101,7 @@ sharding_picture.kerasmesh_device_mesh <- function(x, axes, shape,
   check_supplied(c(axes = missing(axes), shape = missing(shape)))
   check_unedited(x)
   if (!is.null(path)) check_string(path)
-  mesh_picture(x, axes, shape, dtype, path)
+  mesh_picture(x, axes, shape, dtype, path, arg = "x")
 }
 
 #' @rdname sharding_picture
@@ -145,7 +145,8 @@ sharding_picture.kerasmesh_sharding <- function(x, path = NULL, ...,
       kind = kinds$device_mesh
     )
   }
-  report_picture(x, row, mesh, source = "placed")
+  report_picture(x, row, mesh, source = "placed",
+                 mesh_arg = if (missing(mesh)) "x" else "mesh")
 }
 
 # A data frame a sharding report or a plan became (`as.data.frame()`,
@@ -169,11 +170,11 @@ sharding_picture.data.frame <- function(x, path = NULL, ..., mesh) {
 # a layout can't ask for but a picture can show. A mesh on which the row's
 # axes give other shards than the report's is not the mesh it was placed
 # on.
-report_picture <- function(x, row, mesh, source,
+report_picture <- function(x, row, mesh, source, mesh_arg = "mesh",
                            call = rlang::caller_env()) {
   picture <- mesh_picture(as_device_mesh(mesh, call = call), x$axes[[row]],
                           x$shape[[row]], x$dtype[[row]], x$path[[row]],
-                          several = TRUE, call = call)
+                          several = TRUE, arg = mesh_arg, call = call)
   placed <- x$shard_shape[[row]]
   if (!is.null(placed) && !identical(as.numeric(unlist(placed)),
                                      as.numeric(picture$shard_shape))) {
@@ -190,14 +191,15 @@ report_picture <- function(x, row, mesh, source,
 
 # -- building the picture -----------------------------------------------------
 
+# `arg`: what the user passed that holds the mesh.
 mesh_picture <- function(mesh, axes, shape, dtype, path, several = FALSE,
-                         call = rlang::caller_env()) {
+                         arg = "mesh", call = rlang::caller_env()) {
   # R checks first: shim_call() starts Python.
   axes <- axes_for_shim(axes, arg = "axes", call = call)
   shape <- check_tensor_shape(shape, call = call)
   dtype <- check_string(dtype, call = call)
   new_sharding_picture(shim_call(
-    "shards.tensor_shards", mesh = object_py(mesh, call = call), axes = axes,
+    "shards.tensor_shards", mesh = object_py(mesh, arg, call), axes = axes,
     shape = shape, dtype = dtype,
     path = path, several = several, call = call
   ))
