@@ -106,6 +106,16 @@ launch_workers <- function(x) {
   )
 }
 
+#' @export
+`names<-.kerasmesh_launch` <- function(x, value) {
+  kerasmesh_abort(
+    c("A launch's names can't be set.",
+      i = "Its workers have none; add a field of your own with
+           {.code x$note <- value}."),
+    kind = kinds$argument
+  )
+}
+
 set_own_field <- function(x, name, value, code, call = rlang::caller_env()) {
   if (!is.character(name) || length(name) != 1 || is.na(name) ||
       !nzchar(name) || name %in% launch_names) {
@@ -146,7 +156,9 @@ length.kerasmesh_launch <- function(x) {
 check_worker_index <- function(x, i, what, single = FALSE,
                                call = rlang::caller_env()) {
   n <- length(x)
-  check_index(i, n, paste(what, "from 1 to {n}"), single = single,
+  what <- paste(what, "from 1 to {n}")
+  if (!single) what <- paste(what, "or {n} logical{?s}, one per worker")
+  check_index(i, n, what, single = single,
               subject = "The index of a launch",
               way_out = "The launch has {n} worker{?s}.", call = call)
 }

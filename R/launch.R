@@ -222,6 +222,19 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
       kind = kinds$argument, call = call
     )
   }
+  # Linux takes one variable of at most 128 KiB ("NAME=value") and all
+  # of a process's variables and arguments within about 2 MiB.
+  sizes <- nchar(paste0(names(x), "=", x), type = "bytes")
+  if (any(sizes >= 131072) || sum(sizes) > 1048576) {
+    long <- names(x)[which.max(sizes)]
+    kerasmesh_abort(
+      c("{.arg env} must fit a process's environment: at most 128 KiB a
+         variable, 1 MiB in all.",
+        x = "{.envvar {long}} has {format_whole(max(sizes))} bytes
+             ({format_whole(sum(sizes))} in all)."),
+      kind = kinds$argument, call = call
+    )
+  }
   # What launch_local() sets for each worker, and launchers' variables,
   # which would make a worker join another run.
   own <- c(names(worker_env(0, 1, 1, "127.0.0.1:1")), "KERASMESH_VERBOSE",

@@ -73,8 +73,7 @@ set_one_rule <- function(x, i, value, call = rlang::caller_env()) {
   check_unedited(x)
   local_python_value_in_call(value)
   if (is.numeric(i) || is.logical(i)) {
-    check_rule_index(i, length(x))
-    i <- names(x)[i] # the rules' keys, as `lm[i]` picks them
+    i <- names(x)[check_rule_index(i, length(x))] # as `lm[i]` picks them
   }
   if (length(i) == 1) {
     return(set_one_rule(x, i, value))
@@ -178,7 +177,8 @@ local_python_value_in_call <- function(value, frame = parent.frame()) {
 # Which rules `lm[i]` keeps: keys, or rule numbers as for a list (positive,
 # or negative to drop), or logicals.
 check_rule_index <- function(i, n, call = rlang::caller_env()) {
-  check_index(i, n, "rule keys, or rule numbers from 1 to {n}", keys = TRUE,
+  check_index(i, n, "rule keys, rule numbers from 1 to {n} or {n}
+              logical{?s}, one per rule", keys = TRUE,
               subject = "The index of a layout map",
               kind = kinds$layout_key, call = call)
 }

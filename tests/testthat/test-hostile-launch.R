@@ -28,6 +28,8 @@ test_that("absurd process and device counts are refused", {
                class = "kerasmesh_error_argument")
   expect_error(launch_local(tempdir()), "is a directory",
                class = "kerasmesh_error_argument")
+  expect_error(launch_local(identity, env = c(LONG = strrep("a", 2e5))),
+               "`LONG` has 200,005 bytes", class = "kerasmesh_error_argument")
   script <- withr::local_tempfile(fileext = ".R", lines = "1")
   expect_error(launch_local(script, args = list(1)), "a script takes none",
                class = "kerasmesh_error_argument")

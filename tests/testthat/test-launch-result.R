@@ -208,6 +208,10 @@ test_that("what a launch reported can't be set; a field of one's own can", {
                class = "kerasmesh_error_argument")
   expect_identical(res$status, c("ok", "error", "killed"))
   expect_match(format(res)[[2]], "Status: 1 ok, 1 error, 1 killed")
+  expect_error(names(res) <- c("a", "b", "c"), "names can't be set",
+               class = "kerasmesh_error_argument")
+  expect_error(res[c(TRUE, FALSE)], "or 3 logicals, one per worker",
+               class = "kerasmesh_error_argument")
   res[["note"]] <- "kept"
   expect_identical(res$note, "kept")
   expect_match(format(res[0])[[2]], "Status: no process", fixed = TRUE)

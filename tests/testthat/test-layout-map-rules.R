@@ -44,6 +44,11 @@ test_that("[<- with several keys adds and removes in order, as [[<- does", {
   expect_identical(as.list(lm)[["a"]], "data")
   expect_error(lm[c("d", "b")] <- list("model", "model"),
                class = "kerasmesh_error_layout_key_exists")
+  err <- expect_error(lm[c("n1", "n1")] <- list("model", "data"),
+                      class = "kerasmesh_error_layout_key_exists")
+  expect_match(conditionMessage(err), 'Layout key "n1" must be given one')
+  expect_match(conditionMessage(err), '("model") first, then ("data")',
+               fixed = TRUE)
   expect_identical(names(lm), c("b", "c", "a"))
 })
 

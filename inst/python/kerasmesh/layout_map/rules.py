@@ -100,11 +100,23 @@ def set_rules(layout_map: Any, keys: Iterable[Any],
             f"Assigning {len(keys)} keys needs {len(keys)} layouts.",
             x=f"Received {len(layouts)}.")
     new = copy_layout_map(layout_map)
+    added = set()
     for key, axes in zip(keys, layouts):
         if axes is None:
             _drop_rule(new, key)
+            added.discard(key)
+        elif key in added:
+            axes = check_axes(axes, new.device_mesh.axis_names, key)
+            raise KerasmeshError(
+                kinds.LAYOUT_KEY_EXISTS,
+                f"Layout key {string(key)} must be given one layout.",
+                x=f"The keys give it twice: {format_axes(new[key].axes)} "
+                  f"first, then {format_axes(axes)}.",
+                i="Give each key once; a layout of NULL before a key's "
+                  "second layout replaces the first.")
         else:
             _add_rule(new, key, axes)
+            added.add(key)
     return describe_layout_map(new)
 
 
