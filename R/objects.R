@@ -145,13 +145,40 @@ Ops.kerasmesh_object <- function(e1, e2) {
 #'   S3method(xtfrm, kerasmesh_sharding_picture, xtfrm.kerasmesh_object)
 #'   S3method(xtfrm, kerasmesh_layout_plan_summary, xtfrm.kerasmesh_object)
 #'   S3method(xtfrm, kerasmesh_launch, xtfrm.kerasmesh_object)
+#'   S3method(xtfrm, kerasmesh_layout_plan, xtfrm_frame)
+#'   S3method(xtfrm, kerasmesh_layout_comparison, xtfrm_frame)
+#'   S3method(xtfrm, kerasmesh_sharding, xtfrm_frame)
+#'   S3method(xtfrm, kerasmesh_cost_traffic, xtfrm_frame)
 xtfrm.kerasmesh_object <- function(x) {
   abort_not_a_list(x, "sorted or ordered",
                    "Sort what it describes, read with {.code $}.")
 }
 
+# A plan, a comparison, a report or a summary of traffic: its rows are
+# sorted by a column.
+xtfrm_frame <- function(x) {
+  abort_not_a_list(x, "sorted or ordered as a whole",
+                   "Sort its rows by a column:
+                    {.code x[order(x[[name]]), ]}.")
+}
+
+# unique() of an object would be a list of its fields.
+#' @export
+#' @rawNamespace
+#'   S3method(unique, kerasmesh_layout_cost, unique.kerasmesh_object)
+#'   S3method(unique, kerasmesh_device_topology, unique.kerasmesh_object)
+#'   S3method(unique, kerasmesh_checkpoint_info, unique.kerasmesh_object)
+#'   S3method(unique, kerasmesh_layout_search, unique.kerasmesh_object)
+#'   S3method(unique, kerasmesh_sharding_picture, unique.kerasmesh_object)
+#'   S3method(unique, kerasmesh_layout_plan_summary, unique.kerasmesh_object)
+#'   S3method(unique, kerasmesh_launch, unique.kerasmesh_object)
+unique.kerasmesh_object <- function(x, incomparables = FALSE, ...) {
+  abort_not_a_list(x, "made unique", "It is one object: keep it as it is.")
+}
+
 # Costs, topologies, searches, pictures, checkpoint information, plan
-# summaries and launches are lists of fields, one object each.
+# summaries and launches are lists of fields, one object each; operators
+# are refused on them and on the data frames (compare their columns).
 #' @rawNamespace
 #'   S3method(c, kerasmesh_layout_cost, c_record)
 #'   S3method(c, kerasmesh_device_topology, c_record)
@@ -186,6 +213,10 @@ as_frame_record <- function(x, ...) {
 #'   S3method(Ops, kerasmesh_sharding_picture, ops_record)
 #'   S3method(Ops, kerasmesh_layout_plan_summary, ops_record)
 #'   S3method(Ops, kerasmesh_launch, ops_record)
+#'   S3method(Ops, kerasmesh_layout_plan, ops_record)
+#'   S3method(Ops, kerasmesh_layout_comparison, ops_record)
+#'   S3method(Ops, kerasmesh_sharding, ops_record)
+#'   S3method(Ops, kerasmesh_cost_traffic, ops_record)
 ops_record <- function(e1, e2) {
   x <- if (is.list(e1) && !is.null(attr(e1, "kerasmesh_fields"))) e1 else e2
   operator <- .Generic # nolint: object_usage_linter. Set by dispatch.

@@ -96,6 +96,26 @@ test_that("objects that are lists of fields are no lists to combine", {
                class = "kerasmesh_error_argument")
   expect_error(sort(fixture_layout_map()), "can't be sorted",
                class = "kerasmesh_error_argument")
+  for (x in list(fixture_layout_map(), fixture_mesh(), fixture_cost(),
+                 launch)) {
+    expect_error(unique(x), "can't be made unique",
+                 class = "kerasmesh_error_argument")
+  }
+  frames <- list(fixture_plan(), fixture_comparison(), fixture_sharding(),
+                 summary(fixture_cost(), by = "variable"))
+  for (x in frames) {
+    expect_error(sort(x), "Sort its rows by a column",
+                 class = "kerasmesh_error_argument")
+    expect_error(order(x), "can't be sorted or ordered as a whole",
+                 class = "kerasmesh_error_argument")
+    expect_error(x == x, "operand of ==", class = "kerasmesh_error_argument")
+    expect_error(x + 1, "operand of +", fixed = TRUE,
+                 class = "kerasmesh_error_argument")
+  }
+  # Their columns still compare and sort.
+  plan <- fixture_plan()
+  expect_identical(order(plan$path), order(plan$path))
+  expect_true(all(plan$bytes >= 0))
   # What reads them still works.
   expect_identical(fixture_cost()$need, fixture_cost()$need)
   expect_s3_class(as.data.frame(launch), "data.frame")
