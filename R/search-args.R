@@ -133,6 +133,14 @@ check_bandwidth <- function(x, call = rlang::caller_env()) {
     stop_input_type(x, what, way_out = way_out, arg = "bandwidth",
                     call = call)
   }
+  twice <- unique(names(x)[duplicated(names(x))])
+  if (length(twice)) {
+    kerasmesh_abort(
+      c("{.arg bandwidth} must give each mesh axis one figure.",
+        x = "Given twice: {.val {twice}}."),
+      kind = kinds$argument, call = call
+    )
+  }
   rates <- lapply(seq_along(x), function(i) {
     arg <- sprintf("bandwidth[\"%s\"]", names(x)[[i]])
     rate <- check_rate(x[[i]], arg = arg, call = call)

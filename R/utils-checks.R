@@ -256,6 +256,12 @@ received_value <- function(x) {
   if (!is.atomic(x) || length(x) == 0 || length(x) > 4) {
     return("")
   }
+  # cli spells some values itself (`NA`, a character `NA`, `TRUE`, `""`),
+  # as vector_words() knows.
+  if (grepl("`", cli::format_inline("{.obj_type_friendly {x}}"),
+            fixed = TRUE)) {
+    return("")
+  }
   values <- vapply(as.list(x), preview_words, character(1))
   paste0(" (", paste(values, collapse = ", "), ")")
 }

@@ -58,7 +58,14 @@ def test_time_on_a_mesh_needs_a_bandwidth_per_axis(mesh, bandwidth):
 def test_a_bandwidth_for_other_axes_names_them(mesh):
     text = argument_error(mesh, objective="time", flop_rate=1e12,
                           bandwidth={"foo": 1e9, "model": 1e9})
-    assert "Received foo = 1e+09, model = 1e+09." in text
+    assert '"foo" is no axis of the mesh; "data" has no figure.' in text
+    text = argument_error(mesh, objective="time", flop_rate=1e12,
+                          bandwidth={"data": 1e9, "model": 1e9, "a": 1,
+                                     "b": 2})
+    assert '"a" and "b" are no axes of the mesh.' in text
+    text = argument_error(mesh, objective="time", flop_rate=1e12,
+                          bandwidth={"data": 1e9, "model": -1})
+    assert "Received data = 1e+09, model = -1." in text
 
 
 @pytest.mark.parametrize("flop_rate", [None, 0, "fast"])

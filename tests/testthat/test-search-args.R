@@ -51,6 +51,8 @@ test_that("bandwidth takes numbers and rate strings, named by axis", {
   expect_match(conditionMessage(err), '"fast"', fixed = TRUE)
   expect_error(check_bandwidth(c(data = 0.5)), "at least one byte",
                class = "kerasmesh_error_argument")
+  expect_error(check_bandwidth(c(data = 1e9, data = 2e9, model = 1e9)),
+               'Given twice: "data"', class = "kerasmesh_error_argument")
   for (bad in list(c("1GB/s", "2GB/s"), list(data = list(1)), c(data = -1),
                    c(data = "1e999GB/s"), TRUE)) {
     expect_error(check_bandwidth(bad), "bandwidth",

@@ -54,6 +54,19 @@ test_that("stop_input_type() words the problem, what was received, a way out", {
                    "No 3.\nx It is a string.")
 })
 
+test_that("a value cli already names is not shown twice", {
+  received <- function(x) {
+    err <- tryCatch(stop_input_type(x, "a number"), error = identity)
+    strsplit(cli::ansi_strip(conditionMessage(err)), "\n")[[1]][[2]]
+  }
+  expect_identical(received(NA), "x Received `NA`.")
+  expect_identical(received(NA_character_), "x Received a character `NA`.")
+  expect_identical(received(TRUE), "x Received `TRUE`.")
+  expect_identical(received(""), 'x Received `""`.')
+  expect_identical(received(c(NA, 1)), "x Received a double vector (NA, 1).")
+  expect_identical(received("a"), 'x Received a string ("a").')
+})
+
 test_that("check_whole() and check_number() pass NULL only where allowed", {
   expect_null(check_whole(NULL, allow_null = TRUE))
   expect_null(check_number(NULL, "a number", allow_null = TRUE))

@@ -137,6 +137,18 @@ def _check(objective: Any, memory: Any, bandwidth: Any, flop_rate: Any,
         if not isinstance(bandwidth, dict):
             raise KerasmeshError(kinds.ARGUMENT, what, received=bandwidth,
                                  i=way_out)
+        unknown = [a for a in bandwidth if a not in sizes]
+        missing = [a for a in sizes if a not in bandwidth]
+        if unknown or missing:
+            found = []
+            if unknown:
+                verb = "is no axis" if len(unknown) == 1 else "are no axes"
+                found.append(f"{listing(unknown)} {verb} of the mesh")
+            if missing:
+                verb = "has" if len(missing) == 1 else "have"
+                found.append(f"{listing(missing)} {verb} no figure")
+            raise KerasmeshError(kinds.ARGUMENT, what,
+                                 x="; ".join(found) + ".", i=way_out)
         given = ", ".join(
             f"{axis} = {value:g}" if isinstance(value, (int, float)) and
             not isinstance(value, bool) else f"{axis} = {value!r}"
