@@ -226,7 +226,7 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
   # of a process's variables and arguments within about 2 MiB.
   sizes <- nchar(paste0(names(x), "=", x), type = "bytes")
   if (any(sizes >= 131072) || sum(sizes) > 1048576) {
-    long <- names(x)[which.max(sizes)]
+    long <- names(x)[which.max(sizes)] # nolint: object_usage_linter. cli.
     kerasmesh_abort(
       c("{.arg env} must fit a process's environment: at most 128 KiB a
          variable, 1 MiB in all.",
