@@ -140,19 +140,6 @@ def test_newer_steps_kerasmesh_may_not_delete_refuse_an_older_save(
     assert cc.check_target(d, 0, overwrite=True) == [1, 2, 3]
 
 
-def test_a_step_reached_through_a_link_is_refused_for_writing(tmp_path):
-    d = str(tmp_path / "ckpt")
-    os.makedirs(d)
-    committed_step(d, 1)
-    link = str(tmp_path / "link1")
-    os.symlink(os.path.join(d, "1"), link)
-    for inner in (link, os.path.join(link, "inner")):
-        with pytest.raises(KerasmeshError) as info:
-            cf.check_directory(inner, writing=True)
-        assert info.value.kind == "checkpoint_directory"
-        assert "is in step 1 of" in str(info.value)
-
-
 def test_a_link_named_for_another_step_says_whose_it_is(tmp_path):
     d = str(tmp_path / "ckpt")
     os.makedirs(d)
@@ -164,32 +151,6 @@ def test_a_link_named_for_another_step_says_whose_it_is(tmp_path):
     assert not step["complete"]
     assert step["problem"] == "its file list (kerasmesh_files.json) is " \
         "step 1's: it is named 3 but holds step 1"
-
-
-def test_a_checkpoint_directory_in_a_step_is_refused_for_writing(tmp_path):
-    d = str(tmp_path)
-    committed_step(d, 1)
-    for inner in (os.path.join(d, "1"), os.path.join(d, "1", "more", "x")):
-        with pytest.raises(KerasmeshError) as info:
-            cf.check_directory(inner, writing=True)
-        assert info.value.kind == "checkpoint_directory"
-        assert f"is in step 1 of {d}" in str(info.value)
-        assert cf.check_directory(inner) == inner  # reading is harmless
-    # A folder named like a step but never sealed holds no step.
-    os.makedirs(os.path.join(d, "7"))
-    assert cf.check_directory(os.path.join(d, "7", "run"), writing=True)
-
-
-def test_a_file_is_no_directory_to_read_or_to_create(tmp_path):
-    afile = str(tmp_path / "afile")
-    with open(afile, "w") as f:
-        f.write("x")
-    with pytest.raises(KerasmeshError) as info:
-        cf.check_directory(afile)
-    assert "Pass the path of a checkpoint directory." in str(info.value)
-    with pytest.raises(KerasmeshError) as info:
-        cf.check_directory(afile, writing=True)
-    assert "or of one to create" in str(info.value)
 
 
 @pytest.mark.parametrize("overwrite", [True, False])

@@ -25,19 +25,6 @@ def committed_step(directory, step, files=None):
     return path
 
 
-def test_check_directory_makes_a_path_absolute(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert cf.check_directory("ckpt") == os.path.join(str(tmp_path), "ckpt")
-
-
-@pytest.mark.parametrize("bad", ["", None, 3, ["a", "b"]])
-def test_check_directory_refuses_what_is_not_a_non_empty_string(bad):
-    with pytest.raises(KerasmeshError) as info:
-        cf.check_directory(bad)
-    assert info.value.kind == "argument"
-    assert info.value.bullets[0][1] == "Received {value}."
-
-
 def test_steps_are_ordered_by_number_with_unfinished_ones_marked(tmp_path):
     for name in ["10", "9", "11.orbax-checkpoint-tmp-123", "notes"]:
         os.makedirs(tmp_path / name)
@@ -207,36 +194,3 @@ def test_a_symlinked_step_is_read_but_not_owned(tmp_path):
     _, d = linked_step(tmp_path, 4)
     [step] = cf.scan(str(d))
     assert step["link"] and step["complete"] and not step["owned"]
-
-
-@pytest.mark.parametrize("bad", [1e10, float("inf"), -1, float("nan"), 2.5,
-                                 True, "3", 2**31])
-def test_a_step_out_of_range_names_step_and_value(bad):
-    with pytest.raises(KerasmeshError) as info:
-        cf.check_step(bad)
-    assert info.value.kind == "argument"
-    assert "`step`" in info.value.message
-    assert info.value.bullets[0][1] == "Received {value}."
-    assert cf.check_step(2**31 - 1) == 2**31 - 1 and cf.check_step(0.0) == 0
-
-
-def test_a_directory_that_is_a_file_or_under_one_is_named(tmp_path):
-    afile = tmp_path / "afile"
-    afile.write_text("x")
-    for path, words in [(afile, "is a file"),
-                        (afile / "sub" / "ckpt", f"lies under a file, "
-                                                 f"{afile}")]:
-        with pytest.raises(KerasmeshError) as info:
-            cf.check_directory(str(path))
-        assert info.value.kind == "checkpoint_directory"
-        assert f"{path} {words}" in str(info.value)
-
-
-@pytest.mark.parametrize("bad", [0, -1, 1.5, float("inf"), True, "2"])
-def test_counts_keep_and_every_are_positive_whole_numbers(bad):
-    with pytest.raises(KerasmeshError) as info:
-        cf.check_count(bad, "keep")
-    assert info.value.kind == "argument"
-    assert "`keep`" in info.value.message
-    assert cf.check_count(None, "keep") is None
-    assert cf.check_count(3.0, "every", False) == 3

@@ -215,8 +215,12 @@ def test_the_checks_walk_subpackages(nested_copy):
     assert all(m.startswith("topic" + os.sep) for m in modules)
     assert len(function_lengths(shim)) == len(function_lengths(SHIM))
     assert not missing_test_files(shim, tests)
-    assert not long_files(shim, MAX_FILE_LINES)
-    assert not long_functions(shim, MAX_FUNCTION_LINES)
+    # The same files and functions past the size for review, found one
+    # package down (a size is reported, never a failure).
+    assert len(long_files(shim, MAX_FILE_LINES)) == \
+        len(long_files(SHIM, MAX_FILE_LINES))
+    assert len(long_functions(shim, MAX_FUNCTION_LINES)) == \
+        len(long_functions(SHIM, MAX_FUNCTION_LINES))
     # The flat tests' names do not serve the nested modules.
     assert len(missing_test_files(shim, TESTS)) == \
         len([m for m in modules if expected_test_file(m)])

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import background as pending_saves
 from .store import current_step, save_step
-from .files import check_count, check_directory
+from .arguments import check_count, check_directory
 from ..core.errors import KerasmeshError
 from ..core import kinds
 

@@ -26,8 +26,9 @@ import os
 import re
 import shutil
 
+from .arguments import file_in_the_way
 from .files import (RETIRED, STAGING, STEP_NUMBER, describe_step,
-                    file_in_the_way, foreign_files, scan)
+                    foreign_files, scan)
 from .seal import read_marker
 from ..core.errors import KerasmeshError
 from ..core import kinds

@@ -14,9 +14,9 @@ import concurrent.futures
 from typing import Any
 
 from . import background as pending_saves
-from .files import (check_directory, check_step, incomplete,
-                    kerasmesh_metadata, newest_first, not_a_checkpoint,
-                    orbax, pick_step, read_metadata, scan)
+from .arguments import check_directory, check_step
+from .files import (incomplete, kerasmesh_metadata, newest_first,
+                    not_a_checkpoint, orbax, pick_step, read_metadata, scan)
 from .seal import read_marker, verify
 from .variables import (GROUPS, WEIGHTS, abstract_tree, build_optimizer,
                         check_capacity, check_match, flatten, keyed_variables,

@@ -43,7 +43,8 @@ from typing import Any
 
 from . import agree, commit, lock
 from . import background as pending_saves
-from .files import check_count, check_directory, check_step, orbax
+from .arguments import check_count, check_directory, check_step
+from .files import orbax
 from .orbax_log import QUIET
 from .seal import hash_files, write_marker
 from .variables import (build_optimizer, describe_variables, keyed_variables,
