@@ -92,7 +92,7 @@ format.kerasmesh_checkpoint_info <- function(x, ...) {
     }
     if (nrow(vars)) {
       table <- data.frame(
-        variable = truncate_right(vars$key, 44),
+        variable = truncate_left(vars$key, 44),
         shape = vapply(vars$shape, format_dims, ""),
         axes = vapply(vars$axes, format_axes_short, ""),
         dtype = vars$dtype,

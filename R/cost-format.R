@@ -40,7 +40,7 @@ format.kerasmesh_layout_cost <- function(x, ..., memory = NULL,
       format_compile_notes(x),
       sprintf("Compiled in %.2f s: Keras %s, JAX %s, jaxlib %s, XLA %s",
               x$compile_seconds, x$versions$keras, x$versions$jax,
-              x$versions$jaxlib, x$versions$xla),
+              x$versions$jaxlib, compiler_text(x)),
       if (length(x$warnings)) {
         sprintf("Plan: %s (see check_layout())",
                 count_text(length(x$warnings), "warning"))
@@ -142,6 +142,17 @@ with_memory <- function(x, memory) {
   attr(x, "memory") <- memory
   x$fits <- fits_memory(x$need, memory)
   stamp_fields(x)
+}
+
+# XLA's compiler that compiled the step: the host's backend ("cpu"), or
+# the GPU compiler that compiled for a topology without a GPU ("gpu"; the
+# line "compiled for" says which GPU).
+compiler_text <- function(x) {
+  if (identical(x$compiled_for$kind, "gpu-deviceless")) {
+    "gpu"
+  } else {
+    x$versions$xla
+  }
 }
 
 format_collectives <- function(collectives) {

@@ -164,6 +164,12 @@ mesh_summary <- function(mesh) {
   )
 }
 
+# "a 2 × 4 (data × model), 8 cpu devices", "an 8 (model), ...".
+mesh_phrase <- function(mesh) {
+  summary <- mesh_summary(mesh)
+  paste(a_or_an(summary), summary)
+}
+
 mesh_header <- function(mesh) {
   paste("<kerasmesh_device_mesh>", mesh_summary(mesh))
 }

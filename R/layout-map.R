@@ -127,8 +127,8 @@ format.kerasmesh_layout_map <- function(x, ...) {
     rules <- .subset2(x, "rules")
     n <- length(rules)
     header <- sprintf(
-      "<kerasmesh_layout_map> %s on a %s", count_text(n, "rule"),
-      mesh_summary(.subset2(x, "mesh"))
+      "<kerasmesh_layout_map> %s on %s", count_text(n, "rule"),
+      mesh_phrase(.subset2(x, "mesh"))
     )
     if (n == 0) {
       return(header)

@@ -12,9 +12,9 @@ format.kerasmesh_layout_plan <- function(x, ..., n = 20,
   with_edits_named(x, {
     summary <- attr(x, "summary")
     rows <- nrow(x)
-    header <- sprintf("<kerasmesh_layout_plan> %s on a %s",
+    header <- sprintf("<kerasmesh_layout_plan> %s on %s",
                       count_text(rows, "variable"),
-                      mesh_summary(attr(x, "mesh")))
+                      mesh_phrase(attr(x, "mesh")))
     out <- header
     prefix <- path_prefix(x$path)
     if (nzchar(prefix)) {

@@ -114,7 +114,7 @@ plan_plot_subtitle <- function(summary, mesh, what, memory) {
   } else {
     sprintf("Weights, gradients and %s slots", summary$optimizer)
   }
-  subtitle <- sprintf("%s on a %s", contents, mesh_summary(mesh))
+  subtitle <- sprintf("%s on %s", contents, mesh_phrase(mesh))
   if (is.null(memory)) {
     return(subtitle)
   }

@@ -52,8 +52,8 @@ process_rows <- function(n, batch_size, process = process_index(),
   if (rest %% processes != 0) {
     kerasmesh_warn(
       c("{rest %% processes} row{?s} of the last batch {?is/are} not fed.",
-        i = "Its {rest} rows don't split evenly over {processes}
-             processes."),
+        i = "Its {rest} row{?s} {?doesn't/don't} split evenly over
+             {processes} processes."),
       kind = kinds$rows_dropped
     )
   }

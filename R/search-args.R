@@ -199,5 +199,5 @@ check_search_cache <- function(cache, call = rlang::caller_env()) {
     stop_input_type(cache, "`TRUE`, `FALSE` or a directory's name",
                     kind = kinds$argument, arg = "cache", call = call)
   }
-  path.expand(cache)
+  check_not_a_file(cache, "cache", call = call)
 }

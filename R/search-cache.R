@@ -38,7 +38,20 @@ search_cache_dir <- function(...) {
     stop_input_type(dir, "a directory", kind = kinds$argument,
                     arg = "getOption(\"kerasmesh.cache_dir\")")
   }
-  path.expand(dir)
+  check_not_a_file(dir, 'getOption("kerasmesh.cache_dir")')
+}
+
+# A directory, or a path to make one at: not an existing file.
+check_not_a_file <- function(dir, arg, call = rlang::caller_env()) {
+  dir <- path.expand(dir)
+  if (file.exists(dir) && !dir.exists(dir)) {
+    kerasmesh_abort(
+      c("{.code {arg}} must be a directory.",
+        x = "Received {.path {dir}}, a file."),
+      kind = kinds$argument, call = call
+    )
+  }
+  dir
 }
 
 #' @param ... Must be empty.

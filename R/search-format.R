@@ -50,9 +50,10 @@ format_search_header <- function(x) {
   budget <- if (is.null(x$budget)) "none" else bytes_text(x$budget)
   c(
     sprintf(
-      "<kerasmesh_layout_search> %s, %s predicted of %s layouts (%s)",
+      "<kerasmesh_layout_search> %s, %s predicted of %s %s (%s)",
       x$objective, count_text(nrow(x$candidates), "configuration"),
-      format_astronomical(x$space_size), x$method
+      format_astronomical(x$space_size),
+      if (isTRUE(x$space_size == 1)) "layout" else "layouts", x$method
     ),
     sprintf("Found in %.1f s, %s%s; memory budget %s per device.",
             x$seconds, count_text(as.integer(x$compiles), "compile"),
@@ -143,7 +144,8 @@ format_search_config <- function(x) {
 # ", 12 read from the cache" when the cache served any figures.
 format_cache_hits <- function(cache) {
   hits <- as.integer(cache$hits %||% 0L)
-  if (hits == 0) "" else sprintf(", %d figures read from the cache", hits)
+  if (hits == 0) "" else
+    paste0(", ", count_text(hits, "figure"), " read from the cache")
 }
 
 # What binds the found configuration, and per lever its best rival.

@@ -127,8 +127,9 @@ unclass_sharding <- function(x) {
 
 summarize_device_bytes <- function(per_device) {
   range <- unique(bytes_text(range(per_device$bytes)))
-  sprintf("%s on each of %d devices", paste(range, collapse = " to "),
-          nrow(per_device))
+  n <- nrow(per_device)
+  sprintf(if (n == 1) "%s on its %d device" else "%s on each of %d devices",
+          paste(range, collapse = " to "), n)
 }
 
 format_axes_short <- function(axes) {

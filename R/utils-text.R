@@ -7,6 +7,16 @@ count_text <- function(n, noun, count = format_whole(n)) {
   cli::pluralize("{count} {noun}{cli::qty(n)}{?s}")
 }
 
+# "a" or "an" before a text that starts with a number or a word, as it
+# is read: "an 8 (model)", "an 11", "a 2 x 4".
+a_or_an <- function(text) {
+  if (grepl("^(8|11(?![0-9])|18(?![0-9])|[aeiouAEIOU])", text, perl = TRUE)) {
+    "an"
+  } else {
+    "a"
+  }
+}
+
 # How many ways a batch is split: "1 way", "4 ways", "? ways" when unknown.
 ways_text <- function(n) {
   if (is.null(n) || is.na(n)) "? ways" else count_text(n, "way", format(n))

@@ -15,15 +15,18 @@ def mesh_distribution(shape):
                                             batch_dim_name="data")
 
 
-def build(units=64, seed=7):
+def build(units=64, seed=7, compiled=True, optimizer="adam"):
     keras.utils.set_random_seed(seed)
     model = keras.Sequential([
         keras.Input((32,)),
         keras.layers.Dense(units, activation="relu", name="dense"),
         keras.layers.Dense(16, name="dense_1"),
     ], name="sequential")
-    model.compile(optimizer=keras.optimizers.Adam(0.01, name="adam"),
-                  loss="mse")
+    if compiled:
+        model.compile(optimizer=keras.optimizers.Adam(0.01, name="adam")
+                      if optimizer == "adam" else
+                      keras.optimizers.SGD(0.01, momentum=0.9, name="sgd"),
+                      loss="mse")
     return model
 
 

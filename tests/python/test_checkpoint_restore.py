@@ -202,3 +202,30 @@ def test_info_passes_over_a_step_whose_variables_cant_be_read(tmp_path):
     with pytest.raises(KerasmeshError) as info:
         cr.info(d, step=6)
     assert info.value.kind == "checkpoint_incomplete"
+
+
+def test_a_model_without_an_optimizer_is_refused_not_half_restored(
+        tmp_path):
+    d = str(tmp_path)
+    ck.save(build(seed=1), d, step=3)
+    bare = build(seed=2, compiled=False)
+    before = [np.asarray(v) for v in bare.weights]
+    with pytest.raises(KerasmeshError) as info:
+        cr.restore(bare, d)
+    assert info.value.kind == "checkpoint_variables"
+    assert "the model has no optimizer" in str(info.value)
+    assert "weights_only = TRUE" in str(info.value)
+    assert all(np.array_equal(a, np.asarray(v))
+               for a, v in zip(before, bare.weights))
+    assert cr.restore(bare, d, weights_only=True)["step"] == 3
+
+
+def test_a_mismatch_names_keys_as_the_checkpoint_lists_them(tmp_path):
+    d = str(tmp_path)
+    ck.save(build(seed=1), d, step=3)
+    other = build(seed=2, optimizer="sgd")
+    with pytest.raises(KerasmeshError) as info:
+        cr.restore(other, d)
+    listed = cr.info(d)["variables"]["key"]
+    named = str(info.value)
+    assert any(f'"{k}"' in named for k in listed if "optimizer" in k)

@@ -155,3 +155,9 @@ test_that("as_layout_map() names its argument, not a value typed in", {
   expect_error(as_layout_map(not_a_map), "`not_a_map` must be a layout map",
                fixed = TRUE, class = "kerasmesh_error_layout_map")
 })
+
+test_that("a map on a mesh of 8 reads \"an 8\"", {
+  skip_if_no_keras()
+  lm <- layout_map(device_mesh(c(model = 8)), ".*kernel" = c(NA, "model"))
+  expect_match(format(lm)[[1]], "1 rule on an 8 (model)", fixed = TRUE)
+})

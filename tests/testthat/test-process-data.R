@@ -83,3 +83,12 @@ test_that("a value the dtype can't hold is named in its array, at its place", {
   expect_error(process_data(letters, batch_size = 4), "`x` must be a numeric",
                class = "kerasmesh_error_array")
 })
+
+test_that("a last batch that does not split evenly is worded by its count", {
+  expect_warning(process_rows(1, 2, process = 0, processes = 2),
+                 "Its 1 row doesn't split evenly over 2 processes",
+                 class = "kerasmesh_warning_rows_dropped")
+  expect_warning(process_rows(3, 4, process = 0, processes = 2),
+                 "Its 3 rows don't split evenly",
+                 class = "kerasmesh_warning_rows_dropped")
+})

@@ -5,6 +5,15 @@ test_that("the cache lives where the option says, else in R's user dir", {
   expect_equal(search_cache_dir(), path.expand("~/elsewhere"))
   withr::local_options(kerasmesh.cache_dir = 3)
   expect_error(search_cache_dir(), class = "kerasmesh_error_argument")
+  afile <- withr::local_tempfile(lines = "x")
+  withr::local_options(kerasmesh.cache_dir = afile)
+  expect_error(search_cache_dir(),
+               '`getOption("kerasmesh.cache_dir")` must be a directory',
+               fixed = TRUE, class = "kerasmesh_error_argument")
+  expect_error(check_search_cache(TRUE), "kerasmesh.cache_dir",
+               class = "kerasmesh_error_argument")
+  expect_error(check_search_cache(afile), "`cache` must be a directory",
+               fixed = TRUE, class = "kerasmesh_error_argument")
 })
 
 test_that("a repeated search reads its figures from the cache", {

@@ -102,3 +102,14 @@ test_that("why a configuration won reads as its rivals, lever by lever", {
   expect_true(any(grepl("memory binds", text)))
   expect_true(any(grepl("\\(over budget\\)$", text)))
 })
+
+test_that("a search's counts agree with their nouns", {
+  expect_identical(kerasmesh:::format_cache_hits(list(hits = 1L)),
+                   ", 1 figure read from the cache")
+  expect_identical(kerasmesh:::format_cache_hits(list(hits = 3L)),
+                   ", 3 figures read from the cache")
+  found <- fixture_search()
+  found$space_size <- 1
+  found <- kerasmesh:::stamp_fields(found)
+  expect_match(format(found)[[1]], "predicted of 1 layout (", fixed = TRUE)
+})

@@ -94,3 +94,12 @@ test_that("an empty sharding report prints its header only", {
   class(empty) <- c("kerasmesh_sharding", "data.frame")
   expect_identical(format(empty), "<kerasmesh_sharding> 0 variables")
 })
+
+test_that("the bytes per device agree with their count of devices", {
+  one <- data.frame(device = "cpu:0", bytes = 272)
+  expect_identical(kerasmesh:::summarize_device_bytes(one),
+                   "272 B on its 1 device")
+  two <- data.frame(device = c("cpu:0", "cpu:1"), bytes = c(8, 16))
+  expect_identical(kerasmesh:::summarize_device_bytes(two),
+                   "8 B to 16 B on each of 2 devices")
+})

@@ -7,6 +7,15 @@ test_that("counts carry their noun, plural by cli", {
                    "1000000 blocks")
 })
 
+test_that("the article is the one the text is read with", {
+  for (text in c("8 (model)", "11 x 2", "18", "80 (data)", "800", "a")) {
+    expect_identical(kerasmesh:::a_or_an(text), "an", info = text)
+  }
+  for (text in c("2 x 4 (data x model)", "1 (data)", "110", "181", "16")) {
+    expect_identical(kerasmesh:::a_or_an(text), "a", info = text)
+  }
+})
+
 test_that("a batch split is worded in ways, one way singular", {
   expect_identical(kerasmesh:::ways_text(1L), "1 way")
   expect_identical(kerasmesh:::ways_text(4L), "4 ways")

@@ -60,13 +60,15 @@ def restore(model: Any, directory: Any, step: Any = None,
     groups = WEIGHTS if weights_only else GROUPS
     if not weights_only:
         build_optimizer(model)
-    variables = {match_key(k): v for k, v in keyed_variables(model).items()
-                 if k.partition("/")[0] in groups}
+    keyed = {k: v for k, v in keyed_variables(model).items()
+             if k.partition("/")[0] in groups}
+    variables = {match_key(k): v for k, v in keyed.items()}
+    names = {match_key(k): k for k in keyed}
     passed = []
     for candidate in newest_first(directory, step):
         if candidate["complete"]:
             loaded, problem = pending_saves.bounded(
-                lambda c=candidate: read_step(c, variables),
+                lambda c=candidate: read_step(c, variables, groups, names),
                 deadline, f"reading step {candidate['step']}")
             if problem is None:
                 break
@@ -82,7 +84,8 @@ def restore(model: Any, directory: Any, step: Any = None,
             "path": candidate["path"], "variables": len(variables)}
 
 
-def read_step(chosen: dict, variables: dict) -> tuple[dict, str | None]:
+def read_step(chosen: dict, variables: dict, groups: Any = None,
+              names: dict | None = None) -> tuple[dict, str | None]:
     """A step's arrays for `variables` (by match key), read by Orbax onto
     each variable's placement while its checksums are checked; with a
     damaged or unreadable step, ({}, its problem). A mismatch with the
@@ -96,7 +99,7 @@ def read_step(chosen: dict, variables: dict) -> tuple[dict, str | None]:
             if marker is not None else None
         try:
             with quiet_orbax():
-                loaded = load_arrays(path, variables)
+                loaded = load_arrays(path, variables, groups, names)
         except Exception as e:
             problem = checked.result() if checked is not None else None
             if problem is None and isinstance(e, KerasmeshError):
@@ -115,13 +118,17 @@ def unreadable(e: Exception) -> str:
         (f": {first[:300]})" if first else ")")
 
 
-def load_arrays(path: str, variables: dict) -> dict:
+def load_arrays(path: str, variables: dict, groups: Any = None,
+                names: dict | None = None) -> dict:
     """The arrays of the step at `path` for `variables`, checked against
-    them and read onto their placements, by match key."""
+    them (for `groups`) and read onto their placements, by match key.
+    `names`: the model's key of each match key, shown where the
+    checkpoint has none."""
     meta = saved_tree(path)
     stored = flatten(meta)
     saved = {match_key(k): m for k, m in stored.items()}
-    check_match(saved, variables)
+    check_match(saved, variables, groups,
+                {**(names or {}), **{match_key(k): k for k in stored}})
     targets = {k: target_sharding(v) for k, v in variables.items()}
     check_capacity(saved, variables, targets)
     wanted = {k: match_key(k) for k in stored if match_key(k) in variables}

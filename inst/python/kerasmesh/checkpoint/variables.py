@@ -10,7 +10,7 @@ from ..core.errors import KerasmeshError
 from ..core.placement import sharding_placement
 from .files import orbax
 from ..core import kinds
-from ..core.text import string
+from ..core.text import plural, string
 
 GROUPS = ("trainable_variables", "non_trainable_variables",
           "optimizer_variables")
@@ -113,36 +113,61 @@ def mismatch(kind: str, message: str, bullets: list,
               "layers, names, sizes and dtypes), then restore.")])
 
 
-def check_match(saved: dict, variables: dict) -> None:
+def check_match(saved: dict, variables: dict, groups: Any = None,
+                names: dict | None = None) -> None:
     """Same names, shapes and dtypes in the checkpoint and the model, for
-    the groups of `variables` (the weights alone, for `weights_only`).
+    `groups` (the weights alone, for `weights_only`; by default the
+    groups the model has). Keys are match keys (`match_key()`); `names`
+    gives each the key to show (the checkpoint's, as `checkpoint_info()`
+    lists it, or else the model's).
 
     Raises:
-        KerasmeshError: `checkpoint_variables` (names differ),
+        KerasmeshError: `checkpoint_variables` (names differ, or the
+            checkpoint has optimizer state and the model no optimizer),
             `checkpoint_shape` or `checkpoint_dtype` (a shape or a dtype
             differs), naming the variable.
     """
+    names = names or {}
+
+    def show(key: str) -> str:
+        return names.get(key, key)
+
     for key, v in variables.items():
         if key in saved:
-            check_array(key, saved[key], v)
-    groups = {k.partition("/")[0] for k in variables}
+            check_array(show(key), saved[key], v)
+    if groups is None:
+        groups = {k.partition("/")[0] for k in variables}
     wanted = {k for k in saved if k.partition("/")[0] in groups}
+    # Optimizer state and no optimizer: said once the weights match.
+    state = [k for k in wanted if k.startswith(_OPTIMIZER + "/")]
+    no_optimizer = bool(state) and \
+        not any(k.startswith(_OPTIMIZER + "/") for k in variables)
     missing = [k for k in variables if k not in saved]
-    extra = sorted(wanted - set(variables))
+    extra = sorted(wanted - set(variables) - set(state if no_optimizer
+                                                   else ()))
     if missing or extra:
         bullets = []
         if missing:
             bullets.append(("x", f"The checkpoint has no variable "
-                                 f"\"{missing[0]}\"" +
+                                 f"{string(show(missing[0]))}" +
                                  (f" (and {len(missing) - 1} more)."
                                   if len(missing) > 1 else ".")))
         if extra:
             bullets.append(("x", f"The model has no variable "
-                                 f"\"{extra[0]}\"" +
+                                 f"{string(show(extra[0]))}" +
                                  (f" (and {len(extra) - 1} more)."
                                   if len(extra) > 1 else ".")))
         raise mismatch(kinds.CHECKPOINT_VARIABLES, "The checkpoint's variables "
                        "must match the model's.", bullets, missing + extra)
+    if no_optimizer:
+        raise KerasmeshError(
+            kinds.CHECKPOINT_VARIABLES, "The model must have an optimizer "
+            "to restore the checkpoint's optimizer state.",
+            x=f"The checkpoint holds "
+              f"{plural(len(state), 'optimizer variable')}; the model has "
+              "no optimizer (`compile()` makes one).",
+            i="Compile the model before restoring, or pass "
+              "`weights_only = TRUE` to restore its weights alone.")
 
 
 def check_array(key: str, saved: Any, v: Any) -> None:
