@@ -100,6 +100,22 @@ def test_a_model_on_another_shape_or_axis_names_is_misplaced(mesh):
     assert e.value.kind == "model_placement"
 
 
+def test_a_model_on_a_mesh_over_other_devices_is_said_to_be(mesh):
+    devices = list(mesh.devices.flatten())
+    half = keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((4,), ("batch",),
+                                                  devices[4:]))
+    with half.scope():
+        model = small_sequential()
+    whole = keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",), devices))
+    with pytest.raises(KerasmeshError) as e:
+        guard.check_placement(model, whole)
+    assert e.value.kind == "model_placement"
+    assert "on another mesh, over other devices" in str(e.value)
+    assert "before the distribution" not in str(e.value)
+
+
 def test_a_model_built_before_the_distribution_is_misplaced(mesh):
     model = small_sequential()
     set_distribution(keras.distribution.ModelParallel(

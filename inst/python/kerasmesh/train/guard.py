@@ -170,7 +170,9 @@ def misplaced_variables(model: Any, dist: Any,
     must be on the mesh's devices.
 
     Returns:
-        (path, why) pairs, why being "devices" or "mesh".
+        (path, why) pairs, why being "devices" (not on a mesh: made before
+        the distribution), "other_devices" (on a mesh over other devices)
+        or "mesh" (on another mesh over the same devices).
     """
     mesh = dist.device_mesh.backend_mesh
     wanted = mesh_signature(mesh)
@@ -181,7 +183,9 @@ def misplaced_variables(model: Any, dist: Any,
         if sharding is None:
             continue
         if set(sharding.device_set) != mesh_devices:
-            out.append((v.path, "devices"))
+            on_mesh = getattr(sharding, "mesh", None) is not None and \
+                len(sharding.device_set) > 1
+            out.append((v.path, "other_devices" if on_mesh else "devices"))
         elif getattr(sharding, "mesh", None) is not None and \
                 mesh_signature(sharding.mesh) != wanted:
             out.append((v.path, "mesh"))
@@ -210,6 +214,9 @@ def check_placement(model: Any, dist: Any = None, step: str = "fit") -> None:
     if why == "mesh":
         what = (f"{subject} created on another mesh over the same devices "
                 "(a different order, shape or axis names).")
+    elif why == "other_devices":
+        what = (f"{subject} created on another mesh, over other devices "
+                "than the distribution's.")
     else:
         what = f"{subject} created before the distribution was set."
     raise KerasmeshError(
