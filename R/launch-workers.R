@@ -129,9 +129,14 @@ stop_remaining <- function(workers, status, message) {
     if (w$process$is_alive()) {
       kill_worker(w)
       w <- finish_worker(w)
-      w$status <- status
-      w$value <- NULL
-      w$error <- launch_condition(message)
+      # Stopped only if the signal ended it: a worker that ended on its
+      # own meanwhile (its error written, its exit status its own) keeps
+      # what it reported.
+      if (identical(w$status, "killed")) {
+        w$status <- status
+        w$value <- NULL
+        w$error <- launch_condition(message)
+      }
     } else {
       # It ended on its own just now.
       w <- finish_worker(w)

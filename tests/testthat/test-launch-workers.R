@@ -97,6 +97,28 @@ test_that("finish_worker() reads a worker's value, error or signal", {
                    "Process 1 exited with status 3.")
 })
 
+test_that("a worker that ends on its own while stopped keeps its error", {
+  dir <- withr::local_tempdir()
+  alive_then <- function(w) {
+    w$process <- c(w$process, list(is_alive = function() TRUE,
+                                   kill_tree = function() invisible(),
+                                   kill = function() invisible()))
+    w$pid <- NA_integer_ # no process group to signal
+    w
+  }
+  own <- alive_then(fake_worker(1, dir,
+                                saved = list(error = simpleError("mine"))))
+  out <- kerasmesh:::stop_remaining(list(own), "stopped", "Stopped by us.")
+  expect_identical(out[[1]]$status, "error")
+  expect_identical(conditionMessage(out[[1]]$error), "mine")
+  unlink(file.path(dir, "result-1.rds"))
+  signalled <- alive_then(fake_worker(-9, dir))
+  out <- kerasmesh:::stop_remaining(list(signalled), "stopped",
+                                    "Stopped by us.")
+  expect_identical(out[[1]]$status, "stopped")
+  expect_identical(conditionMessage(out[[1]]$error), "Stopped by us.")
+})
+
 test_that("a script worker's value is what it saved", {
   dir <- withr::local_tempdir()
   w <- kerasmesh:::finish_worker(fake_worker(0, dir, script = TRUE,
