@@ -143,3 +143,16 @@ def test_collectives_that_move_weights_by_their_names_or_their_sizes():
     assert attribution.moves_weights(
         [named, activation, combined, mixed], VARIABLES) == \
         [True, False, True, False]
+
+
+def test_a_whole_kernel_is_no_bias_gathered_as_many_ways():
+    """Dense 8 -> 8 on 8 devices: the kernel's gradient has 64 elements,
+    as many as its 8-element bias times the group; the kernel's own size
+    wins."""
+    variables = {"path": ["one/dense/kernel", "one/dense/bias"],
+                 "shape": [[8, 8], [8]], "shard_shape": [[8, 8], [8]]}
+    ops = [op(["jit(step)/transpose(jvp(one))/dense/dot_general"], [[8, 8]],
+              groups=(list(range(8)),))]
+    out = attribution.attribute(ops, variables)
+    assert out["variables"]["path"] == ["one/dense/kernel"]
+    assert out["to_variables"] == out["total"]

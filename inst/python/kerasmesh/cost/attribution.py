@@ -103,12 +103,16 @@ def _owners(variables: dict) -> tuple[dict, Layers]:
 
 def _variable_of(owned: list, elements: int, group: int) -> str | None:
     """The one variable of a layer with an array's element count: its
-    shard, its whole, or a shard times the group (a partial gather). None
-    when none or several fit: an activation, or a part of a gradient that
-    XLA split, stays the layer's alone."""
-    found = [path for path, (shard, full) in owned
-             if elements in (shard, full, shard * group)]
-    return found[0] if len(found) == 1 else None
+    shard or its whole, else a shard times the group (a partial gather:
+    an 8-element bias gathered 8 ways is no 64-element kernel's rival).
+    None when none or several fit: an activation, or a part of a gradient
+    that XLA split, stays the layer's alone."""
+    for fits in (lambda shard, full: elements in (shard, full),
+                 lambda shard, full: elements == shard * group):
+        found = [path for path, (shard, full) in owned if fits(shard, full)]
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
 
 
 def moves_weights(ops: Sequence[dict], variables: dict) -> list[bool]:
