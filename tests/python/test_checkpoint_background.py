@@ -252,6 +252,7 @@ def test_a_directory_removed_while_orbax_writes_fails_quietly(
         ck.wait()
     assert info.value.kind == "checkpoint_directory"
     assert cb.pending() == []
+    assert not os.path.exists(d)  # not made anew by Orbax's writers
     # Orbax's threads failed and logged each error with its traceback:
     # none of it reaches the console (or a handler), only the classed
     # error.
@@ -259,6 +260,25 @@ def test_a_directory_removed_while_orbax_writes_fails_quietly(
     assert "Traceback" not in err and "ERROR:absl" not in err
     assert [r.getMessage() for r in caplog.records
             if "orbax" in r.pathname or r.name == "asyncio"] == []
+
+
+def test_what_writers_recreate_of_a_removed_directory_goes_with_it(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(ck, "SETTLE_S", 0.01)
+    d = str(tmp_path / "ckpt")
+    os.makedirs(os.path.join(d, ".kerasmesh-staging-4.orbax-checkpoint-tmp",
+                             "pytree"))
+    with open(os.path.join(d, ".kerasmesh-staging-4.orbax-checkpoint-tmp",
+                           "pytree", "_sharding"), "w") as f:
+        f.write("{}")
+    ck.unmake_recreated(d, 4)
+    assert not os.path.exists(d)
+    # A directory holding anything else stays, with it.
+    os.makedirs(d)
+    with open(os.path.join(d, "mine.txt"), "w") as f:
+        f.write("mine")
+    ck.unmake_recreated(d, 4)
+    assert os.listdir(d) == ["mine.txt"]
 
 
 def test_a_file_of_the_step_that_vanished_means_the_directory_moved(

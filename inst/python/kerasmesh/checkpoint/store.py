@@ -252,9 +252,7 @@ def finish_save(held: lock.HeldLock, response: Any, plan: dict,
             if isinstance(e, Exception) else None
         clean_up(directory, step)
         if lost is not None and process_index() == 0:
-            # Orbax's writers recreate the path they write to: a directory
-            # removed meanwhile must not come back, empty, from the save.
-            commit.remove_if_empty(directory)
+            unmake_recreated(directory, step)
         raise (lost or classed(e, directory, step)) from e
     finally:
         held.release()
@@ -321,6 +319,31 @@ def clean_up(directory: str, step: int) -> None:
             if not os.path.isdir(directory):
                 return  # it vanished: nothing left in it
             time.sleep(SETTLE_S)  # a writer changed what was removed
+
+
+def unmake_recreated(directory: str, step: int) -> None:
+    """A directory removed or moved during a save must not come back from
+    it: Orbax's writer threads recreate the path they write to, even after
+    the save failed. What they write there of `step` goes, and the
+    directory with it once empty (never anything else in it), for as long
+    as they may write: until it stays absent for three `SETTLE_S`, holds
+    only what is not the save's, or `CLEAN_UP_S` passed."""
+    deadline = time.monotonic() + CLEAN_UP_S
+    absent = 0
+    while time.monotonic() < deadline and absent < 3:
+        if os.path.isdir(directory):
+            absent = 0
+            try:
+                commit.recover(directory, only=step)
+            except OSError:
+                pass  # a writer changed what was removed: next round
+            commit.remove_if_empty(directory)
+            if os.path.isdir(directory) and \
+                    step not in commit.leftovers(directory):
+                return  # what it holds is not the save's
+        else:
+            absent += 1
+        time.sleep(SETTLE_S)
 
 
 def classed(e: BaseException, directory: str, step: int) -> BaseException:
