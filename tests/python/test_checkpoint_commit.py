@@ -28,6 +28,15 @@ def names(directory):
     return sorted(os.listdir(directory))
 
 
+def steps_with_a_file(directory, steps, step, name, text):
+    """Committed `steps`, then a file `name` written into step `step`
+    after its seal (replacing a sealed file, or one put there since)."""
+    for s in steps:
+        committed_step(directory, s)
+    with open(os.path.join(directory, str(step), name), "w") as f:
+        f.write(text)
+
+
 def user_folders(directory):
     """A user's numbered folders and another tool's step, none kerasmesh's."""
     for name in ("5", "123"):
@@ -52,10 +61,8 @@ def test_prune_deletes_only_kerasmesh_steps(tmp_path):
 def test_prune_never_deletes_the_step_just_saved_or_a_damaged_newest(
         tmp_path):
     d = str(tmp_path)
-    for step in (1, 3, 9):
-        committed_step(d, step)
-    with open(os.path.join(d, "9", "array"), "w") as f:
-        f.write("99")  # cut short: damaged, by its size
+    # Step 9's array cut short: damaged, by its size.
+    steps_with_a_file(d, (1, 3, 9), 9, "array", "99")
     # Saving step 3 with keep = 1: 9 is damaged, so 3 is the newest good
     # one; 1 goes, 9 (newer, kerasmesh's, damaged) stays for inspection.
     assert cc.prune(d, 1, saved=3) == [1]
@@ -120,10 +127,7 @@ def test_a_step_holding_files_put_there_since_is_never_deleted(tmp_path):
 def test_newer_steps_kerasmesh_may_not_delete_refuse_an_older_save(
         tmp_path):
     d = str(tmp_path)
-    for step in (1, 2, 3):
-        committed_step(d, step)
-    with open(os.path.join(d, "2", "notes.txt"), "w") as f:
-        f.write("mine")
+    steps_with_a_file(d, (1, 2, 3), 2, "notes.txt", "mine")
     with pytest.raises(KerasmeshError) as info:
         cc.check_target(d, 0, overwrite=False)
     assert info.value.kind == "checkpoint_stale"

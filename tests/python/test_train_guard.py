@@ -69,13 +69,17 @@ def test_uninstall_leaves_a_method_replaced_after_the_guard(monkeypatch):
     assert keras.Model.fit is OWN["fit"]
 
 
+def data_parallel_on(devices, axis="batch"):
+    """DataParallel on a one-axis mesh over `devices`, in their order."""
+    return keras.distribution.DataParallel(
+        device_mesh=keras.distribution.DeviceMesh((len(devices),), (axis,),
+                                                  devices))
+
+
 def test_a_model_on_the_same_devices_in_another_order_is_misplaced(mesh):
     devices = list(mesh.devices.flatten())
-    first = keras.distribution.DataParallel(
-        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",), devices))
-    other = keras.distribution.DataParallel(
-        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",),
-                                                  devices[::-1]))
+    first = data_parallel_on(devices)
+    other = data_parallel_on(devices[::-1])
     set_distribution(first)
     model = small_sequential()
     model.compile(optimizer="sgd", loss="mse")
@@ -89,12 +93,9 @@ def test_a_model_on_the_same_devices_in_another_order_is_misplaced(mesh):
 
 def test_a_model_on_another_shape_or_axis_names_is_misplaced(mesh):
     devices = list(mesh.devices.flatten())
-    build = keras.distribution.DataParallel(
-        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",), devices))
-    set_distribution(build)
+    set_distribution(data_parallel_on(devices))
     model = small_sequential()
-    renamed = keras.distribution.DataParallel(
-        device_mesh=keras.distribution.DeviceMesh((8,), ("rows",), devices))
+    renamed = data_parallel_on(devices, "rows")
     with pytest.raises(KerasmeshError) as e:
         guard.check_placement(model, renamed)
     assert e.value.kind == "model_placement"
@@ -102,15 +103,10 @@ def test_a_model_on_another_shape_or_axis_names_is_misplaced(mesh):
 
 def test_a_model_on_a_mesh_over_other_devices_is_said_to_be(mesh):
     devices = list(mesh.devices.flatten())
-    half = keras.distribution.DataParallel(
-        device_mesh=keras.distribution.DeviceMesh((4,), ("batch",),
-                                                  devices[4:]))
-    with half.scope():
+    with data_parallel_on(devices[4:]).scope():
         model = small_sequential()
-    whole = keras.distribution.DataParallel(
-        device_mesh=keras.distribution.DeviceMesh((8,), ("batch",), devices))
     with pytest.raises(KerasmeshError) as e:
-        guard.check_placement(model, whole)
+        guard.check_placement(model, data_parallel_on(devices))
     assert e.value.kind == "model_placement"
     assert "on another mesh, over other devices" in str(e.value)
     assert "before the distribution" not in str(e.value)
