@@ -156,3 +156,21 @@ def test_a_whole_kernel_is_no_bias_gathered_as_many_ways():
     out = attribution.attribute(ops, variables)
     assert out["variables"]["path"] == ["one/dense/kernel"]
     assert out["to_variables"] == out["total"]
+
+
+def test_a_reduced_activation_is_no_bias_and_a_kernel_shard_no_bias():
+    """Dense 4 -> 8 -> 2 split over "model" (4): the down layer's output
+    partial sums (4 x 2, all-reduced) are its activation, not its
+    2-element bias times the group; up's kernel shard gradient (2 x 4,
+    8 elements) is the kernel's, not up's 8-element bias."""
+    variables = {"path": ["mlp/up/kernel", "mlp/up/bias",
+                          "mlp/down/kernel", "mlp/down/bias"],
+                 "shape": [[4, 8], [8], [8, 2], [2]],
+                 "shard_shape": [[4, 2], [2], [2, 2], [2]]}
+    ops = [op(["jit(step)/jvp(mlp)/down/dot_general"], [[4, 2]],
+              groups=([0, 1, 2, 3],)),
+           op(["jit(step)/transpose(jvp(mlp))/up/dot_general"], [[2, 4]],
+              groups=([0, 4],))]
+    out = attribution.attribute(ops, variables)
+    assert out["variables"]["path"] == ["mlp/up/kernel"]
+    assert out["layers"]["layer"] == ["mlp/down", "mlp/up"]

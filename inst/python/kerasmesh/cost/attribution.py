@@ -88,31 +88,42 @@ class Layers:
 
 
 def _owners(variables: dict) -> tuple[dict, Layers]:
-    """{layer path tuple: [(variable path, element counts)]}, and every
-    layer path (owners and the layers around them)."""
+    """{layer path tuple: [(variable path, (shard elements, elements,
+    rank))]}, and every layer path (owners and the layers around them)."""
     owners: dict[tuple, list] = {}
     for path, shape, shard in zip(variables["path"], variables["shape"],
                                   variables["shard_shape"]):
         parts = tuple(path.split("/"))
         counts = (math.prod(int(d) for d in shard),
-                  math.prod(int(d) for d in shape))
+                  math.prod(int(d) for d in shape), len(shape))
         owners.setdefault(parts[:-1], []).append((path, counts))
     layers = {o[:k] for o in owners for k in range(1, len(o) + 1)}
     return owners, Layers(layers)
 
 
-def _variable_of(owned: list, elements: int, group: int) -> str | None:
-    """The one variable of a layer with an array's element count: its
-    shard or its whole, else a shard times the group (a partial gather:
-    an 8-element bias gathered 8 ways is no 64-element kernel's rival).
-    None when none or several fit: an activation, or a part of a gradient
-    that XLA split, stays the layer's alone."""
-    for fits in (lambda shard, full: elements in (shard, full),
-                 lambda shard, full: elements == shard * group):
-        found = [path for path, (shard, full) in owned if fits(shard, full)]
+def _variable_of(owned: list, elements: int, group: int,
+                 rank: int | None = None, gather: bool = True) -> str | None:
+    """The one variable of a layer an array of `elements` (and `rank`)
+    is: first one of its rank with that many elements in its shard or
+    whole (a kernel's gradient is no bias of as many elements), then one
+    of any rank; for a gather (`gather`), then a shard times the group (a
+    partial gather). None when none or several fit: an activation, or a
+    part of a gradient that XLA split, stays the layer's alone."""
+    tiers = [lambda shard, full, r: elements in (shard, full) and r == rank,
+             lambda shard, full, r: elements in (shard, full)]
+    if gather:
+        tiers.append(lambda shard, full, r: elements == shard * group)
+    for fits in tiers:
+        found = [path for path, counts in owned if fits(*counts)]
         if found:
             return found[0] if len(found) == 1 else None
     return None
+
+
+def gathers(op: dict) -> bool:
+    """Whether a collective gathers (a weight's shards into a part or the
+    whole of it), rather than reducing or moving whole arrays."""
+    return "gather" in op["collective"]
 
 
 def moves_weights(ops: Sequence[dict], variables: dict) -> list[bool]:
@@ -131,7 +142,8 @@ def moves_weights(ops: Sequence[dict], variables: dict) -> list[bool]:
             layer = layers.match(scope_path(name))
             named = named or layer is not None
             if layer is not None and _variable_of(
-                    owners.get(layer, []), math.prod(shape), group):
+                    owners.get(layer, []), math.prod(shape), group,
+                    len(shape), gathers(op)):
                 found = True
                 break
         if not named and op["shapes"]:
@@ -145,7 +157,7 @@ def _sized_like(owned: list, elements: int, group: int) -> bool:
     """Whether some variable's shard, whole or gathered part has
     `elements` elements."""
     return any(elements in (shard, full, shard * group)
-               for _, (shard, full) in owned)
+               for _, (shard, full, _rank) in owned)
 
 
 def attribute(ops: Sequence[dict], variables: dict) -> dict:
@@ -181,7 +193,8 @@ def attribute(ops: Sequence[dict], variables: dict) -> dict:
             label = "/".join(layer)
             by_layer[label] = by_layer.get(label, 0.0) + size
             to_layers += size
-            var = _variable_of(owners.get(layer, []), math.prod(shape), group)
+            var = _variable_of(owners.get(layer, []), math.prod(shape),
+                               group, len(shape), gathers(op))
             if var is not None:
                 by_variable.setdefault(var, [label, 0.0])[1] += size
                 to_variables += size
