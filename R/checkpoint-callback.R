@@ -16,11 +16,15 @@
 #' for the last save and raises its error. Every guarantee of
 #' [save_checkpoint()] holds for background saves too.
 #'
-#' A run starts from the model's step count when `fit()` begins: its first
-#' save deletes the steps kerasmesh saved after it in `dir` (the rest of a
-#' run abandoned by restoring an earlier step), so that the newest step is
-#' always this run's. Steps it saves replace kerasmesh's steps of the same
-#' number.
+#' A run starts from the model's step count when `fit()` begins. A run
+#' resumed from a step of `dir` (restored by [restore_checkpoint()]) deletes,
+#' at its first save, the steps kerasmesh saved after it (the rest of the
+#' run it abandoned), so that the newest step is always this run's; steps
+#' it saves replace kerasmesh's steps of the same number. A run that
+#' starts from no step of `dir` (a new model, or one restored with
+#' `weights_only = TRUE`, whose step count is 0) while `dir` holds newer
+#' steps is refused when `fit()` starts, before it trains
+#' (`kerasmesh_error_checkpoint_stale`): its saves would delete them.
 #'
 #' With `unit = "step"`, Keras shows the callback the model only after each
 #' `steps_per_execution` steps (an argument of `compile()`): `every` must be

@@ -107,6 +107,25 @@ def test_a_reused_callback_after_a_restore_replaces_the_steps_beyond(
     assert all(np.array_equal(before[k], after[k]) for k in before)
 
 
+def test_a_run_that_resumed_from_no_step_of_dir_never_deletes_its_steps(
+        tmp_path, distribution):
+    d = str(tmp_path)
+    distribution((2, 4))
+    fit(build(), callback(d, every=2, unit="step", keep=10), epochs=2)
+    assert cr.info(d)["steps"]["step"] == [2, 4, 6, 8]
+    for restored in (False, True):
+        fresh = build(seed=3)
+        if restored:
+            cr.restore(fresh, d, step=6, weights_only=True)  # step count 0
+        with pytest.raises(KerasmeshError) as info:
+            fit(fresh, callback(d, every=2, unit="step"), rows=32)
+        assert info.value.kind == "checkpoint_stale"
+        assert "holds steps 2, 4, 6 and 1 more; this run starts at step 0" in \
+            str(info.value)
+        assert int(fresh.optimizer.iterations.numpy()) == 0  # no training
+    assert cr.info(d)["steps"]["step"] == [2, 4, 6, 8]
+
+
 def test_keep_never_deletes_a_users_numbered_folder(tmp_path, distribution):
     d = str(tmp_path)
     for name in ("5", "123"):

@@ -8,8 +8,10 @@ from typing import Any
 from . import background as pending_saves
 from .store import current_step, save_step
 from .arguments import check_count, check_directory
+from .files import scan
 from ..core.errors import KerasmeshError
 from ..core import kinds
+from ..core.text import listing, noun
 
 UNITS = ("epoch", "step")
 
@@ -87,6 +89,7 @@ def _callback_class() -> type:
             if self.unit == "step":
                 check_execution(self.every, self.model)
             self._start = self._last = current_step(self.model)
+            check_resumed(self.directory, self._start)
 
         def on_epoch_begin(self, epoch, logs=None):
             self._epoch = int(epoch)
@@ -106,6 +109,31 @@ def _callback_class() -> type:
             pending_saves.wait(pending_saves.deadline_of(self.timeout))
 
     return CheckpointCallback
+
+
+def check_resumed(directory: str, start: int) -> None:
+    """A run whose first save would delete newer steps must have resumed
+    from a step of `directory` (restored it): one starting from any other
+    step (a new model, `weights_only`) is refused before it trains.
+
+    Raises:
+        KerasmeshError: `checkpoint_stale`, naming the newer steps.
+    """
+    steps = [s for s in scan(directory, deep=False) if s["complete"]]
+    newer = [s["step"] for s in steps
+             if s["writer"] == "kerasmesh" and s["step"] > start]
+    if not newer or any(s["step"] == start for s in steps):
+        return
+    shown = listing(newer, quote=False)
+    raise KerasmeshError(
+        kinds.CHECKPOINT_STALE, "The run must resume from a step of `dir` "
+        "to replace its newer steps.",
+        x=f"{directory} holds {noun(len(newer), 'step')} {shown}; this run "
+          f"starts at step {start}, which is none of its steps (a new "
+          "model, or one restored with `weights_only = TRUE`): its first "
+          f"save would delete {'it' if len(newer) == 1 else 'them'}.",
+        i="Restore a step of it with `restore_checkpoint()` to resume, or "
+          "save into another directory.")
 
 
 def check_execution(every: int, model: Any) -> None:
