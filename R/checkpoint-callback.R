@@ -28,9 +28,12 @@
 #'
 #' With `unit = "step"`, Keras shows the callback the model only after each
 #' `steps_per_execution` steps (an argument of `compile()`): `every` must be
-#' a multiple of it, or `fit()` stops at its start with
-#' `kerasmesh_error_argument`. When an execution cut short at the end of an
-#' epoch passes a multiple of `every`, the callback saves where it ends.
+#' a multiple of it, or `fit()` stops at its start with the shim's error,
+#' which is `kerasmesh_error_argument` when `fit()` runs inside
+#' [with_kerasmesh_errors()] (Keras's `fit()` is Python's: R sees its
+#' errors as reticulate's otherwise). When an execution cut short at the
+#' end of an epoch passes a multiple of `every`, the callback saves where
+#' it ends.
 #'
 #' `callback_checkpoint()` was called `checkpoint_callback()`, which works
 #' for one more release with a `kerasmesh_warning_deprecated` warning.

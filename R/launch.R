@@ -238,7 +238,7 @@ check_launch_env <- function(x, call = rlang::caller_env()) {
   # What launch_local() sets for each worker, and launchers' variables,
   # which would make a worker join another run.
   own <- c(names(worker_env(0, 1, 1, "127.0.0.1:1")), "KERASMESH_VERBOSE",
-           "KERASMESH_LAUNCH_RESULT", "TMPDIR")
+           "KERASMESH_LAUNCH_RESULT", "TMPDIR", "JAX_NUM_CPU_DEVICES")
   launcher <- names(x)[grepl(launcher_env_pattern, names(x)) &
                          !names(x) %in% own]
   if (length(launcher)) {

@@ -46,7 +46,7 @@ format_rule_totals <- function(totals, width = cli::console_width(),
     format_table(table, right = c("variables", "weights", "per device",
                                   "share")),
     if (nrow(totals) > max_rules) {
-      sprintf("  ... and %d more rules", nrow(totals) - max_rules)
+      paste("  ... and", count_text(nrow(totals) - max_rules, "more rule"))
     })
 }
 

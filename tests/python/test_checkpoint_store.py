@@ -119,6 +119,9 @@ def test_saving_a_step_twice_needs_overwrite(trained):
     with pytest.raises(KerasmeshError) as e:
         ck.save(model, path)
     assert e.value.kind == "checkpoint_exists"
+    # Said of the step as it is found without checksums: saved, not
+    # "complete" (a damaged file of the same size is found later).
+    assert "holds step 8, saved by kerasmesh." in str(e.value)
     assert ck.save(model, path, overwrite=True)["step"] == 8
 
 

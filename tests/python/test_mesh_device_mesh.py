@@ -40,6 +40,9 @@ def test_wrong_product_lists_valid_shapes():
     text = str(info.value)
     assert "needs 12 devices" in text and "8 cpu devices" in text
     assert "8 devices can form 1\u00d78, 2\u00d74, 4\u00d72 or 8\u00d71." in text
+    with pytest.raises(KerasmeshError) as info:
+        device_mesh([1], ["data"])
+    assert "Shape 1 needs 1 device; " in str(info.value)
 
 
 @pytest.mark.parametrize("shape,names,devices,kind", [

@@ -224,3 +224,7 @@ def test_a_configuration_in_words_names_its_rules_as_r_code():
     assert 'layout "layout 1" (dense_0/kernel = c(NA, "model"); ' \
         'dense_1/kernel = c(NA, "model"); dense_2/kernel = c(NA, "model"); ' \
         '2 more rules), remat "none"' in text
+    mesh.space.rules = lambda choice: [
+        [f"dense_{i}/kernel", [None, "model"]] for i in range(4)]
+    text = describe(space(mesh), Candidate(0, 1, "given", Levers("none", 1)))
+    assert '; 1 more rule), remat' in text

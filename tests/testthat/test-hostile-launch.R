@@ -28,6 +28,8 @@ test_that("absurd process and device counts are refused", {
                class = "kerasmesh_error_argument")
   expect_error(launch_local(tempdir()), "is a directory",
                class = "kerasmesh_error_argument")
+  expect_error(launch_local(identity, env = c(JAX_NUM_CPU_DEVICES = "2")),
+               "JAX_NUM_CPU_DEVICES", class = "kerasmesh_error_argument")
   expect_error(launch_local(identity, env = c(LONG = strrep("a", 2e5))),
                "`LONG` has 200,005 bytes", class = "kerasmesh_error_argument")
   script <- withr::local_tempfile(fileext = ".R", lines = "1")

@@ -244,7 +244,7 @@ def check_step_folder(directory: str, step: int, overwrite: bool) -> None:
     if found["complete"] and not overwrite:
         raise KerasmeshError(
             kinds.CHECKPOINT_EXISTS, f"Step {step} must not be saved already.",
-            x=f"{path} holds a complete step {step}.",
+            x=f"{path} holds step {step}, saved by kerasmesh.",
             i="Pass `overwrite = TRUE` to replace it, or another `step`.")
 
 

@@ -242,7 +242,7 @@ def resolve_shape(shape: Any, n_devices: int, device_type: str
         raise KerasmeshError(
             kinds.MESH_SHAPE,
             "`shape` must multiply to the number of devices.",
-            x=f"Shape {format_shape(sizes)} needs {known} devices; "
+            x=f"Shape {format_shape(sizes)} needs {plural(known, 'device')}; "
               f"the mesh has {n_devices} {device_type} "
               f"{noun(n_devices, 'device')}.",
             i=describe_factorizations(n_devices, rank))

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.errors import KerasmeshError
 from ..core import kinds
-from ..core.text import bytes_text, r_axes
+from ..core.text import bytes_text, plural, r_axes
 from ..cost import layout_cost as cost
 from ..cost.compare import build_model
 from ..cost.deadline import SEARCHING
@@ -57,7 +57,8 @@ def describe(space: Space, c: Candidate) -> str:
     rules = mesh.space.rules(choice)
     placed = "" if not rules else " (" + "; ".join(
         f"{key} = {r_axes(axes)}" for key, axes in rules[:3]) + \
-        (f"; {len(rules) - 3} more rules" if len(rules) > 3 else "") + ")"
+        (f"; {plural(len(rules) - 3, 'more rule')}" if len(rules) > 3
+         else "") + ")"
     return (f"mesh {shape}{where}, layout \"{name}\"{placed}, "
             f"remat \"{label(c.levers.remat)}\", {k} micro-batch"
             f"{'es' if k != 1 else ''}")
