@@ -75,12 +75,10 @@ quiet_lines <- function(lines) {
   .subset2(launch_workers(x), i)
 }
 
-# The workers: the elements without a name (a field the user adds,
-# `res$note <- "..."`, has one).
+# The workers: the elements (a field the user adds, `res$note <- "..."`,
+# is an attribute, "kerasmesh_own").
 launch_workers <- function(x) {
-  rows <- unclass(x)
-  keys <- names(rows) %||% character(length(rows))
-  unname(rows[!nzchar(keys)])
+  unname(unclass(x)[seq_along(unclass(x))])
 }
 
 # What launch_local() reported can't be set; a field of one's own can
@@ -128,10 +126,12 @@ set_own_field <- function(x, name, value, code, call = rlang::caller_env()) {
       kind = kinds$argument, call = call
     )
   }
-  out <- unclass(x)
-  out[[name]] <- value
-  class(out) <- class(x)
-  out
+  # Kept apart from the workers, so that lapply() and for() see workers
+  # only; no edit of what launch_local() reported (object_fields()).
+  own <- attr(x, "kerasmesh_own", exact = TRUE) %||% list()
+  own[[name]] <- value
+  attr(x, "kerasmesh_own") <- if (length(own)) own
+  x
 }
 
 #' @export
@@ -183,9 +183,9 @@ launch_field <- function(x, name) {
 # TRUE of the NULL it would give.
 checked_launch_field <- function(x, name, call = rlang::caller_env()) {
   fields <- launch_names
-  own <- setdiff(names(unclass(x)), "")
-  if (name %in% own) {
-    return(.subset2(unclass(x), name))
+  own <- attr(x, "kerasmesh_own", exact = TRUE)
+  if (name %in% names(own)) {
+    return(own[[name]])
   }
   if (!name %in% fields) {
     kerasmesh_abort(

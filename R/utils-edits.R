@@ -64,7 +64,8 @@ object_fields <- function(x) {
   attrs <- attributes(x)
   attrs <- attrs[setdiff(names(attrs), c("names", "class", "row.names",
                                          "dim", "dimnames",
-                                         "kerasmesh_fields"))]
+                                         "kerasmesh_fields",
+                                         "kerasmesh_own"))]
   names(attrs) <- sprintf('attr(x, "%s")', names(attrs))
   c(elements, attrs, list("class(x)" = class(x)))
 }

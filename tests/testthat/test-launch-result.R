@@ -213,7 +213,16 @@ test_that("what a launch reported can't be set; a field of one's own can", {
   expect_error(res[c(TRUE, FALSE)], "or 3 logicals, one per worker",
                class = "kerasmesh_error_argument")
   res[["note"]] <- "kept"
+  # Workers only, however they are walked.
+  expect_null(names(res))
+  expect_length(lapply(res, function(w) w$status), 3)
+  walked <- character()
+  for (w in res) walked <- c(walked, w$status)
+  expect_identical(walked, c("ok", "error", "killed"))
   expect_identical(res$note, "kept")
+  res$note <- "changed" # a field of one's own, no edit
+  expect_match(format(res)[[2]], "Status: 1 ok")
+  expect_identical(res$note, "changed")
   expect_match(format(res[0])[[2]], "Status: no process", fixed = TRUE)
 })
 
