@@ -12,3 +12,24 @@
 .onUnload <- function(libpath) {
   end_python_session()
 }
+
+# Registers a method for another package's generic once that package is
+# loaded, without loading it now.
+register_s3_method <- function(package, generic, class,
+                               method = get(paste0(generic, ".", class),
+                                            envir = topenv())) {
+  force(generic)
+  force(class)
+  force(method)
+  on_package_load(package, function() {
+    registerS3method(generic, class, method, envir = asNamespace(package))
+  })
+}
+
+# Runs `fn()` now if `package` is loaded, and whenever it loads.
+on_package_load <- function(package, fn) {
+  if (isNamespaceLoaded(package)) {
+    fn()
+  }
+  setHook(packageEvent(package, "onLoad"), function(...) fn())
+}
