@@ -190,31 +190,28 @@ def check_target(directory: str, step: int, overwrite: bool) -> list[int]:
         return []
     steps = listing([s["step"] for s in newer], quote=False)
     kept = [s["step"] for s in newer if not s["owned"]]
-    if not overwrite:
-        raise KerasmeshError(
-            kinds.CHECKPOINT_STALE, f"Step {step} must be newer than the "
-            "steps saved in `dir`.",
-            x=f"{directory} holds {noun(len(newer), 'step')} {steps}, "
-              f"newer than {step}: left by a run that went further, if "
-              f"this one resumed from an earlier step. Saved beside them, "
-              f"step {step} would not be the step a restore reads, and "
-              "`keep` would prune it first.",
-            i=f"Pass `overwrite = TRUE` to save step {step} and delete "
-              f"{noun(len(newer), 'step')} {steps}, or save into another "
-              "directory." if not kept else
-              "Move them away, or save into another directory.")
-    if kept:
+    if overwrite and not kept:
+        return [s["step"] for s in newer]
+    if overwrite:  # some can't be deleted: those are the problem
         shown = listing(kept, quote=False)
         them = "it" if len(kept) == 1 else "them"
-        raise KerasmeshError(
-            kinds.CHECKPOINT_STALE, f"Step {step} must be newer than the "
-            "steps saved in `dir`.",
-            x=f"{directory} holds {noun(len(kept), 'step')} {shown}, newer "
-              f"than {step}, that kerasmesh may not delete (holding files "
-              "added since it was saved, or a symbolic link): a restore "
-              f"would read {them}, not step {step}.",
-            i="Move them away, or save into another directory.")
-    return [s["step"] for s in newer]
+        why = f"{directory} holds {noun(len(kept), 'step')} {shown}, newer " \
+            f"than {step}, that kerasmesh may not delete (holding files " \
+            "added since it was saved, or a symbolic link): a restore " \
+            f"would read {them}, not step {step}."
+    else:
+        why = f"{directory} holds {noun(len(newer), 'step')} {steps}, " \
+            f"newer than {step}: left by a run that went further, if " \
+            "this one resumed from an earlier step. Saved beside them, " \
+            f"step {step} would not be the step a restore reads, and " \
+            "`keep` would prune it first."
+    raise KerasmeshError(
+        kinds.CHECKPOINT_STALE, f"Step {step} must be newer than the steps "
+        "saved in `dir`.", x=why,
+        i="Move them away, or save into another directory." if kept else
+          f"Pass `overwrite = TRUE` to save step {step} and delete "
+          f"{noun(len(newer), 'step')} {steps}, or save into another "
+          "directory.")
 
 
 def check_step_folder(directory: str, step: int, overwrite: bool) -> None:
