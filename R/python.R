@@ -353,14 +353,13 @@ object_py <- function(x, arg = rlang::caller_arg(x),
   py <- .subset2(x, "py")
   if (inherits(py, "python.builtin.object") &&
         reticulate::py_is_null_xptr(py)) {
-    maker <- object_makers[intersect(class(x), names(object_makers))]
+    maker <- maker_text(x) # nolint: object_usage_linter. cli reads it.
     kerasmesh_abort(
       c("{.arg {arg}} must be made in this R session.",
         x = "It was read back from a file ({.fn saveRDS}, a saved
              workspace): its Keras object ended with the session that made
              it.",
-        i = if (length(maker)) "Make it again with {.fn {maker[[1]]}}."
-            else "Make it again."),
+        i = "Make it again with {maker}."),
       kind = kinds$argument, call = call
     )
   }

@@ -205,17 +205,22 @@ rbind_plain <- function(..., deparse.level = 1) { # nolint
   do.call(rbind, c(frames, list(deparse.level = deparse.level)))
 }
 
-abort_edited <- function(x, field, prefix, call, parent = NULL) {
-  fields <- object_fields(x)
-  # nolint start: object_usage_linter. cli reads them.
-  value <- if (field %in% names(fields)) fields[[field]]
-  # A class changed by hand may name no maker: then the words are general.
+# The function that makes `x`, as message text ("`device_mesh()`"); a
+# class changed by hand may name none: then the words are general.
+maker_text <- function(x) {
   maker <- object_makers[intersect(class(x), names(object_makers))]
-  maker <- if (length(maker)) {
+  if (length(maker)) {
     cli::format_inline("{.fn {maker[[1]]}}")
   } else {
     "the kerasmesh function that made it"
   }
+}
+
+abort_edited <- function(x, field, prefix, call, parent = NULL) {
+  fields <- object_fields(x)
+  # nolint start: object_usage_linter. cli reads them.
+  value <- if (field %in% names(fields)) fields[[field]]
+  maker <- maker_text(x)
   arg <- if (startsWith(field, "attr(x,") || startsWith(field, "class(x")) {
     sub("(x", paste0("(", prefix), field, fixed = TRUE)
   } else {
